@@ -1,0 +1,23 @@
+# Slipway image: the worker (and, with the node-cycling issue, the CRD bridge) on Node 20.
+# glibc base: @temporalio/core-bridge ships no musl build, so Alpine will not run it.
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json ./
+COPY workflows ./workflows
+COPY activities ./activities
+COPY worker ./worker
+COPY starter ./starter
+COPY stack ./stack
+COPY test ./test
+RUN npm run bundle && npm prune --omit=dev
+
+FROM node:20-bookworm-slim
+WORKDIR /app
+ENV NODE_ENV=production
+COPY --from=build /app/package.json ./
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+USER node
+CMD ["node", "dist/worker/main.js"]

@@ -1,0 +1,26 @@
+// Jest runs the TypeScript sources directly: @swc/jest strips types (fast, no type-check; `tsc`
+// does that in `npm test` first) and keeps ES modules, so jest runs with --experimental-vm-modules.
+const swc = ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'es6' } }];
+const common = {
+  testEnvironment: 'node',
+  extensionsToTreatAsEsm: ['.ts'],
+  transform: { '^.+\\.ts$': swc },
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  modulePathIgnorePatterns: ['<rootDir>/dist/'],
+};
+export default {
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
+    {
+      ...common,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/integration/global-setup.ts',
+      setupFiles: ['<rootDir>/test/support/quiet-temporal.ts'],
+      slowTestThreshold: 30,
+    },
+  ],
+  testTimeout: 120000,
+  // The Temporal native runtime keeps a handle open after tests (sdk-typescript#928).
+  forceExit: true,
+};

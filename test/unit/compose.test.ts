@@ -1,0 +1,65 @@
+// docker-compose.yml cannot run here (no Docker engine), so check that everything it names is
+// real: built services run entry points that exist, the Dockerfile copies folders that exist and
+// runs scripts that exist, dependencies name services, and the published ports are the ones the
+// code defaults to.
+import { existsSync, readFileSync } from 'node:fs';
+import { parse } from 'yaml';
+import { temporalSettings, webUiLink } from '../../worker/config.js';
+import { ALL_SEARCH_ATTRIBUTES } from '../../workflows/search-attributes.js';
+
+interface Service {
+  image?: string;
+  build?: string;
+  command?: string[] | string;
+  depends_on?: string[];
+  ports?: string[];
+  environment?: Record<string, string>;
+}
+const compose = parse(readFileSync('docker-compose.yml', 'utf8')) as { services: Record<string, Service> };
+const services = compose.services;
+const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> };
+const dockerfile = readFileSync('Dockerfile', 'utf8');
+
+test('every service has an image or is built from the project Dockerfile', () => {
+  for (const [name, s] of Object.entries(services)) {
+    expect([name, Boolean(s.image) !== Boolean(s.build)]).toEqual([name, true]);
+    if (s.build) expect(existsSync(`${s.build}/Dockerfile`)).toBe(true);
+  }
+});
+
+test('built services run a compiled entry point whose source exists', () => {
+  const built = Object.entries(services).filter(([, s]) => s.build);
+  expect(built.map(([n]) => n)).toContain('worker');
+  for (const [, s] of built) {
+    const cmd = s.command as string[];
+    expect(cmd[0]).toBe('node');
+    const src = cmd[1]!.replace(/^dist\//, '').replace(/\.js$/, '.ts');
+    expect(existsSync(src)).toBe(true);
+  }
+});
+
+test('dependencies and Temporal addresses name services of this file', () => {
+  for (const s of Object.values(services)) {
+    for (const d of s.depends_on ?? []) expect(Object.keys(services)).toContain(d);
+    const addr = s.environment?.TEMPORAL_ADDRESS;
+    if (addr) expect(Object.keys(services)).toContain(addr.split(':')[0]);
+  }
+});
+
+test('published ports match the defaults the code uses (Temporal 7233, Web UI 8233)', () => {
+  const published = Object.values(services).flatMap((s) => (s.ports ?? []).map((p) => p.split(':')[0]));
+  expect(published).toContain(temporalSettings({}).address.split(':')[1]);
+  expect(published).toContain(new URL(webUiLink('x', {})).port);
+});
+
+test('the setup service registers every search attribute the workflows use', () => {
+  const cmd = ([] as string[]).concat(services['temporal-setup']!.command ?? []).join(' ');
+  for (const k of ALL_SEARCH_ATTRIBUTES) expect(cmd).toContain(`${k.name}=`);
+});
+
+test('the Dockerfile copies folders that exist and runs npm scripts that exist', () => {
+  for (const m of dockerfile.matchAll(/^COPY (?!--from)(.+) \S+$/gm)) {
+    for (const f of m[1]!.split(/\s+/)) expect([f, existsSync(f)]).toEqual([f, true]);
+  }
+  for (const m of dockerfile.matchAll(/npm run (\S+)/g)) expect(Object.keys(pkg.scripts)).toContain(m[1]);
+});

@@ -1,0 +1,2 @@
+// Every workflow the worker hosts. Deterministic code only: no I/O, clocks or randomness here.
+export { inventoryWorkflow } from './inventory.js';
