@@ -1,2 +1,3 @@
 // Every workflow the worker hosts. Deterministic code only: no I/O, clocks or randomness here.
 export { inventoryWorkflow } from './inventory.js';
+export { drainWorkflow } from './drain/drain.js';

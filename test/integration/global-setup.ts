@@ -1,5 +1,6 @@
-// Brings the local stack up (a no-op when it already runs) and exports its endpoints to the tests.
-import { execFileSync } from 'node:child_process';
+// Brings the local stack up (a no-op when it already runs), exports its endpoints to the tests, and
+// installs the CRDs (idempotent).
+import { execFileSync, type ExecFileSyncOptions } from 'node:child_process';
 
 export default function globalSetup(): void {
   execFileSync('bash', ['stack/stack.sh', 'up'], { stdio: ['ignore', 'inherit', 'inherit'] });
@@ -7,4 +8,20 @@ export default function globalSetup(): void {
   for (const m of env.matchAll(/^export (.*)$/gm)) {
     for (const [, k, v] of m[1]!.matchAll(/(\w+)="?([^"\s]*)"?/g)) process.env[k!] = v!;
   }
+  installCrds();
+}
+
+// kubectl applies the checked-in crds/ (kept current by the unit test) without a compiled dist/;
+// kubectl is optional in the README, so without it the compiled installer does the same.
+function installCrds(): void {
+  const out: ExecFileSyncOptions = { stdio: ['ignore', 'ignore', 'inherit'] };
+  try {
+    execFileSync('kubectl', ['apply', '--server-side', '--force-conflicts', '--field-manager=slipway', '-f', 'crds/'], out);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    execFileSync('npm', ['run', '-s', 'build'], out);
+    execFileSync('node', ['dist/starter/install-crds.js'], out);
+    return;
+  }
+  execFileSync('kubectl', ['wait', '--for', 'condition=established', '--timeout=60s', '-f', 'crds/'], out);
 }

@@ -38,6 +38,7 @@ export interface AuditEvent {
   objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string };
   responseStatus?: { code?: number };
   user?: { username?: string };
+  userAgent?: string;
 }
 
 /** Every ResponseComplete event in the apiserver's audit log, in order. */

@@ -1,0 +1,162 @@
+// Pod classification: a chain of small filters, first verdict wins (after Cluster API's drain).
+// Each filter looks at one pod and either decides (action + order + reason) or passes. Warnings
+// (emptyDir, no controller) are collected for pods that are drained. Pure: the snapshot activity
+// gathers the facts (DaemonSets, namespaces, rules) and calls classifyPod.
+import type { DrainPlanEntry } from '../../api/drain-options.js';
+import type { DrainRule } from '../../api/drain-rule.js';
+import { matchesSelector } from '../../api/label-selector.js';
+import type { PodAction, PodType, PodVerdict } from '../../workflows/drain/types.js';
+
+/** The pod label that overrides DrainRules: skip | wait-completed. */
+export const DRAIN_LABEL = 'slipway.dev/drain';
+const MIRROR_ANNOTATION = 'kubernetes.io/config.mirror';
+/** On an unreachable node, a pod terminating for longer than this is no longer waited on. */
+export const UNREACHABLE_TERMINATING_SKIP_MS = 5_000;
+
+export interface PodFacts {
+  namespace: string;
+  name: string;
+  uid: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  phase: string;
+  deletionTimestampMs?: number;
+  controller?: { kind: string; name: string; apiVersion: string };
+  hasEmptyDir: boolean;
+  claims: string[];
+  priority: number;
+}
+
+export interface ClassifyContext {
+  nodeLabels: Record<string, string>;
+  unreachable: boolean;
+  nowMs: number;
+  daemonSetExists(namespace: string, name: string): boolean;
+  namespaceLabels(namespace: string): Record<string, string> | undefined;
+  /** Valid rules, sorted by name. */
+  rules: DrainRule[];
+  drainPlan?: DrainPlanEntry[];
+}
+
+interface Decision {
+  action: PodAction;
+  reason: string;
+  /** From a Drain rule; WaitCompleted and default pods are order 0. */
+  order?: number;
+}
+type Filter = (pod: PodFacts, ctx: ClassifyContext, type: PodType) => Decision | undefined;
+
+const finished = (p: PodFacts) => p.phase === 'Succeeded' || p.phase === 'Failed';
+
+export function podTypeOf(p: PodFacts): PodType {
+  if (p.annotations[MIRROR_ANNOTATION] !== undefined) return 'Static';
+  if (p.controller?.kind === 'DaemonSet' && p.controller.apiVersion.startsWith('apps/')) return 'DaemonSet';
+  return 'Default';
+}
+
+const planHas = (ctx: ClassifyContext, t: PodType) => (ctx.drainPlan ?? []).some((e) => e.podType === t);
+
+const skipTerminatingOnUnreachableNode: Filter = (p, ctx) =>
+  ctx.unreachable && p.deletionTimestampMs !== undefined && ctx.nowMs - p.deletionTimestampMs > UNREACHABLE_TERMINATING_SKIP_MS
+    ? { action: 'Skip', reason: 'terminating on an unreachable node' }
+    : undefined;
+
+const daemonSetPods: Filter = (p, ctx, type) => {
+  if (type !== 'DaemonSet') return undefined;
+  if (!ctx.daemonSetExists(p.namespace, p.controller!.name)) return undefined; // orphaned: drained, with a warning
+  if (planHas(ctx, 'DaemonSet')) return undefined; // a drain plan names DaemonSet pods explicitly
+  return { action: 'Skip', reason: 'DaemonSet-managed' };
+};
+
+const mirrorPods: Filter = (_p, ctx, type) =>
+  type === 'Static' && !planHas(ctx, 'Static') ? { action: 'Skip', reason: 'static (mirror) pod' } : undefined;
+
+const drainLabel: Filter = (p) => {
+  const v = p.labels[DRAIN_LABEL];
+  if (v === undefined) return undefined;
+  const norm = v.toLowerCase().replace('-', '');
+  if (norm === 'skip') return { action: 'Skip', reason: `label ${DRAIN_LABEL}=${v}` };
+  if (norm === 'waitcompleted') return { action: 'WaitCompleted', reason: `label ${DRAIN_LABEL}=${v}` };
+  return undefined; // unknown value: reported as a warning, rules decide
+};
+
+const drainRules: Filter = (p, ctx) => {
+  for (const rule of ctx.rules) {
+    if (!ruleMatchesNode(rule, ctx.nodeLabels) || !ruleMatchesPod(rule, p, ctx)) continue;
+    const { behavior, order } = rule.spec.drain;
+    return { action: behavior === 'Drain' ? 'Evict' : behavior, order: behavior === 'Drain' ? order ?? 0 : 0, reason: `DrainRule ${rule.name}` };
+  }
+  return undefined;
+};
+
+const FILTERS: Filter[] = [skipTerminatingOnUnreachableNode, daemonSetPods, mirrorPods, drainLabel, drainRules];
+
+export function ruleMatchesNode(rule: DrainRule, nodeLabels: Record<string, string>): boolean {
+  const entries = rule.spec.nodes ?? [];
+  return entries.length === 0 || entries.some((e) => matchesSelector(e.selector, nodeLabels));
+}
+
+export function ruleMatchesPod(rule: DrainRule, p: PodFacts, ctx: ClassifyContext): boolean {
+  const entries = rule.spec.pods ?? [];
+  if (entries.length === 0) return true;
+  return entries.some(
+    (e) =>
+      matchesSelector(e.selector, p.labels) &&
+      (!e.namespaceSelector || matchesSelector(e.namespaceSelector, ctx.namespaceLabels(p.namespace) ?? {})),
+  );
+}
+
+/** Index of the first drain-plan entry that takes this pod, or undefined. */
+export function planIndex(plan: DrainPlanEntry[], p: PodFacts, type: PodType): number | undefined {
+  const i = plan.findIndex(
+    (e) => e.podType === type && (e.podPriority === undefined || p.priority <= e.podPriority) && matchesSelector(e.podSelector, p.labels),
+  );
+  return i >= 0 ? i : undefined;
+}
+
+function warningsFor(p: PodFacts, type: PodType, ctx: ClassifyContext): string[] {
+  const w: string[] = [];
+  if (finished(p)) return w;
+  if (type === 'DaemonSet' && !ctx.daemonSetExists(p.namespace, p.controller!.name)) w.push('evicting orphaned DaemonSet-managed Pod');
+  if (p.hasEmptyDir) w.push('evicting Pod with local storage (emptyDir)');
+  if (!p.controller) w.push('evicting Pod that has no controller');
+  const label = p.labels[DRAIN_LABEL];
+  if (label !== undefined && !['skip', 'waitcompleted'].includes(label.toLowerCase().replace('-', ''))) {
+    w.push(`unknown value "${label}" of label ${DRAIN_LABEL} ignored`);
+  }
+  return w;
+}
+
+export function classifyPod(p: PodFacts, ctx: ClassifyContext): PodVerdict {
+  const type = podTypeOf(p);
+  let d: Decision = { action: 'Evict', order: 0, reason: 'default' };
+  for (const f of FILTERS) {
+    const r = f(p, ctx, type);
+    if (r) {
+      d = r;
+      break;
+    }
+  }
+  let order = d.order ?? 0;
+  if (d.action !== 'Skip' && ctx.drainPlan) {
+    // KEP-4212: the plan's entry index is the wave. Default pods outside every entry go last.
+    const i = planIndex(ctx.drainPlan, p, type);
+    if (i === undefined && type !== 'Default') d = { action: 'Skip', reason: `${type} pod matches no drainPlan entry` };
+    order = i ?? ctx.drainPlan.length;
+  }
+  // A finished pod holds nothing: delete it rather than evict it or wait for it.
+  if (finished(p) && (d.action === 'Evict' || d.action === 'WaitCompleted')) d = { action: 'Delete', reason: `finished (${p.phase})` };
+  return {
+    namespace: p.namespace,
+    name: p.name,
+    uid: p.uid,
+    action: d.action,
+    order: d.action === 'Skip' ? 0 : order,
+    podType: type,
+    reason: d.reason,
+    warnings: d.action === 'Skip' ? [] : warningsFor(p, type, ctx),
+    terminating: p.deletionTimestampMs !== undefined,
+    phase: p.phase,
+    claims: p.claims,
+  };
+}

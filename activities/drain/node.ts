@@ -1,0 +1,28 @@
+// Cordon and uncordon. Idempotent merge patches of spec.unschedulable; a missing node is reported,
+// not an error (someone else may have removed it).
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { apiStatus, type Kube } from '../kube.js';
+
+const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+export function createNodeActivities(kube: Kube) {
+  const setUnschedulable = async (name: string, value: boolean): Promise<{ exists: boolean; changed: boolean }> => {
+    try {
+      const node = await kube.core.readNode({ name });
+      if ((node.spec?.unschedulable === true) === value) return { exists: true, changed: false };
+      await kube.core.patchNode({ name, body: { spec: { unschedulable: value ? true : null } } }, mergePatch);
+      return { exists: true, changed: true };
+    } catch (err) {
+      if (apiStatus(err) === 404) return { exists: false, changed: false };
+      throw err;
+    }
+  };
+  return {
+    async cordonNode(name: string) {
+      return setUnschedulable(name, true);
+    },
+    async uncordonNode(name: string) {
+      return setUnschedulable(name, false);
+    },
+  };
+}

@@ -1,0 +1,36 @@
+// Reading the pods of a node: one paginated list by field selector, and the facts classification needs.
+import type { V1Pod } from '@kubernetes/client-node';
+import type { Kube } from '../kube.js';
+import type { PodFacts } from './classify.js';
+
+export async function listNodePods(kube: Kube, nodeName: string): Promise<{ items: V1Pod[]; resourceVersion: string }> {
+  const items: V1Pod[] = [];
+  let _continue: string | undefined;
+  let resourceVersion = '';
+  do {
+    const page = await kube.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${nodeName}`, limit: 500, _continue });
+    items.push(...page.items);
+    _continue = page.metadata?._continue;
+    resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
+  } while (_continue);
+  return { items, resourceVersion };
+}
+
+export function podFacts(pod: V1Pod): PodFacts {
+  const owner = pod.metadata?.ownerReferences?.find((o) => o.controller);
+  return {
+    namespace: pod.metadata!.namespace!,
+    name: pod.metadata!.name!,
+    uid: pod.metadata!.uid!,
+    labels: pod.metadata?.labels ?? {},
+    annotations: pod.metadata?.annotations ?? {},
+    phase: pod.status?.phase ?? 'Unknown',
+    deletionTimestampMs: pod.metadata?.deletionTimestamp ? new Date(pod.metadata.deletionTimestamp).getTime() : undefined,
+    controller: owner ? { kind: owner.kind, name: owner.name, apiVersion: owner.apiVersion } : undefined,
+    hasEmptyDir: (pod.spec?.volumes ?? []).some((v) => v.emptyDir !== undefined),
+    claims: (pod.spec?.volumes ?? []).flatMap((v) =>
+      v.persistentVolumeClaim ? [`${pod.metadata!.namespace}/${v.persistentVolumeClaim.claimName}`] : [],
+    ),
+    priority: pod.spec?.priority ?? 0,
+  };
+}

@@ -1,0 +1,103 @@
+// The classify activity: reads the node, its pods, the DrainRules and whatever the filters need,
+// and returns one verdict per pod. Read-only, so retries are free. Invalid rules or plan entries
+// are returned as errors, and the workflow stops before it touches anything.
+import { AppsV1Api, CustomObjectsApi, type V1Node } from '@kubernetes/client-node';
+import { DrainOptions, type DrainOptionsInput } from '../../api/drain-options.js';
+import { parseDuration } from '../../api/duration.js';
+import { DRAIN_RULE, parseDrainRule, type DrainRule } from '../../api/drain-rule.js';
+import { byKey, type DrainSettings, type DrainSnapshot, type NodeFacts } from '../../workflows/drain/types.js';
+import { apiStatus, type Kube } from '../kube.js';
+import { classifyPod, type ClassifyContext } from './classify.js';
+import { listNodePods, podFacts } from './pods.js';
+
+export function nodeFacts(name: string, node: V1Node | undefined): NodeFacts {
+  const ready = node?.status?.conditions?.find((c) => c.type === 'Ready')?.status;
+  return { name, exists: node !== undefined, unreachable: ready === 'Unknown', cordoned: node?.spec?.unschedulable === true };
+}
+
+export async function readNode(kube: Kube, name: string): Promise<V1Node | undefined> {
+  try {
+    return await kube.core.readNode({ name });
+  } catch (err) {
+    if (apiStatus(err) === 404) return undefined;
+    throw err;
+  }
+}
+
+async function readDrainRules(kube: Kube): Promise<{ rules: DrainRule[]; errors: string[] }> {
+  const api = kube.config.makeApiClient(CustomObjectsApi);
+  let items: Array<{ metadata?: { name?: string }; spec?: unknown }>;
+  try {
+    const res = (await api.listClusterCustomObject({ group: DRAIN_RULE.group, version: DRAIN_RULE.version, plural: DRAIN_RULE.plural })) as {
+      items: typeof items;
+    };
+    items = res.items;
+  } catch (err) {
+    if (apiStatus(err) === 404) return { rules: [], errors: [] }; // CRD not installed: no rules
+    throw err;
+  }
+  const rules: DrainRule[] = [];
+  const errors: string[] = [];
+  for (const item of items) {
+    const r = parseDrainRule(item);
+    if (r.rule) rules.push(r.rule);
+    else errors.push(r.error!);
+  }
+  rules.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return { rules, errors };
+}
+
+export function drainSettings(o: DrainOptions): DrainSettings {
+  return {
+    podEvictionTimeoutMs: o.podEvictionTimeout ? parseDuration(o.podEvictionTimeout.after) : undefined,
+    podEvictionTimeoutPolicy: o.podEvictionTimeout?.policy ?? 'Wait',
+    volumeDetachTimeoutMs: o.volumeDetachTimeout ? parseDuration(o.volumeDetachTimeout) : undefined,
+    evictionConcurrency: o.evictionConcurrency,
+    evictionQPS: o.evictionQPS,
+  };
+}
+
+export function createSnapshotActivities(kube: Kube) {
+  const apps = kube.config.makeApiClient(AppsV1Api);
+  return {
+    async classifyPods(input: { nodeName: string; options?: DrainOptionsInput }): Promise<DrainSnapshot> {
+      const parsed = DrainOptions.safeParse(input.options ?? {});
+      const node = await readNode(kube, input.nodeName);
+      const facts = nodeFacts(input.nodeName, node);
+      if (!parsed.success) {
+        return { node: facts, pods: [], errors: parsed.error.issues.map((i) => `drain options ${i.path.join('.')}: ${i.message}`) };
+      }
+      const settings = drainSettings(parsed.data);
+      if (!node) return { node: facts, pods: [], errors: [], settings };
+      const [{ items }, { rules, errors }] = await Promise.all([listNodePods(kube, input.nodeName), readDrainRules(kube)]);
+      if (errors.length) return { node: facts, pods: [], errors, settings };
+      const pods = items.map(podFacts);
+
+      // Only what the filters will ask for: DaemonSets of the namespaces that have DaemonSet pods,
+      // namespace labels only when a rule has a namespaceSelector.
+      const dsNamespaces = [...new Set(pods.filter((p) => p.controller?.kind === 'DaemonSet').map((p) => p.namespace))];
+      const daemonSets = new Set<string>();
+      await Promise.all(
+        dsNamespaces.map(async (namespace) => {
+          const list = await apps.listNamespacedDaemonSet({ namespace });
+          for (const ds of list.items) daemonSets.add(`${namespace}/${ds.metadata!.name}`);
+        }),
+      );
+      const nsLabels = new Map<string, Record<string, string>>();
+      if (rules.some((r) => (r.spec.pods ?? []).some((e) => e.namespaceSelector))) {
+        const list = await kube.core.listNamespace();
+        for (const ns of list.items) nsLabels.set(ns.metadata!.name!, ns.metadata?.labels ?? {});
+      }
+      const ctx: ClassifyContext = {
+        nodeLabels: node.metadata?.labels ?? {},
+        unreachable: facts.unreachable,
+        nowMs: Date.now(),
+        daemonSetExists: (ns, name) => daemonSets.has(`${ns}/${name}`),
+        namespaceLabels: (ns) => nsLabels.get(ns),
+        rules,
+        drainPlan: parsed.data.drainPlan,
+      };
+      return { node: facts, pods: pods.map((p) => classifyPod(p, ctx)).sort(byKey), errors: [], settings };
+    },
+  };
+}

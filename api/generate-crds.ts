@@ -1,0 +1,53 @@
+// Writes crds/<group>_<plural>.yaml for every entry of CRDS; with --check writes nothing and fails
+// when crds/ differs (CI and `npm run crds:check` catch a zod change without regenerated YAML).
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { crdManifest, GROUP } from './crd.js';
+import { CRDS } from './crds.js';
+
+export const CRDS_DIR = 'crds';
+export const HEADER = '# Generated from api/ by npm run crds. Do not edit.\n';
+
+/** File name → YAML text of every CRD, exactly as `npm run crds` writes them. */
+export function renderCrds(): Map<string, string> {
+  const files = new Map<string, string>();
+  for (const def of CRDS) {
+    // lineWidth 0: long CEL rules and messages stay on one line, so diffs stay readable.
+    files.set(`${GROUP}_${def.plural}.yaml`, HEADER + stringify(crdManifest(def), { lineWidth: 0 }));
+  }
+  return files;
+}
+
+/** Generated files whose content differs from dir, missing from it, or in it without a CRD. */
+export function staleCrds(dir = CRDS_DIR): { stale: string[]; missing: string[]; extra: string[] } {
+  const want = renderCrds();
+  const have = new Set(existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.yaml')) : []);
+  const stale: string[] = [];
+  const missing: string[] = [];
+  for (const [file, text] of want) {
+    if (!have.has(file)) missing.push(file);
+    else if (readFileSync(join(dir, file), 'utf8') !== text) stale.push(file);
+  }
+  return { stale, missing, extra: [...have].filter((f) => !want.has(f)) };
+}
+
+function main(args: string[]): number {
+  if (args.includes('--check')) {
+    const { stale, missing, extra } = staleCrds();
+    const problems = [...stale.map((f) => `stale: ${f}`), ...missing.map((f) => `missing: ${f}`), ...extra.map((f) => `extra: ${f}`)];
+    if (problems.length === 0) return 0;
+    console.error(`${CRDS_DIR}/ is out of date with api/; run npm run crds\n  ${problems.join('\n  ')}`);
+    return 1;
+  }
+  // A kind dropped from CRDS must not leave its old YAML behind.
+  const { extra } = staleCrds();
+  for (const f of extra) rmSync(join(CRDS_DIR, f));
+  mkdirSync(CRDS_DIR, { recursive: true });
+  const files = renderCrds();
+  for (const [file, text] of files) writeFileSync(join(CRDS_DIR, file), text);
+  console.log(`wrote ${[...files.keys()].map((f) => join(CRDS_DIR, f)).join(', ')}${extra.length ? `; removed ${extra.join(', ')}` : ''}`);
+  return 0;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) process.exitCode = main(process.argv.slice(2));

@@ -1,0 +1,49 @@
+// Installs (or updates) every slipway CRD and waits until the apiserver serves it. Server-side
+// apply with a raw body: the typed client models would drop x-kubernetes-validations and default,
+// and apply is idempotent, so a second install is a no-op.
+import { ApiextensionsV1Api, PatchStrategy, setHeaderOptions, type KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
+import { crdManifest } from '../api/crd.js';
+import { CRDS } from '../api/crds.js';
+import { loadKubeConfig } from '../activities/kube.js';
+
+export const FIELD_MANAGER = 'slipway';
+const apply = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
+
+const established = (crd: V1CustomResourceDefinition) =>
+  crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
+
+/** Applies every CRD in CRDS, then waits (up to timeoutMs) until each is Established. Returns their names. */
+export async function installCrds(kc: KubeConfig, { timeoutMs = 60_000 } = {}): Promise<string[]> {
+  const api = kc.makeApiClient(ApiextensionsV1Api);
+  const names: string[] = [];
+  for (const def of CRDS) {
+    const body = crdManifest(def);
+    const name = (body.metadata as { name: string }).name;
+    // force: slipway owns these objects; take over fields another manager (kubectl) set.
+    await api.patchCustomResourceDefinition({ name, body, fieldManager: FIELD_MANAGER, force: true }, apply);
+    names.push(name);
+  }
+  const deadline = Date.now() + timeoutMs;
+  for (const name of names) {
+    for (;;) {
+      const crd = await api.readCustomResourceDefinition({ name });
+      if (established(crd)) break;
+      if (Date.now() > deadline) {
+        const conds = (crd.status?.conditions ?? []).map((c) => `${c.type}=${c.status} (${c.reason ?? ''}: ${c.message ?? ''})`);
+        throw new Error(`CRD ${name} not Established after ${timeoutMs} ms; conditions: ${conds.join('; ') || 'none'}`);
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  return names;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  installCrds(loadKubeConfig()).then(
+    (names) => console.log(`installed ${names.join(', ')}`),
+    (err: unknown) => {
+      console.error(`install-crds failed: ${err instanceof Error ? err.message : String(err)}`);
+      process.exitCode = 1;
+    },
+  );
+}

@@ -1,0 +1,116 @@
+// Drain waves on the local stack, asserted from the apiserver's audit log: the order of evictions
+// and of the pods' final removal by the (kwok) kubelet.
+import { CustomObjectsApi } from '@kubernetes/client-node';
+import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
+import { DrainFixture, evictionsOf, removalsOf } from '../support/drain.js';
+import { uniqueName } from '../support/cluster.js';
+
+const ts = (e: { requestReceivedTimestamp: string }) => new Date(e.requestReceivedTimestamp).getTime();
+
+describe('drain waves', () => {
+  const f = new DrainFixture('it-waves');
+  const rules = f.c.config.makeApiClient(CustomObjectsApi);
+  const ruleNames: string[] = [];
+  const rule = async (spec: object) => {
+    const name = uniqueName('it-rule');
+    ruleNames.push(name);
+    await rules.createClusterCustomObject({ group: 'slipway.dev', version: 'v1alpha1', plural: 'drainrules', body: { apiVersion: 'slipway.dev/v1alpha1', kind: 'DrainRule', metadata: { name }, spec } });
+  };
+  beforeAll(() => f.setup());
+  afterAll(async () => {
+    for (const name of ruleNames) await rules.deleteClusterCustomObject({ group: 'slipway.dev', version: 'v1alpha1', plural: 'drainrules', name }).catch(() => undefined);
+    await f.teardown();
+  });
+
+  test('evicts wave by wave (order -10, then 0, then 10), each wave only after the previous one has left the node', async () => {
+    const nodes = [{ selector: { matchLabels: { [NODE_GROUP_LABEL]: f.group } } }];
+    await rule({ drain: { behavior: 'Drain', order: -10 }, nodes, pods: [{ selector: { matchLabels: { tier: 'first' } } }] });
+    await rule({ drain: { behavior: 'Drain', order: 10 }, nodes, pods: [{ selector: { matchLabels: { tier: 'last' } } }] });
+    await f.deploy('first', 2, { tier: 'first' }, 2);
+    await f.deploy('middle', 2, {}, 2);
+    await f.deploy('last', 2, { tier: 'last' }, 2);
+    await f.waitRunning(6);
+    await f.addSpare();
+
+    const handle = await f.startDrain();
+    const result = await handle.result();
+    expect(result.status.phase).toBe('Drained');
+    expect(result.status.completedWaves).toEqual([-10, 0, 10]);
+    expect(result.status.evicted).toBe(6);
+
+    const audit = await f.audit();
+    const wave = (name: string) => (e: { objectRef?: { name?: string } }) => e.objectRef?.name?.startsWith(`${name}-`);
+    const evictions = evictionsOf(audit).filter((e) => e.responseStatus?.code === 201);
+    const removals = removalsOf(audit);
+    const waves = ['first', 'middle', 'last'].map((w) => ({
+      evicted: evictions.filter(wave(w)).map(ts),
+      removed: removals.filter(wave(w)).filter((e) => evictions.some((x) => x.objectRef?.name === e.objectRef?.name)).map(ts),
+    }));
+    for (const w of waves) {
+      expect(w.evicted).toHaveLength(2);
+      expect(w.removed).toHaveLength(2);
+    }
+    for (let i = 1; i < waves.length; i++) {
+      // The next wave's first eviction comes after the previous wave's last pod left the node.
+      expect(Math.min(...waves[i]!.evicted)).toBeGreaterThanOrEqual(Math.max(...waves[i - 1]!.removed));
+      // ...and none before its pods were gone (grace 2 s: removal is ≥ ~1 s after eviction).
+      expect(Math.max(...waves[i - 1]!.removed)).toBeGreaterThan(Math.min(...waves[i - 1]!.evicted));
+    }
+    // Each pod evicted once.
+    const perPod = new Map<string, number>();
+    for (const e of evictionsOf(audit)) perPod.set(e.objectRef!.name!, (perPod.get(e.objectRef!.name!) ?? 0) + 1);
+    expect([...perPod.values()].every((n) => n === 1)).toBe(true);
+  });
+});
+
+describe('pods the drain must leave alone', () => {
+  const f = new DrainFixture('it-leave');
+  const rules = f.c.config.makeApiClient(CustomObjectsApi);
+  const ruleName = uniqueName('it-skip-rule');
+  beforeAll(() => f.setup());
+  afterAll(async () => {
+    await rules.deleteClusterCustomObject({ group: 'slipway.dev', version: 'v1alpha1', plural: 'drainrules', name: ruleName }).catch(() => undefined);
+    await f.teardown();
+  });
+
+  test('Skip rules, the skip label, DaemonSet pods and static pods are never evicted; the rest is', async () => {
+    await rules.createClusterCustomObject({
+      group: 'slipway.dev', version: 'v1alpha1', plural: 'drainrules',
+      body: { apiVersion: 'slipway.dev/v1alpha1', kind: 'DrainRule', metadata: { name: ruleName }, spec: {
+        drain: { behavior: 'Skip' },
+        nodes: [{ selector: { matchLabels: { [NODE_GROUP_LABEL]: f.group } } }],
+        pods: [{ selector: { matchLabels: { keep: 'by-rule' } } }],
+      } },
+    });
+    await f.deploy('by-rule', 1, { keep: 'by-rule' });
+    await f.deploy('by-label', 1, { 'slipway.dev/drain': 'skip' });
+    await f.deploy('plain', 2);
+    await f.c.apps.createNamespacedDaemonSet({
+      namespace: f.ns,
+      body: { metadata: { name: 'agent' }, spec: { selector: { matchLabels: { app: 'agent' } }, template: f.podTemplate({ app: 'agent' }) } },
+    });
+    // A static pod's mirror, as a kubelet would post it.
+    await f.c.core.createNamespacedPod({
+      namespace: f.ns,
+      body: {
+        metadata: { name: `static-${f.node}`, labels: { app: 'static' }, annotations: { 'kubernetes.io/config.mirror': 'hash', 'kubernetes.io/config.source': 'file' } },
+        spec: { nodeName: f.node, containers: [{ name: 'c', image: 'registry.invalid/static:1' }] },
+      },
+    });
+    await f.waitRunning(6);
+    await f.addSpare();
+
+    const result = await (await f.startDrain()).result();
+    expect(result.status.phase).toBe('Drained');
+    expect(result.status.evicted).toBe(2);
+    const skipped = Object.fromEntries(result.status.skipped.map((s) => [s.pod.split('/')[1]!.replace(/-[a-z0-9]+(-[a-z0-9]+)?$/, ''), s.reason]));
+    expect(skipped).toMatchObject({ 'by-rule': `DrainRule ${ruleName}`, 'by-label': 'label slipway.dev/drain=skip', agent: 'DaemonSet-managed' });
+    expect(result.status.skipped.find((s) => s.pod === `${f.ns}/static-${f.node}`)?.reason).toBe('static (mirror) pod');
+
+    const evicted = evictionsOf(await f.audit()).map((e) => e.objectRef!.name!);
+    expect(evicted).toHaveLength(2);
+    expect(evicted.every((n) => n.startsWith('plain-'))).toBe(true);
+    const left = (await f.pods()).filter((p) => p.spec?.nodeName === f.node).map((p) => p.metadata!.labels!.app).sort();
+    expect(left).toEqual(['agent', 'by-label', 'by-rule', 'static']);
+  });
+});

@@ -1,0 +1,211 @@
+// The CRDs generated from api/: checked-in YAML is current (the CI staleness check), the schemas
+// are structural with the CEL rules in place, the converter refuses what it cannot express, and
+// the same zod types validate DrainRules at drain time.
+import { z } from 'zod';
+import { crdManifest, structuralSchema, type CrdDefinition, type JsonSchema } from '../../api/crd.js';
+import { CRDS } from '../../api/crds.js';
+import { DrainRuleSpec, parseDrainRule } from '../../api/drain-rule.js';
+import { renderCrds, staleCrds } from '../../api/generate-crds.js';
+
+type Version = { name: string; served: boolean; storage: boolean; schema: { openAPIV3Schema: JsonSchema }; subresources?: unknown; additionalPrinterColumns?: unknown };
+type Manifest = { metadata: { name: string }; spec: { group: string; scope: string; names: Record<string, unknown>; versions: Version[] } };
+
+const drainRuleDef = CRDS.find((d) => d.kind === 'DrainRule')!;
+const drainRule = crdManifest(drainRuleDef) as Manifest;
+const root = drainRule.spec.versions[0]!.schema.openAPIV3Schema;
+const at = (s: JsonSchema, ...path: string[]): JsonSchema =>
+  path.reduce((n, p) => (p === '[*]' ? (n.items as JsonSchema) : (n.properties as Record<string, JsonSchema>)[p]!), s);
+const spec = at(root, 'spec');
+const rules = (s: JsonSchema) => (s['x-kubernetes-validations'] as { rule: string; message: string }[] | undefined) ?? [];
+
+/** Every schema node with its path: properties, items and additionalProperties, recursively. */
+function nodes(s: JsonSchema, path = ''): [string, JsonSchema][] {
+  const out: [string, JsonSchema][] = [[path || '(root)', s]];
+  for (const [k, v] of Object.entries((s.properties as Record<string, JsonSchema>) ?? {})) out.push(...nodes(v, `${path}.${k}`));
+  if (s.items) out.push(...nodes(s.items as JsonSchema, `${path}[*]`));
+  if (typeof s.additionalProperties === 'object') out.push(...nodes(s.additionalProperties as JsonSchema, `${path}.*`));
+  return out;
+}
+
+describe('generated CRD files', () => {
+  test('crds/ matches renderCrds() (run npm run crds after changing api/)', () => {
+    const { stale, missing, extra } = staleCrds();
+    const problems = [...stale.map((f) => `stale ${f}`), ...missing.map((f) => `missing ${f}`), ...extra.map((f) => `extra ${f}`)];
+    expect(problems.map((p) => `crds/ is out of date (${p}): run npm run crds`)).toEqual([]);
+  });
+
+  test('one file per CRD, named <group>_<plural>.yaml, with the do-not-edit header', () => {
+    const files = renderCrds();
+    expect([...files.keys()]).toEqual(CRDS.map((d) => `slipway.dev_${d.plural}.yaml`));
+    for (const text of files.values()) expect(text.startsWith('# Generated from api/ by npm run crds. Do not edit.\n')).toBe(true);
+  });
+});
+
+describe('DrainRule CRD', () => {
+  test('names, scope, one served storage version, no status subresource, printer columns', () => {
+    expect(drainRule.metadata.name).toBe('drainrules.slipway.dev');
+    expect(drainRule.spec.group).toBe('slipway.dev');
+    expect(drainRule.spec.scope).toBe('Cluster');
+    expect(drainRule.spec.names).toEqual({ kind: 'DrainRule', listKind: 'DrainRuleList', plural: 'drainrules', singular: 'drainrule', shortNames: ['dr'] });
+    expect(drainRule.spec.versions).toHaveLength(1);
+    const v = drainRule.spec.versions[0]!;
+    expect([v.name, v.served, v.storage, v.subresources]).toEqual(['v1alpha1', true, true, undefined]);
+    expect(v.additionalPrinterColumns).toEqual([
+      { name: 'Behavior', type: 'string', jsonPath: '.spec.drain.behavior' },
+      { name: 'Order', type: 'integer', jsonPath: '.spec.drain.order' },
+      { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+    ]);
+  });
+
+  test('top level: apiVersion, kind, metadata, spec (required), and no status', () => {
+    expect(root.type).toBe('object');
+    expect(root.required).toEqual(['spec']);
+    expect(Object.keys(root.properties as object)).toEqual(['apiVersion', 'kind', 'metadata', 'spec']);
+    expect(at(root, 'apiVersion')).toEqual({ type: 'string' });
+    expect(at(root, 'metadata')).toEqual({ type: 'object' });
+  });
+
+  test('the schema is structural: every node typed, no propertyNames, no additionalProperties false, no unions', () => {
+    const all = nodes(root);
+    expect(all.length).toBeGreaterThan(20);
+    for (const [path, n] of all) {
+      expect([path, typeof n.type]).toEqual([path, 'string']);
+      for (const k of ['propertyNames', 'anyOf', 'oneOf', 'allOf', '$ref', '$schema', 'const']) expect([path, k, k in n]).toEqual([path, k, false]);
+      expect([path, n.additionalProperties === false]).toEqual([path, false]);
+      expect([path, Boolean(n.properties && n.additionalProperties)]).toEqual([path, false]);
+    }
+    // matchLabels is a string map: additionalProperties only.
+    expect(at(spec, 'pods', '[*]', 'selector', 'matchLabels')).toEqual({ type: 'object', additionalProperties: { type: 'string' } });
+  });
+
+  test('the int32 order is format int32 without the range as bounds', () => {
+    expect(at(spec, 'drain', 'order')).toEqual({ type: 'integer', format: 'int32' });
+  });
+
+  test('enum, list bounds, map-type and required carry over', () => {
+    expect(at(spec, 'drain', 'behavior').enum).toEqual(['Drain', 'Skip', 'WaitCompleted']);
+    expect(at(spec, 'drain').required).toEqual(['behavior']);
+    expect([at(spec, 'pods').minItems, at(spec, 'pods').maxItems]).toEqual([1, 32]);
+    expect(at(spec, 'nodes', '[*]', 'selector')['x-kubernetes-map-type']).toBe('atomic');
+    expect(at(spec, 'pods', '[*]', 'selector', 'matchExpressions', '[*]', 'key').minLength).toBe(1);
+  });
+
+  test('CEL rules: order only with Drain, unique nodes and pods, In/NotIn values, non-empty entries', () => {
+    expect(rules(at(spec, 'drain'))).toEqual([{ rule: "!has(self.order) || self.behavior == 'Drain'", message: 'order is allowed only with behavior Drain' }]);
+    expect(rules(at(spec, 'pods')).map((r) => r.message)).toEqual(['entries in pods must be unique']);
+    expect(rules(at(spec, 'nodes')).map((r) => r.message)).toEqual(['entries in nodes must be unique']);
+    expect(rules(at(spec, 'pods', '[*]')).map((r) => r.message)).toEqual(['a pods entry needs a selector or a namespaceSelector']);
+    expect(rules(at(spec, 'nodes', '[*]')).map((r) => r.message)).toEqual(['a nodes entry needs a selector']);
+    const valuesRule = 'values must be non-empty for In and NotIn, and empty for Exists and DoesNotExist';
+    for (const sel of [['nodes', '[*]', 'selector'], ['pods', '[*]', 'selector'], ['pods', '[*]', 'namespaceSelector']]) {
+      expect(rules(at(spec, ...sel, 'matchExpressions', '[*]')).map((r) => r.message)).toEqual([valuesRule]);
+    }
+  });
+});
+
+interface TreeT { name: string; children?: TreeT[] }
+const Tree: z.ZodType<TreeT> = z.object({
+  name: z.string(),
+  get children() {
+    return z.array(Tree).optional();
+  },
+});
+
+describe('structuralSchema', () => {
+  test('rewrites zod output into the structural subset', () => {
+    const s = structuralSchema(
+      z.object({
+        name: z.string().nullable().optional(),
+        count: z.int32().min(0),
+        ratio: z.number().gt(0).lt(1),
+        mode: z.literal('fast'),
+        labels: z.record(z.string(), z.string()),
+        strict: z.strictObject({ a: z.string() }),
+        loose: z.looseObject({ a: z.string() }),
+        level: z.enum(['a', 'b']).nullable(),
+      }),
+    );
+    expect(s).toEqual({
+      type: 'object',
+      properties: {
+        name: { type: 'string', nullable: true },
+        count: { type: 'integer', minimum: 0, format: 'int32' },
+        ratio: { type: 'number', minimum: 0, exclusiveMinimum: true, maximum: 1, exclusiveMaximum: true },
+        mode: { type: 'string', enum: ['fast'] },
+        labels: { type: 'object', additionalProperties: { type: 'string' } },
+        strict: { type: 'object', properties: { a: { type: 'string' } }, required: ['a'] },
+        loose: { type: 'object', properties: { a: { type: 'string' } }, required: ['a'], 'x-kubernetes-preserve-unknown-fields': true },
+        level: { type: 'string', enum: ['a', 'b'], nullable: true },
+      },
+      required: ['count', 'ratio', 'mode', 'labels', 'strict', 'loose', 'level'],
+    });
+  });
+
+  test.each([
+    ['a union', z.object({ v: z.union([z.string(), z.object({ a: z.string() })]) }), /at \.v .*union/],
+    ['a union of primitives', z.object({ v: z.union([z.string(), z.number()]) }), /at \.v .*union of types/],
+    ['an untyped value', z.object({ v: z.unknown() }), /at \.v .*no type/],
+    ['constrained map keys', z.object({ v: z.record(z.enum(['a', 'b']), z.string()) }), /at \.v .*map keys/],
+    ['a lookahead pattern', z.object({ v: z.string().regex(/^(?!x)/) }), /at \.v .*not RE2/],
+    ['a tuple', z.object({ v: z.tuple([z.string(), z.number()]) }), /at \.v /],
+    ['a recursive type', Tree, /cycle/i],
+  ])('refuses %s instead of writing a weaker CRD', (_what, schema, message) => {
+    expect(() => structuralSchema(schema as z.ZodType)).toThrow(message);
+  });
+
+  test('a status type adds the status property and subresource', () => {
+    const def: CrdDefinition = { kind: 'Thing', plural: 'things', singular: 'thing', scope: 'Namespaced', spec: z.object({ a: z.string() }), status: z.object({ phase: z.string().optional() }) };
+    const m = crdManifest(def) as Manifest;
+    const v = m.spec.versions[0]!;
+    expect(v.subresources).toEqual({ status: {} });
+    expect(at(v.schema.openAPIV3Schema, 'status')).toEqual({ type: 'object', properties: { phase: { type: 'string' } } });
+    expect(m.spec.scope).toBe('Namespaced');
+    expect(m.metadata.name).toBe('things.slipway.dev');
+  });
+});
+
+describe('parseDrainRule (drain-time validation with the same zod types)', () => {
+  const parse = (spec: unknown) => parseDrainRule({ metadata: { name: 'r1' }, spec });
+
+  test('a valid rule is accepted as written', () => {
+    const spec = {
+      drain: { behavior: 'Drain', order: 10 },
+      nodes: [{ selector: { matchLabels: { 'node.kubernetes.io/pool': 'db' } } }],
+      pods: [{ selector: { matchLabels: { app: 'db' } }, namespaceSelector: { matchExpressions: [{ key: 'team', operator: 'In', values: ['data'] }] } }],
+    };
+    expect(parse(spec)).toEqual({ rule: { name: 'r1', spec } });
+  });
+
+  test('order with Skip is rejected, naming the path', () => {
+    expect(parse({ drain: { behavior: 'Skip', order: 1 } }).error).toBe('DrainRule r1 is invalid: spec.drain.order: order is allowed only with behavior Drain');
+    expect(DrainRuleSpec.safeParse({ drain: { behavior: 'WaitCompleted', order: 0 } }).success).toBe(false);
+  });
+
+  test.each([
+    ['a key with two slashes', { matchLabels: { 'a/b/c': 'x' } }, 'label key "a/b/c" has more than one "/"'],
+    ['In without values', { matchExpressions: [{ key: 'a', operator: 'In' }] }, 'operator In on "a" needs values'],
+    ['NotIn with empty values', { matchExpressions: [{ key: 'a', operator: 'NotIn', values: [] }] }, 'operator NotIn on "a" needs values'],
+    ['Exists with values', { matchExpressions: [{ key: 'a', operator: 'Exists', values: ['x'] }] }, 'operator Exists on "a" takes no values'],
+    ['an invalid label value', { matchLabels: { a: '-x' } }, 'label value "-x" is not valid'],
+  ])('a selector with %s is rejected', (_what, selector, message) => {
+    expect(parse({ drain: { behavior: 'Drain' }, pods: [{ selector }] }).error).toBe(`DrainRule r1 is invalid: spec.pods.0.selector: ${message}`);
+  });
+
+  test('an unknown operator is rejected at its path', () => {
+    expect(parse({ drain: { behavior: 'Drain' }, nodes: [{ selector: { matchExpressions: [{ key: 'a', operator: 'Like', values: ['x'] }] } }] }).error).toMatch(
+      /^DrainRule r1 is invalid: spec\.nodes\.0\.selector\.matchExpressions\.0\.operator: /,
+    );
+  });
+
+  test('duplicate pods entries are rejected at the second one', () => {
+    const entry = { selector: { matchLabels: { app: 'db' } } };
+    expect(parse({ drain: { behavior: 'Drain' }, pods: [entry, { selector: { matchLabels: { app: 'web' } } }, entry] }).error).toBe(
+      'DrainRule r1 is invalid: spec.pods.2: entries in pods must be unique',
+    );
+  });
+
+  test('every problem is reported, not just the first', () => {
+    const { error } = parse({ drain: { behavior: 'Skip', order: 1 }, pods: [{ selector: { matchLabels: { 'a/b/c': 'x' } } }] });
+    expect(error).toBe('DrainRule r1 is invalid: spec.drain.order: order is allowed only with behavior Drain; spec.pods.0.selector: label key "a/b/c" has more than one "/"');
+  });
+});

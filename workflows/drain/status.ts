@@ -1,0 +1,117 @@
+// The drain's progress, as people read it: a status object (the query result, mirrored into
+// custom resources later) and two renderings of it, Cluster API's condition message shape and
+// short markdown for the Temporal Web UI. Lists are sorted, grouped by identical reason and
+// truncated, so messages do not churn.
+import type { WavePlan } from './waves.js';
+import { podKey } from './types.js';
+
+export type DrainPhase = 'Pending' | 'Cordoning' | 'Draining' | 'WaitingForVolumeDetach' | 'Drained' | 'Failed';
+
+export interface BlockedGroup {
+  reason: string;
+  /** PDB names found in the reason, if a disruption budget refused. */
+  pdbs: string[];
+  pods: string[];
+}
+
+export interface ForcedAction {
+  pod: string;
+  action: 'Skip' | 'ForceDelete' | 'DeleteAfterTimeout';
+  by: 'signal' | 'policy';
+  at: string;
+  reason: string;
+}
+
+export interface DrainStatus {
+  node: string;
+  phase: DrainPhase;
+  startedAt?: string;
+  /** Orders of the waves that have left the node. */
+  completedWaves: number[];
+  wave?: {
+    order: number;
+    evicting: string[];
+    blocked: BlockedGroup[];
+    waitingCompletion: string[];
+  };
+  later: Array<{ order: number; pods: string[] }>;
+  skipped: Array<{ pod: string; reason: string }>;
+  forced: ForcedAction[];
+  warnings: Array<{ pod: string; warning: string }>;
+  volumes?: { message: string; timedOut: boolean };
+  evicted: number;
+  message: string;
+}
+
+export function emptyStatus(node: string): DrainStatus {
+  return { node, phase: 'Pending', completedWaves: [], later: [], skipped: [], forced: [], warnings: [], evicted: 0, message: '' };
+}
+
+export function truncate(list: string[], max = 3): string {
+  return list.length <= max ? list.join(', ') : `${list.slice(0, max).join(', ')}, ... (${list.length - max} more)`;
+}
+
+const pods = (n: number) => (n === 1 ? 'Pod' : 'Pods');
+
+/** Groups pods by identical blocking reason, sorted by reason. */
+export function groupBlocked(blocked: Map<string, string>): BlockedGroup[] {
+  const by = new Map<string, string[]>();
+  for (const [pod, reason] of blocked) by.set(reason, [...(by.get(reason) ?? []), pod]);
+  return [...by.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([reason, ps]) => ({ reason, pdbs: pdbNames(reason), pods: ps.sort() }));
+}
+
+export function pdbNames(reason: string): string[] {
+  return [...reason.matchAll(/disruption budget (\S+) needs/g)].map((m) => m[1]!);
+}
+
+/** The wave part of the status from a plan and the pods currently refused. */
+export function waveStatus(plan: WavePlan, blocked: Map<string, string>): Pick<DrainStatus, 'wave' | 'later' | 'skipped'> {
+  const blockedHere = new Map([...blocked].filter(([k]) => plan.toEvict.some((p) => podKey(p) === k)));
+  return {
+    wave:
+      plan.order === undefined
+        ? undefined
+        : {
+            order: plan.order,
+            evicting: [...plan.terminating, ...plan.toEvict.filter((p) => !blockedHere.has(podKey(p))), ...plan.toDelete].map(podKey).sort(),
+            blocked: groupBlocked(blockedHere),
+            waitingCompletion: plan.waitingCompletion.map(podKey),
+          },
+    later: plan.later.map((l) => ({ order: l.order, pods: l.pods.map(podKey) })),
+    skipped: plan.skipped.map((p) => ({ pod: podKey(p), reason: p.reason })),
+  };
+}
+
+/** Cluster API's drain condition message shape (research/drain.md §A.6). */
+export function drainMessage(s: DrainStatus): string {
+  if (s.phase === 'Drained') return `Drain completed: ${s.evicted} ${pods(s.evicted)} evicted${s.forced.length ? `, ${s.forced.length} forced` : ''}`;
+  if (s.phase === 'WaitingForVolumeDetach') return s.volumes?.message ?? 'Waiting for Node volumes to be detached';
+  if (!s.wave) return s.phase === 'Failed' ? s.message : `${s.phase}`;
+  const lines = [`Drain not completed yet (started at ${s.startedAt ?? '?'}), wave order ${s.wave.order}:`];
+  if (s.wave.evicting.length) lines.push(`* ${pods(s.wave.evicting.length)} ${truncate(s.wave.evicting)}: deletionTimestamp set, but still not removed from the Node`);
+  const shown = s.wave.blocked.slice(0, 5);
+  for (const g of shown) lines.push(`* ${pods(g.pods.length)} ${truncate(g.pods)}: ${g.reason}`);
+  const other = s.wave.blocked.slice(5).reduce((n, g) => n + g.pods.length, 0);
+  if (other) lines.push(`* ${other} Pods with other issues`);
+  if (s.wave.waitingCompletion.length) lines.push(`* ${pods(s.wave.waitingCompletion.length)} ${truncate(s.wave.waitingCompletion)}: waiting for completion`);
+  const later = s.later.flatMap((l) => l.pods);
+  if (later.length) lines.push(`After above Pods have been removed from the Node, the following Pods will be evicted: ${truncate(later)}`);
+  return lines.join('\n');
+}
+
+/** Short markdown for the Web UI's current details: phase, wave, blockers with their PDBs. */
+export function drainMarkdown(s: DrainStatus): string {
+  const out = [`**Drain ${s.node}**: ${s.phase}${s.wave ? `, wave order ${s.wave.order}` : ''}; ${s.evicted} evicted`];
+  if (s.completedWaves.length) out.push(`Waves done: ${s.completedWaves.join(', ')}`);
+  if (s.wave?.evicting.length) out.push(`- leaving (${s.wave.evicting.length}): ${truncate(s.wave.evicting, 5)}`);
+  for (const g of s.wave?.blocked ?? []) {
+    out.push(`- **blocked** (${g.pods.length})${g.pdbs.length ? ` by PDB ${g.pdbs.map((p) => `\`${p}\``).join(', ')}` : ''}: ${truncate(g.pods, 5)}  \n  _${g.reason}_`);
+  }
+  if (s.wave?.waitingCompletion.length) out.push(`- waiting to complete: ${truncate(s.wave.waitingCompletion, 5)}`);
+  for (const l of s.later) out.push(`- later, order ${l.order} (${l.pods.length}): ${truncate(l.pods, 5)}`);
+  if (s.forced.length) out.push(`- forced: ${s.forced.map((f) => `${f.action} ${f.pod} (${f.by})`).join('; ')}`);
+  if (s.volumes) out.push(`- volumes: ${s.volumes.message}`);
+  return out.join('\n');
+}

@@ -1,0 +1,62 @@
+// The drain's data: what the classify activity reports about each pod, and what the wave planner
+// and the workflow reason about. Plain data only (it crosses the activity boundary).
+
+/** What the drain does with a pod. */
+export type PodAction = 'Evict' | 'Delete' | 'WaitCompleted' | 'Skip';
+/** KEP-4212 pod type. */
+export type PodType = 'Default' | 'DaemonSet' | 'Static';
+
+export interface PodRef {
+  namespace: string;
+  name: string;
+  uid: string;
+}
+
+export interface PodVerdict extends PodRef {
+  action: PodAction;
+  /** Wave: pods of a lower order leave the node before the next order starts. */
+  order: number;
+  podType: PodType;
+  /** Why this action (rule name, label, filter). */
+  reason: string;
+  warnings: string[];
+  /** deletionTimestamp is set: never evicted again, only waited for. */
+  terminating: boolean;
+  phase: string;
+  /** ns/claim of the PersistentVolumeClaims it mounts (for the volume-detach wait). */
+  claims: string[];
+}
+
+export interface NodeFacts {
+  name: string;
+  exists: boolean;
+  /** Ready condition is Unknown: the kubelet is gone. */
+  unreachable: boolean;
+  cordoned: boolean;
+}
+
+/** Drain options with defaults applied and durations in milliseconds. */
+export interface DrainSettings {
+  podEvictionTimeoutMs?: number;
+  podEvictionTimeoutPolicy: 'Wait' | 'Fail' | 'Delete';
+  volumeDetachTimeoutMs?: number;
+  evictionConcurrency: number;
+  evictionQPS: number;
+}
+
+export interface DrainSnapshot {
+  node: NodeFacts;
+  pods: PodVerdict[];
+  /** Invalid DrainRules or drain options: the drain must not touch anything. */
+  errors: string[];
+  settings?: DrainSettings;
+}
+
+export const podKey = (p: { namespace: string; name: string }) => `${p.namespace}/${p.name}`;
+
+/** Sorted by namespace/name, so messages and tests are deterministic. */
+export function byKey<T extends { namespace: string; name: string }>(a: T, b: T): number {
+  const ka = podKey(a);
+  const kb = podKey(b);
+  return ka < kb ? -1 : ka > kb ? 1 : 0;
+}

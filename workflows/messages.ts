@@ -1,0 +1,20 @@
+// Every signal, query and update of Slipway's workflows. The workflows, the bridge and the CLI all
+// import this one module, so their names cannot drift apart.
+import { defineQuery, defineSignal } from '@temporalio/workflow';
+import type { DrainStatus } from './drain/status.js';
+
+export interface PodTarget {
+  namespace: string;
+  name: string;
+  /** Recorded in status and in the Event on the pod. */
+  reason?: string;
+}
+
+/** Leave this pod on the node: the drain stops waiting for it and never evicts it. */
+export const skipPodSignal = defineSignal<[PodTarget]>('skipPod');
+/** Delete this pod now with grace period 0, bypassing its PDB. */
+export const forceDeletePodSignal = defineSignal<[PodTarget]>('forceDeletePod');
+/** Retry refused evictions now instead of after their backoff. */
+export const retryNowSignal = defineSignal('retryNow');
+
+export const drainStatusQuery = defineQuery<DrainStatus>('drainStatus');
