@@ -114,9 +114,9 @@ export function planIndex(plan: DrainPlanEntry[], p: PodFacts, type: PodType): n
   return i >= 0 ? i : undefined;
 }
 
-function warningsFor(p: PodFacts, type: PodType, ctx: ClassifyContext): string[] {
+function warningsFor(p: PodFacts, type: PodType, ctx: ClassifyContext, action: PodAction): string[] {
   const w: string[] = [];
-  if (finished(p)) return w;
+  if (finished(p) || action !== 'Evict') return w;
   if (type === 'DaemonSet' && !ctx.daemonSetExists(p.namespace, p.controller!.name)) w.push('evicting orphaned DaemonSet-managed Pod');
   if (p.hasEmptyDir) w.push('evicting Pod with local storage (emptyDir)');
   if (!p.controller) w.push('evicting Pod that has no controller');
@@ -154,7 +154,7 @@ export function classifyPod(p: PodFacts, ctx: ClassifyContext): PodVerdict {
     order: d.action === 'Skip' ? 0 : order,
     podType: type,
     reason: d.reason,
-    warnings: d.action === 'Skip' ? [] : warningsFor(p, type, ctx),
+    warnings: warningsFor(p, type, ctx, d.action),
     terminating: p.deletionTimestampMs !== undefined,
     phase: p.phase,
     claims: p.claims,

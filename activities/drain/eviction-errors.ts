@@ -29,8 +29,11 @@ export function classifyEvictionError(err: unknown): { outcome: EvictionOutcome;
   switch (err.code) {
     case 404:
       return { outcome: 'Gone', reason: 'Pod not found' };
-    case 409: // uid precondition: a different pod of the same name (StatefulSet) stands there now
-      return { outcome: 'Gone', reason: 'Pod was replaced by another of the same name' };
+    case 409:
+      // Our uid precondition failed: a different pod of the same name (StatefulSet) stands there now.
+      // Any other conflict (e.g. on the PDB's status) is transient: retry it like a refusal.
+      if (/precondition/i.test(s.message ?? '')) return { outcome: 'Gone', reason: 'Pod was replaced by another of the same name' };
+      return { outcome: 'Blocked', reason: `conflict, will retry: ${s.message ?? 'eviction conflict'}` };
     case 429: {
       const msg = [s.message?.replace(/^Cannot/, 'cannot'), ...causes].filter(Boolean).join(' ');
       return { outcome: 'Blocked', reason: msg || 'eviction refused (429)' };

@@ -24,7 +24,8 @@ import { evictionBackoffMs, planWave } from './waves.js';
 
 const retry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' };
 const act = proxyActivities<Activities>({ startToCloseTimeout: '2 minutes', retry });
-const evictions = proxyActivities<Activities>({ startToCloseTimeout: '10 minutes', heartbeatTimeout: '1 minute', retry });
+// Evictions heartbeat per pod, so a dead worker's wave is retried elsewhere within 15 s.
+const evictions = proxyActivities<Activities>({ startToCloseTimeout: '10 minutes', heartbeatTimeout: '15 seconds', retry });
 const waits = proxyActivities<Activities>({ startToCloseTimeout: '10 minutes', heartbeatTimeout: '30 seconds', retry });
 
 /** Longest single wait before the workflow looks again (status refresh, new pods). */
@@ -266,9 +267,10 @@ export async function drainWorkflow(input: DrainInput): Promise<DrainResult> {
     const kept = new Set([...skipBySignal.keys()]);
     const ignoredClaims = snap.pods.filter((p) => p.action === 'Skip' || kept.has(podKey(p))).flatMap((p) => p.claims);
     const deadline = settings.volumeDetachTimeoutMs !== undefined ? Date.now() + settings.volumeDetachTimeoutMs : Infinity;
-    for (;;) {
-      const windowMs = Math.min(VOLUME_WINDOW_MS, deadline - Date.now());
-      if (windowMs <= 0) {
+    // The first look returns at once, so status shows what is attached before any waiting.
+    for (let first = true; ; first = false) {
+      const windowMs = Math.min(first ? 0 : VOLUME_WINDOW_MS, deadline - Date.now());
+      if (windowMs < 0 || (windowMs === 0 && !first)) {
         st.volumes = { message: `${st.volumes?.message ?? 'volumes still attached'}\n(volumeDetachTimeout reached; continuing)`, timedOut: true };
         break;
       }

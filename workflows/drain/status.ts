@@ -94,7 +94,7 @@ export function drainMessage(s: DrainStatus): string {
   const shown = s.wave.blocked.slice(0, 5);
   for (const g of shown) lines.push(`* ${pods(g.pods.length)} ${truncate(g.pods)}: ${g.reason}`);
   const other = s.wave.blocked.slice(5).reduce((n, g) => n + g.pods.length, 0);
-  if (other) lines.push(`* ${other} Pods with other issues`);
+  if (other) lines.push(`* ${other} ${pods(other)} with other issues`);
   if (s.wave.waitingCompletion.length) lines.push(`* ${pods(s.wave.waitingCompletion.length)} ${truncate(s.wave.waitingCompletion)}: waiting for completion`);
   const later = s.later.flatMap((l) => l.pods);
   if (later.length) lines.push(`After above Pods have been removed from the Node, the following Pods will be evicted: ${truncate(later)}`);

@@ -1,0 +1,116 @@
+// PDB-aware eviction and the escape hatch, on the local stack: a refusal is reported in the PDB's
+// own words and released when capacity returns; the Delete policy acts after its timeout; an
+// operator's skip signal frees a live drain. Forced actions land in status and as Events.
+import { drainStatusQuery, skipPodSignal } from '../../workflows/messages.js';
+import { DrainFixture, evictionsOf, mergePatch, slipwayDeletionsOf } from '../support/drain.js';
+import { waitFor } from '../support/wait.js';
+
+async function podEvents(f: DrainFixture, reason: string) {
+  const list = await f.c.core.listNamespacedEvent({ namespace: f.ns });
+  return list.items.filter((e) => e.reason === reason && e.involvedObject.kind === 'Pod');
+}
+
+describe('a PDB that refuses', () => {
+  const f = new DrainFixture('it-pdb');
+  beforeAll(() => f.setup());
+  afterAll(() => f.teardown());
+
+  test("is reported with the PDB's message, then released when capacity returns", async () => {
+    await f.deploy('web', 2);
+    await f.waitRunning(2);
+    await f.pdb('web', 2);
+    await f.addSpare();
+    const handle = await f.startDrain();
+
+    const blocked = await waitFor('the drain to report the PDB block', async () => {
+      const s = await handle.query(drainStatusQuery);
+      return s.wave?.blocked.length ? s : undefined;
+    });
+    expect(blocked.phase).toBe('Draining');
+    expect(blocked.wave!.blocked[0]!.pdbs).toEqual(['web']);
+    expect(blocked.wave!.blocked[0]!.pods).toHaveLength(2);
+    expect(blocked.wave!.blocked[0]!.reason).toContain('The disruption budget web needs 2 healthy pods and has 2 currently');
+    expect(blocked.message).toContain("cannot evict pod as it would violate the pod's disruption budget");
+    // The Web UI shows the same: blocking PDB and pods.
+    const details = await handle.query<{ currentDetails: string }>('__temporal_workflow_metadata');
+    expect(details.currentDetails).toContain('`web`');
+
+    // Capacity returns: a third replica lands on the spare node, so one disruption is allowed at a time.
+    await f.c.apps.patchNamespacedDeployment({ name: 'web', namespace: f.ns, body: { spec: { replicas: 3 } } }, mergePatch);
+    const result = await handle.result();
+    expect(result.status.phase).toBe('Drained');
+    expect(result.status.evicted).toBe(2);
+    expect(result.status.forced).toEqual([]);
+    const audit = await f.audit();
+    expect(evictionsOf(audit).some((e) => e.responseStatus?.code === 429)).toBe(true);
+    expect(slipwayDeletionsOf(audit)).toHaveLength(0); // released by evictions, not by force
+  });
+});
+
+describe('podEvictionTimeout with policy Delete', () => {
+  const f = new DrainFixture('it-delete');
+  beforeAll(() => f.setup());
+  afterAll(() => f.teardown());
+
+  test('deletes a pod refused for longer than the timeout, honouring its grace period, and records it', async () => {
+    await f.deploy('db', 1, {}, 2);
+    const [pod] = await f.waitRunning(1);
+    await f.pdb('db', 1); // never relents
+    const started = Date.now();
+    const result = await (await f.startDrain({ podEvictionTimeout: { after: '3s', policy: 'Delete' } })).result();
+    expect(Date.now() - started).toBeGreaterThanOrEqual(3000);
+    expect(result.status.phase).toBe('Drained');
+    expect(result.status.forced).toHaveLength(1);
+    expect(result.status.forced[0]).toMatchObject({ pod: `${f.ns}/${pod!.metadata!.name}`, action: 'DeleteAfterTimeout', by: 'policy' });
+    expect(result.status.forced[0]!.reason).toContain('disruption budget db');
+
+    const deletions = slipwayDeletionsOf(await f.audit());
+    expect(deletions.map((d) => d.objectRef!.name)).toEqual([pod!.metadata!.name]);
+    const events = await podEvents(f, 'DrainDeletedPodAfterTimeout');
+    expect(events.map((e) => e.involvedObject.name)).toEqual([pod!.metadata!.name]);
+    expect(events[0]!.type).toBe('Warning');
+  });
+});
+
+describe('podEvictionTimeout with policy Fail', () => {
+  const f = new DrainFixture('it-fail');
+  beforeAll(() => f.setup());
+  afterAll(() => f.teardown());
+
+  test('stops the drain with the blocking reason and deletes nothing', async () => {
+    await f.deploy('db', 1);
+    await f.waitRunning(1);
+    await f.pdb('db', 1);
+    const handle = await f.startDrain({ podEvictionTimeout: { after: '2s', policy: 'Fail' } });
+    await expect(handle.result()).rejects.toThrow();
+    const desc = await handle.describe();
+    expect(desc.status.name).toBe('FAILED');
+    const s = await handle.query(drainStatusQuery);
+    expect(s.phase).toBe('Failed');
+    expect(s.message).toContain('eviction refused for longer than podEvictionTimeout');
+    expect(s.message).toContain('disruption budget db');
+    expect(slipwayDeletionsOf(await f.audit())).toHaveLength(0);
+    expect(await f.waitRunning(1)).toHaveLength(1);
+  });
+});
+
+describe('the skipPod signal', () => {
+  const f = new DrainFixture('it-skipsig');
+  beforeAll(() => f.setup());
+  afterAll(() => f.teardown());
+
+  test('frees a live drain from a blocked pod, which stays, and records the forced skip', async () => {
+    await f.deploy('stuck', 1);
+    const [pod] = await f.waitRunning(1);
+    await f.pdb('stuck', 1);
+    const handle = await f.startDrain();
+    await waitFor('blocked', async () => ((await handle.query(drainStatusQuery)).wave?.blocked.length ?? 0) > 0);
+
+    await handle.signal(skipPodSignal, { namespace: f.ns, name: pod!.metadata!.name!, reason: 'owner accepts the outage later' });
+    const result = await handle.result();
+    expect(result.status.phase).toBe('Drained');
+    expect(result.status.forced).toEqual([expect.objectContaining({ pod: `${f.ns}/${pod!.metadata!.name}`, action: 'Skip', by: 'signal', reason: 'owner accepts the outage later' })]);
+    expect((await f.waitRunning(1))[0]!.metadata!.uid).toBe(pod!.metadata!.uid);
+    expect((await podEvents(f, 'DrainSkippedPod')).map((e) => e.involvedObject.name)).toEqual([pod!.metadata!.name]);
+  });
+});

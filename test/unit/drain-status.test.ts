@@ -1,0 +1,173 @@
+import { drainMarkdown, drainMessage, emptyStatus, groupBlocked, pdbNames, truncate, waveStatus, type DrainStatus } from '../../workflows/drain/status.js';
+import { planWave } from '../../workflows/drain/waves.js';
+import type { PodVerdict } from '../../workflows/drain/types.js';
+
+const PDB_WEB =
+  "cannot evict pod as it would violate the pod's disruption budget. The disruption budget web needs 3 healthy pods and has 3 currently";
+const PDB_DB =
+  "cannot evict pod as it would violate the pod's disruption budget. The disruption budget db-pdb needs 2 healthy pods and has 2 currently";
+
+function v(key: string, over: Partial<PodVerdict> = {}): PodVerdict {
+  const [namespace, name] = key.split('/') as [string, string];
+  return { namespace, name, uid: `uid-${name}`, action: 'Evict', order: 0, podType: 'Default', reason: 'default', warnings: [], terminating: false, phase: 'Running', claims: [], ...over };
+}
+
+function draining(over: Partial<DrainStatus> = {}): DrainStatus {
+  return { ...emptyStatus('node-1'), phase: 'Draining', startedAt: '2025-01-01T00:00:00Z', ...over };
+}
+
+describe('truncate', () => {
+  test('up to three names are listed in full', () => {
+    expect(truncate([])).toBe('');
+    expect(truncate(['a'])).toBe('a');
+    expect(truncate(['a', 'b', 'c'])).toBe('a, b, c');
+  });
+
+  test('more than three: the first three, then how many more', () => {
+    expect(truncate(['a', 'b', 'c', 'd', 'e'])).toBe('a, b, c, ... (2 more)');
+  });
+
+  test('the limit can be raised', () => {
+    expect(truncate(['a', 'b', 'c', 'd', 'e', 'f'], 5)).toBe('a, b, c, d, e, ... (1 more)');
+  });
+});
+
+describe('pdbNames', () => {
+  test("names the budget in the apiserver's PDB message", () => {
+    expect(pdbNames("Cannot evict pod as it would violate the pod's disruption budget. The disruption budget web needs 3 healthy pods and has 3 currently")).toEqual(['web']);
+  });
+
+  test('finds nothing in a reason that is not a PDB refusal', () => {
+    expect(pdbNames('failed to evict Pod: 500 internal error')).toEqual([]);
+  });
+});
+
+describe('groupBlocked', () => {
+  test('pods refused for the same reason are grouped; reasons and pods are sorted', () => {
+    const blocked = new Map([
+      ['app/web-2', PDB_WEB],
+      ['db/pg-1', PDB_DB],
+      ['app/web-0', PDB_WEB],
+      ['db/pg-0', PDB_DB],
+    ]);
+    // The reasons differ first at the budget's name: "db-pdb" sorts before "web".
+    expect(groupBlocked(blocked)).toEqual([
+      { reason: PDB_DB, pdbs: ['db-pdb'], pods: ['db/pg-0', 'db/pg-1'] },
+      { reason: PDB_WEB, pdbs: ['web'], pods: ['app/web-0', 'app/web-2'] },
+    ]);
+  });
+
+  test('a reason without a PDB has no pdbs', () => {
+    expect(groupBlocked(new Map([['a/x', 'failed to evict Pod: 500 boom']]))).toEqual([{ reason: 'failed to evict Pod: 500 boom', pdbs: [], pods: ['a/x'] }]);
+  });
+});
+
+describe('waveStatus', () => {
+  test('blocked pods of the wave are not listed as evicting', () => {
+    const plan = planWave([v('app/web-0'), v('app/web-1'), v('app/old', { terminating: true }), v('app/done', { action: 'Delete' }), v('app/next', { order: 1 })]);
+    const s = waveStatus(plan, new Map([['app/web-1', PDB_WEB]]));
+    expect(s.wave).toEqual({
+      order: 0,
+      evicting: ['app/done', 'app/old', 'app/web-0'],
+      blocked: [{ reason: PDB_WEB, pdbs: ['web'], pods: ['app/web-1'] }],
+      waitingCompletion: [],
+    });
+    expect(s.later).toEqual([{ order: 1, pods: ['app/next'] }]);
+  });
+
+  test('a refusal for a pod that is not to be evicted now is not reported as blocking', () => {
+    const plan = planWave([v('app/web-0'), v('app/next', { order: 1 })]);
+    const s = waveStatus(plan, new Map([['app/next', PDB_WEB]]));
+    expect(s.wave!.blocked).toEqual([]);
+    expect(s.wave!.evicting).toEqual(['app/web-0']);
+  });
+
+  test('skipped pods keep their reason; a finished drain has no wave', () => {
+    const s = waveStatus(planWave([v('kube-system/ds', { action: 'Skip', reason: 'DaemonSet-managed' })]), new Map());
+    expect(s.wave).toBeUndefined();
+    expect(s.skipped).toEqual([{ pod: 'kube-system/ds', reason: 'DaemonSet-managed' }]);
+  });
+});
+
+describe('drainMessage', () => {
+  test("follows Cluster API's shape: start line, leaving pods, blocked reasons, waiting, later pods", () => {
+    const s = draining({
+      wave: {
+        order: 0,
+        evicting: ['app/old'],
+        blocked: groupBlocked(new Map([['app/web-0', PDB_WEB], ['app/web-1', PDB_WEB]])),
+        waitingCompletion: ['batch/job-1'],
+      },
+      later: [{ order: 1, pods: ['app/a', 'app/b'] }, { order: 2, pods: ['app/c', 'app/d'] }],
+    });
+    expect(drainMessage(s).split('\n')).toEqual([
+      'Drain not completed yet (started at 2025-01-01T00:00:00Z), wave order 0:',
+      '* Pod app/old: deletionTimestamp set, but still not removed from the Node',
+      `* Pods app/web-0, app/web-1: ${PDB_WEB}`,
+      '* Pod batch/job-1: waiting for completion',
+      'After above Pods have been removed from the Node, the following Pods will be evicted: app/a, app/b, app/c, ... (1 more)',
+    ]);
+  });
+
+  test("a blocked line carries the PDB's own words", () => {
+    const s = draining({ wave: { order: 3, evicting: [], blocked: groupBlocked(new Map([['app/web-0', PDB_WEB]])), waitingCompletion: [] } });
+    const lines = drainMessage(s).split('\n');
+    expect(lines[0]).toMatch(/^Drain not completed yet \(started at 2025-01-01T00:00:00Z\)/);
+    expect(lines[1]).toContain('The disruption budget web needs 3 healthy pods and has 3 currently');
+    expect(lines).toHaveLength(2);
+  });
+
+  test('at most five reasons are shown; the pods of the rest are counted as other issues', () => {
+    const blocked = new Map<string, string>();
+    for (let i = 0; i < 7; i++) blocked.set(`app/p${i}`, `reason ${i}`);
+    blocked.set('app/p7', 'reason 6');
+    const s = draining({ wave: { order: 0, evicting: [], blocked: groupBlocked(blocked), waitingCompletion: [] } });
+    const lines = drainMessage(s).split('\n');
+    expect(lines.filter((l) => /: reason \d$/.test(l))).toHaveLength(5);
+    expect(lines).toContain('* Pod app/p4: reason 4');
+    expect(lines.some((l) => l.includes('reason 5'))).toBe(false);
+    expect(lines[lines.length - 1]).toBe('* 3 Pods with other issues');
+  });
+
+  test('a drained node reports how many pods were evicted', () => {
+    expect(drainMessage({ ...emptyStatus('n'), phase: 'Drained', evicted: 12 })).toBe('Drain completed: 12 Pods evicted');
+    expect(drainMessage({ ...emptyStatus('n'), phase: 'Drained', evicted: 1 })).toBe('Drain completed: 1 Pod evicted');
+  });
+
+  test('a drained node with forced actions counts them', () => {
+    const forced = [{ pod: 'a/x', action: 'ForceDelete' as const, by: 'signal' as const, at: 't', reason: 'r' }];
+    expect(drainMessage({ ...emptyStatus('n'), phase: 'Drained', evicted: 2, forced })).toBe('Drain completed: 2 Pods evicted, 1 forced');
+  });
+
+  test('while waiting for volumes the volume message is shown', () => {
+    expect(drainMessage({ ...emptyStatus('n'), phase: 'WaitingForVolumeDetach', volumes: { message: 'Waiting for X', timedOut: false } })).toBe('Waiting for X');
+  });
+});
+
+describe('drainMarkdown', () => {
+  test('names the blocking PDB in backticks and the blocked pods', () => {
+    const s = draining({
+      evicted: 4,
+      completedWaves: [-1],
+      wave: { order: 0, evicting: [], blocked: groupBlocked(new Map([['app/web-0', PDB_WEB], ['app/web-1', PDB_WEB]])), waitingCompletion: [] },
+    });
+    const md = drainMarkdown(s);
+    expect(md.split('\n')[0]).toBe('**Drain node-1**: Draining, wave order 0; 4 evicted');
+    expect(md).toContain('Waves done: -1');
+    expect(md).toContain('- **blocked** (2) by PDB `web`: app/web-0, app/web-1');
+    expect(md).toContain(`_${PDB_WEB}_`);
+  });
+
+  test('several PDBs in one reason are all named', () => {
+    const reason = 'The disruption budget a needs 1 healthy pods and has 1 currently; The disruption budget b needs 2 healthy pods and has 2 currently';
+    const s = draining({ wave: { order: 0, evicting: [], blocked: groupBlocked(new Map([['x/p', reason]])), waitingCompletion: [] } });
+    expect(drainMarkdown(s)).toContain('by PDB `a`, `b`: x/p');
+  });
+
+  test('a refusal without a PDB names no PDB', () => {
+    const s = draining({ wave: { order: 0, evicting: [], blocked: groupBlocked(new Map([['x/p', 'failed to evict Pod: 500 boom']])), waitingCompletion: [] } });
+    const md = drainMarkdown(s);
+    expect(md).toContain('- **blocked** (1): x/p');
+    expect(md).not.toContain('PDB');
+  });
+});
