@@ -5,11 +5,13 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm install --no-audit --no-fund
 COPY tsconfig.json ./
+COPY api ./api
 COPY workflows ./workflows
 COPY activities ./activities
 COPY worker ./worker
 COPY starter ./starter
 COPY stack ./stack
+COPY bench ./bench
 COPY test ./test
 RUN npm run bundle && npm prune --omit=dev
 

@@ -10,7 +10,7 @@ build_k8s() {
   if [ -x "$BIN/kube-apiserver" ] && [ -x "$BIN/kube-controller-manager" ] && [ -x "$BIN/kube-scheduler" ] \
      && [ "$("$BIN/kube-apiserver" --version 2>/dev/null)" = "$want" ]; then
     log "kubernetes $K8S_VERSION: cached"; return; fi
-  log "kubernetes $K8S_VERSION: building from the Go module proxy (cold: ~15-30 min)"
+  log "kubernetes $K8S_VERSION: building from the Go module proxy (cold: about 10 min on 2 cores)"
   local dir="$SLIPWAY_HOME/build/k8s-$K8S_VERSION"; rm -rf "$dir"; mkdir -p "$dir"; cd "$dir"
   go mod init slipway.local/k8sbuild >/dev/null 2>&1
   go mod edit -go=1.26

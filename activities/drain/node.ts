@@ -1,9 +1,19 @@
 // Cordon and uncordon. Idempotent merge patches of spec.unschedulable; a missing node is reported,
 // not an error (someone else may have removed it).
-import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { PatchStrategy, setHeaderOptions, type V1Node } from '@kubernetes/client-node';
 import { apiStatus, type Kube } from '../kube.js';
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+/** The node, or undefined when it does not exist. */
+export async function readNode(kube: Kube, name: string): Promise<V1Node | undefined> {
+  try {
+    return await kube.core.readNode({ name });
+  } catch (err) {
+    if (apiStatus(err) === 404) return undefined;
+    throw err;
+  }
+}
 
 export function createNodeActivities(kube: Kube) {
   const setUnschedulable = async (name: string, value: boolean): Promise<{ exists: boolean; changed: boolean }> => {

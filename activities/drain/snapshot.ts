@@ -8,20 +8,12 @@ import { DRAIN_RULE, parseDrainRule, type DrainRule } from '../../api/drain-rule
 import { byKey, type DrainSettings, type DrainSnapshot, type NodeFacts } from '../../workflows/drain/types.js';
 import { apiStatus, type Kube } from '../kube.js';
 import { classifyPod, type ClassifyContext } from './classify.js';
+import { readNode } from './node.js';
 import { listNodePods, podFacts } from './pods.js';
 
 export function nodeFacts(name: string, node: V1Node | undefined): NodeFacts {
   const ready = node?.status?.conditions?.find((c) => c.type === 'Ready')?.status;
   return { name, exists: node !== undefined, unreachable: ready === 'Unknown', cordoned: node?.spec?.unschedulable === true };
-}
-
-export async function readNode(kube: Kube, name: string): Promise<V1Node | undefined> {
-  try {
-    return await kube.core.readNode({ name });
-  } catch (err) {
-    if (apiStatus(err) === 404) return undefined;
-    throw err;
-  }
 }
 
 async function readDrainRules(kube: Kube): Promise<{ rules: DrainRule[]; errors: string[] }> {

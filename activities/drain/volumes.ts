@@ -4,7 +4,8 @@
 import { Context, heartbeat } from '@temporalio/activity';
 import { StorageV1Api, type V1Node, type V1PersistentVolume, type V1VolumeAttachment } from '@kubernetes/client-node';
 import { truncate } from '../../workflows/drain/status.js';
-import { apiStatus, type Kube } from '../kube.js';
+import type { Kube } from '../kube.js';
+import { readNode } from './node.js';
 import { watchUntil } from '../watch.js';
 
 export interface VolumeWaitInput {
@@ -71,18 +72,10 @@ const isClear = (a: AttachedVolumes) => !a.claims.length && !a.unclaimedPVs.leng
 
 export function createVolumeActivities(kube: Kube) {
   const storage = kube.config.makeApiClient(StorageV1Api);
-  const readNode = async (name: string) => {
-    try {
-      return await kube.core.readNode({ name });
-    } catch (err) {
-      if (apiStatus(err) === 404) return undefined;
-      throw err;
-    }
-  };
   return {
     async waitForVolumeDetach(input: VolumeWaitInput): Promise<VolumeWaitResult> {
       const ignored = new Set(input.ignoredClaims);
-      let node = await readNode(input.nodeName);
+      let node = await readNode(kube, input.nodeName);
       if (!node) return { detached: true, message: 'Node is gone', attachedClaims: [] };
       let pvs = (await kube.core.listPersistentVolume()).items;
       let current = attachedVolumes(node, [], pvs, ignored);
@@ -92,7 +85,7 @@ export function createVolumeActivities(kube: Kube) {
         path: '/apis/storage.k8s.io/v1/volumeattachments',
         list: async () => {
           const l = await storage.listVolumeAttachment();
-          node = await readNode(input.nodeName);
+          node = await readNode(kube, input.nodeName);
           pvs = (await kube.core.listPersistentVolume()).items;
           return { items: l.items, resourceVersion: l.metadata?.resourceVersion ?? '' };
         },

@@ -1,7 +1,7 @@
 // PDB-aware eviction and the escape hatch, on the local stack: a refusal is reported in the PDB's
 // own words and released when capacity returns; the Delete policy acts after its timeout; an
 // operator's skip signal frees a live drain. Forced actions land in status and as Events.
-import { drainStatusQuery, skipPodSignal } from '../../workflows/messages.js';
+import { drainStatusQuery, forceDeletePodSignal, retryNowSignal, skipPodSignal } from '../../workflows/messages.js';
 import { DrainFixture, evictionsOf, mergePatch, slipwayDeletionsOf } from '../support/drain.js';
 import { waitFor } from '../support/wait.js';
 
@@ -34,6 +34,11 @@ describe('a PDB that refuses', () => {
     // The Web UI shows the same: blocking PDB and pods.
     const details = await handle.query<{ currentDetails: string }>('__temporal_workflow_metadata');
     expect(details.currentDetails).toContain('`web`');
+    // Activities carry summaries the Web UI lists (event attribute userMetadata.summary).
+    const history = await handle.fetchHistory();
+    const summaries = history.events!.filter((e) => e.activityTaskScheduledEventAttributes).map((e) => Buffer.from(e.userMetadata?.summary?.data ?? []).toString());
+    expect(summaries.some((x) => x.includes(`cordon ${f.node}`))).toBe(true);
+    expect(summaries.some((x) => /evict 2 pods \(wave 0\)/.test(x))).toBe(true);
 
     // Capacity returns: a third replica lands on the spare node, so one disruption is allowed at a time.
     await f.c.apps.patchNamespacedDeployment({ name: 'web', namespace: f.ns, body: { spec: { replicas: 3 } } }, mergePatch);
@@ -112,5 +117,56 @@ describe('the skipPod signal', () => {
     expect(result.status.forced).toEqual([expect.objectContaining({ pod: `${f.ns}/${pod!.metadata!.name}`, action: 'Skip', by: 'signal', reason: 'owner accepts the outage later' })]);
     expect((await f.waitRunning(1))[0]!.metadata!.uid).toBe(pod!.metadata!.uid);
     expect((await podEvents(f, 'DrainSkippedPod')).map((e) => e.involvedObject.name)).toEqual([pod!.metadata!.name]);
+  });
+});
+
+describe('the forceDeletePod signal', () => {
+  const f = new DrainFixture('it-force');
+  beforeAll(() => f.setup());
+  afterAll(() => f.teardown());
+
+  test('deletes a PDB-blocked pod at once (grace 0), records it, and the drain completes', async () => {
+    await f.deploy('stuck', 1, {}, 30);
+    const [pod] = await f.waitRunning(1);
+    await f.pdb('stuck', 1);
+    const handle = await f.startDrain();
+    await waitFor('blocked', async () => ((await handle.query(drainStatusQuery)).wave?.blocked.length ?? 0) > 0);
+    const signalled = Date.now();
+    await handle.signal(forceDeletePodSignal, { namespace: f.ns, name: pod!.metadata!.name! });
+    const result = await handle.result();
+    // Grace 0: gone long before its 30 s grace period.
+    expect(Date.now() - signalled).toBeLessThan(15_000);
+    expect(result.status.forced).toEqual([expect.objectContaining({ pod: `${f.ns}/${pod!.metadata!.name}`, action: 'ForceDelete', by: 'signal' })]);
+    expect(slipwayDeletionsOf(await f.audit()).map((e) => e.objectRef!.name)).toEqual([pod!.metadata!.name]);
+    expect((await podEvents(f, 'DrainForceDeletedPod')).map((e) => e.involvedObject.name)).toEqual([pod!.metadata!.name]);
+  });
+});
+
+describe('the retryNow signal', () => {
+  const f = new DrainFixture('it-retry');
+  beforeAll(() => f.setup());
+  afterAll(() => f.teardown());
+
+  test('retries a refused eviction at once instead of after its backoff', async () => {
+    await f.deploy('web', 1);
+    await f.waitRunning(1);
+    await f.pdb('web', 1);
+    const handle = await f.startDrain();
+    // Refusals at about 0, 1, 3 and 7 s: the next retry would be 8 s after the fourth.
+    const refusals = await waitFor('four refusals', async () => {
+      const r = evictionsOf(await f.audit()).filter((e) => e.responseStatus?.code === 429);
+      return r.length >= 4 && r;
+    }, { intervalMs: 100, timeoutMs: 30_000 });
+    const fourth = new Date(refusals[3]!.requestReceivedTimestamp).getTime();
+    await f.c.policy.patchNamespacedPodDisruptionBudget({ name: 'web', namespace: f.ns, body: { spec: { minAvailable: 0 } } }, mergePatch);
+    await waitFor('PDB allows a disruption', async () => ((await f.c.policy.readNamespacedPodDisruptionBudget({ name: 'web', namespace: f.ns })).status?.disruptionsAllowed ?? 0) > 0);
+    const signalledAt = Date.now();
+    // Precondition: the signal comes well before the natural retry (fourth refusal + 8 s)...
+    expect(signalledAt).toBeLessThan(fourth + 4000);
+    await handle.signal(retryNowSignal);
+    await handle.result();
+    const evicted = evictionsOf(await f.audit()).find((e) => e.responseStatus?.code === 201)!;
+    // ...so an eviction within 3 s of it can only come from the signal.
+    expect(new Date(evicted.requestReceivedTimestamp).getTime()).toBeLessThan(signalledAt + 3000);
   });
 });

@@ -2,7 +2,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
-import { DrainFixture, evictionsOf } from '../support/drain.js';
+import { drainStatusQuery, skipPodSignal } from '../../workflows/messages.js';
+import { DrainFixture, evictionsOf, mergePatch } from '../support/drain.js';
 import { uniqueName } from '../support/cluster.js';
 import { waitFor } from '../support/wait.js';
 
@@ -77,4 +78,24 @@ describe('a worker killed mid-wave', () => {
     expect([...perPod.entries()].filter(([, n]) => n !== 1)).toEqual([]);
     expect((await f.pods()).filter((p) => p.spec?.nodeName === f.node)).toHaveLength(0);
   }, 180_000);
+});
+
+describe('an uncordon during the drain', () => {
+  const f = new DrainFixture('it-uncordon');
+  beforeAll(() => f.setup());
+  afterAll(() => f.teardown());
+
+  test('is undone at the next pass, with a warning in status', async () => {
+    await f.deploy('web', 1);
+    const [pod] = await f.waitRunning(1);
+    await f.pdb('web', 1);
+    const handle = await f.startDrain();
+    await waitFor('blocked', async () => ((await handle.query(drainStatusQuery)).wave?.blocked.length ?? 0) > 0);
+    await f.c.core.patchNode({ name: f.node, body: { spec: { unschedulable: null } } }, mergePatch);
+    await waitFor('cordoned again', async () => (await f.c.core.readNode({ name: f.node })).spec?.unschedulable === true, { timeoutMs: 20_000 });
+    const s = await handle.query(drainStatusQuery);
+    expect(s.warnings).toContainEqual({ pod: '', warning: 'node was uncordoned during the drain; cordoned again' });
+    await handle.signal(skipPodSignal, { namespace: f.ns, name: pod!.metadata!.name! });
+    expect((await handle.result()).status.phase).toBe('Drained');
+  });
 });

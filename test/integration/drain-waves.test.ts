@@ -114,3 +114,41 @@ describe('pods the drain must leave alone', () => {
     expect(left).toEqual(['agent', 'by-label', 'by-rule', 'static']);
   });
 });
+
+describe('a KEP-4212 drain plan', () => {
+  const f = new DrainFixture('it-plan');
+  const classes = [`${f.group}-low`, `${f.group}-high`];
+  beforeAll(async () => {
+    await f.setup();
+    const scheduling = f.c.config.makeApiClient((await import('@kubernetes/client-node')).SchedulingV1Api);
+    await scheduling.createPriorityClass({ body: { metadata: { name: classes[0] }, value: 100 } });
+    await scheduling.createPriorityClass({ body: { metadata: { name: classes[1] }, value: 5000 } });
+  });
+  afterAll(async () => {
+    const scheduling = f.c.config.makeApiClient((await import('@kubernetes/client-node')).SchedulingV1Api);
+    for (const name of classes) await scheduling.deletePriorityClass({ name }).catch(() => undefined);
+    await f.teardown();
+  });
+
+  test('evicts by priority in the order of its entries: priority ≤ 100 first, then ≤ 5000, then the rest', async () => {
+    const deployWithPriority = async (name: string, priorityClassName?: string) => {
+      const t = f.podTemplate({ app: name }, 1);
+      await f.c.apps.createNamespacedDeployment({
+        namespace: f.ns,
+        body: { metadata: { name }, spec: { replicas: 2, selector: { matchLabels: { app: name } }, template: { ...t, spec: { ...t.spec, priorityClassName } } } },
+      });
+    };
+    await deployWithPriority('high', classes[1]);
+    await deployWithPriority('low', classes[0]);
+    await f.waitRunning(4);
+    await f.addSpare();
+    const result = await (await f.startDrain({ drainPlan: [{ podType: 'Default', podPriority: 100 }, { podType: 'Default', podPriority: 5000 }] })).result();
+    expect(result.status.completedWaves).toEqual([0, 1]);
+    const evictions = evictionsOf(await f.audit()).filter((e) => e.responseStatus?.code === 201);
+    const removals = removalsOf(await f.audit());
+    const lowGone = Math.max(...removals.filter((e) => e.objectRef!.name!.startsWith('low-')).map(ts));
+    const highEvicted = evictions.filter((e) => e.objectRef!.name!.startsWith('high-')).map(ts);
+    expect(highEvicted).toHaveLength(2);
+    expect(Math.min(...highEvicted)).toBeGreaterThanOrEqual(lowGone);
+  });
+});

@@ -95,16 +95,17 @@ export async function drainWorkflow(input: DrainInput): Promise<DrainResult> {
   const recordForced = async (pod: PodVerdict, action: ForcedAction['action'], by: ForcedAction['by'], reason: string) => {
     const at = new Date().toISOString();
     st.forced.push({ pod: podKey(pod), action, by, at, reason });
-    await act.recordEvent({
+    await act.recordEvent.executeWithOptions({ summary: `event on ${podKey(pod)}: ${action}` }, [{
       involved: { kind: 'Pod', apiVersion: 'v1', namespace: pod.namespace, name: pod.name, uid: pod.uid },
       type: 'Warning',
       reason: { Skip: 'DrainSkippedPod', ForceDelete: 'DrainForceDeletedPod', DeleteAfterTimeout: 'DrainDeletedPodAfterTimeout' }[action],
       message: `Slipway drain of node ${nodeName}: ${action} by ${by}: ${reason}`,
       dedupKey: `${workflowInfo().workflowId}/${pod.uid}/${action}`,
-    });
+    }]);
   };
 
-  let snap: DrainSnapshot = await act.classifyPods({ nodeName, options: input.options });
+  const classify = () => act.classifyPods.executeWithOptions({ summary: `classify the pods on ${nodeName}` }, [{ nodeName, options: input.options }]);
+  let snap: DrainSnapshot = await classify();
   // Invalid input touches nothing: no cordon, no eviction.
   if (snap.errors.length) fail(snap.errors.join('; '), 'InvalidDrainInput');
   const settings: DrainSettings = snap.settings!;
@@ -118,11 +119,21 @@ export async function drainWorkflow(input: DrainInput): Promise<DrainResult> {
     st.startedAt = new Date().toISOString();
     st.phase = 'Cordoning';
     publish();
-    await act.cordonNode(nodeName);
+    await act.cordonNode.executeWithOptions({ summary: `cordon ${nodeName}` }, [nodeName]);
+    snap = { ...snap, node: { ...snap.node, cordoned: true } }; // read before the cordon
   }
   st.phase = 'Draining';
 
   for (;;) {
+    if (!snap.node.exists) break; // removed by someone else mid-drain: nothing left to drain
+    if (!snap.node.cordoned) {
+      // Uncordoned mid-drain (kubectl uncordon, a re-registered Node): cordon again, or the
+      // drain would chase replacements landing back on this node.
+      if (!st.warnings.some((w) => w.pod === '' && w.warning.startsWith('node was uncordoned'))) {
+        st.warnings.push({ pod: '', warning: 'node was uncordoned during the drain; cordoned again' });
+      }
+      await act.cordonNode.executeWithOptions({ summary: `cordon ${nodeName} again (uncordoned mid-drain)` }, [nodeName]);
+    }
     const onNode = new Map(snap.pods.map((p) => [podKey(p), p]));
 
     // Operator signals: skips and force-deletes, each recorded in status and as an Event.
@@ -142,12 +153,14 @@ export async function drainWorkflow(input: DrainInput): Promise<DrainResult> {
       return pod ? [{ pod, reason: t.reason ?? 'force-deleted by operator' }] : [];
     });
     if (forced.length) {
-      await act.deletePods({ nodeName, pods: forced.map((f) => ref(f.pod)), gracePeriodSeconds: 0 });
+      await act.deletePods.executeWithOptions({ summary: `force-delete ${forced.map((f) => podKey(f.pod)).join(', ')}` }, [
+        { nodeName, pods: forced.map((f) => ref(f.pod)), gracePeriodSeconds: 0 },
+      ]);
       for (const f of forced) {
         blocked.delete(podKey(f.pod));
         await recordForced(f.pod, 'ForceDelete', 'signal', f.reason);
       }
-      snap = await act.classifyPods({ nodeName, options: input.options });
+      snap = await classify();
       continue;
     }
 
@@ -169,13 +182,13 @@ export async function drainWorkflow(input: DrainInput): Promise<DrainResult> {
     const due = plan.toEvict.filter((p) => (blocked.get(podKey(p))?.nextAtMs ?? 0) <= now);
     const leaving: string[] = [...plan.terminating.map((p) => p.uid)];
     if (due.length) {
-      const results: EvictResult[] = await evictions.evictPods({
+      const results: EvictResult[] = await evictions.evictPods.executeWithOptions({ summary: `evict ${due.length} pods (wave ${plan.order})` }, [{
         nodeName,
         pods: due.map(ref),
         gracePeriodSeconds: snap.node.unreachable ? 1 : undefined, // no kubelet to honour a longer one
         concurrency: settings.evictionConcurrency,
         qps: settings.evictionQPS,
-      });
+      }]);
       for (const r of results) {
         const k = podKey(r);
         if (r.outcome === 'Evicted' || r.outcome === 'AlreadyTerminating' || r.outcome === 'Gone') {
@@ -192,7 +205,7 @@ export async function drainWorkflow(input: DrainInput): Promise<DrainResult> {
       }
     }
     if (plan.toDelete.length) {
-      await act.deletePods({ nodeName, pods: plan.toDelete.map(ref) });
+      await act.deletePods.executeWithOptions({ summary: `delete ${plan.toDelete.length} finished pods` }, [{ nodeName, pods: plan.toDelete.map(ref) }]);
       leaving.push(...plan.toDelete.map((p) => p.uid));
     }
 
@@ -208,7 +221,8 @@ export async function drainWorkflow(input: DrainInput): Promise<DrainResult> {
       }
       if (expired.length && settings.podEvictionTimeoutPolicy === 'Delete') {
         const pods = expired.map(([k]) => onNode.get(k)!).filter(Boolean);
-        await act.deletePods({ nodeName, pods: pods.map(ref) }); // grace period honoured
+        // Grace period honoured.
+        await act.deletePods.executeWithOptions({ summary: `delete ${pods.length} pods after podEvictionTimeout` }, [{ nodeName, pods: pods.map(ref) }]);
         for (const p of pods) {
           const reason = `eviction refused for longer than ${timeoutMs / 1000}s: ${blocked.get(podKey(p))!.reason}`;
           blocked.delete(podKey(p));
@@ -240,7 +254,10 @@ export async function drainWorkflow(input: DrainInput): Promise<DrainResult> {
     if (windowMs > 0 && !wake && !idle) {
       if (leaving.length || completion.length) {
         const scope = new CancellationScope();
-        const waiting = scope.run(() => waits.waitForPodsGone({ nodeName, uids: leaving, completionUids: completion, timeoutMs: windowMs }));
+        const summary = `wait for ${leaving.length} pods to leave${completion.length ? ` and ${completion.length} to complete` : ''} (wave ${plan.order})`;
+        const waiting = scope.run(() =>
+          waits.waitForPodsGone.executeWithOptions({ summary }, [{ nodeName, uids: leaving, completionUids: completion, timeoutMs: windowMs }]),
+        );
         await Promise.race([waiting.catch(() => undefined), condition(() => wake)]);
         if (wake) {
           scope.cancel();
@@ -258,7 +275,7 @@ export async function drainWorkflow(input: DrainInput): Promise<DrainResult> {
       const next: DrainInput = { nodeName, options: input.options, carry: { status: st, blocked: [...blocked], skipped: [...skipBySignal] } };
       await continueAsNew<typeof drainWorkflow>(next);
     }
-    snap = await act.classifyPods({ nodeName, options: input.options });
+    snap = await classify();
   }
 
   // Volumes: wait until only the skipped pods' volumes are attached (not on an unreachable node).
@@ -274,7 +291,7 @@ export async function drainWorkflow(input: DrainInput): Promise<DrainResult> {
         st.volumes = { message: `${st.volumes?.message ?? 'volumes still attached'}\n(volumeDetachTimeout reached; continuing)`, timedOut: true };
         break;
       }
-      const v = await waits.waitForVolumeDetach({ nodeName, ignoredClaims, windowMs });
+      const v = await waits.waitForVolumeDetach.executeWithOptions({ summary: `wait for volumes to detach from ${nodeName}` }, [{ nodeName, ignoredClaims, windowMs }]);
       st.volumes = { message: v.message, timedOut: false };
       publish();
       if (v.detached) break;

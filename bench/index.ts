@@ -1,0 +1,2 @@
+// npm run bench: every benchmark, each printing its figures.
+await import('./drain.js');

@@ -1,0 +1,49 @@
+// apiserver_request_total, read from the apiserver's /metrics, for counting the requests a drain makes.
+import { execFileSync } from 'node:child_process';
+
+export type Counters = Map<string, number>;
+
+export function scrapeRequests(): Counters {
+  const text = execFileSync('kubectl', ['get', '--raw', '/metrics'], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const out: Counters = new Map();
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('apiserver_request_total{')) continue;
+    const m = /^apiserver_request_total\{(.*)\} (\S+)$/.exec(line);
+    if (!m) continue;
+    const labels = Object.fromEntries([...m[1]!.matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1]!, x[2]!]));
+    const key = `${labels.verb} ${labels.resource}${labels.subresource ? `/${labels.subresource}` : ''} (${labels.scope})`;
+    out.set(key, (out.get(key) ?? 0) + Number(m[2]));
+  }
+  return out;
+}
+
+export function delta(before: Counters, after: Counters): Counters {
+  const d: Counters = new Map();
+  for (const [k, v] of after) {
+    const x = v - (before.get(k) ?? 0);
+    if (x > 0) d.set(k, x);
+  }
+  return d;
+}
+
+/**
+ * Series that, during a drain, only the drain produces: the other components (controller-manager,
+ * scheduler, kwok) work from informers started long before, and write pods, bindings, statuses and
+ * events, which are left out here.
+ */
+export const DRAIN_SERIES = [
+  /^POST pods\/eviction /,
+  /^(LIST|WATCH) pods \(cluster\)/,
+  /^GET nodes \(resource\)/,
+  /^PATCH nodes \(resource\)/,
+  /^LIST drainrules /,
+  /^LIST daemonsets /,
+  /^LIST namespaces /,
+  /^(LIST|WATCH) volumeattachments /,
+  /^LIST persistentvolumes /,
+];
+
+export function drainRequests(d: Counters): { total: number; series: Array<[string, number]> } {
+  const series = [...d].filter(([k]) => DRAIN_SERIES.some((r) => r.test(k))).sort(([a], [b]) => (a < b ? -1 : 1));
+  return { total: series.reduce((n, [, v]) => n + v, 0), series };
+}
