@@ -1,5 +1,6 @@
 // Every CRD slipway serves, generated from its zod types (npm run crds). Add new kinds here.
 import type { CrdDefinition } from './crd.js';
+import { CYCLE_NODE_REQUEST, CYCLE_NODE_STATUS, CycleNodeRequestSpec, CycleNodeRequestStatus, CycleNodeStatusSpec, CycleNodeStatusStatus } from './cycle-node-request.js';
 import { DRAIN_RULE, DrainRuleSpec } from './drain-rule.js';
 
 export const CRDS: CrdDefinition[] = [
@@ -13,6 +14,39 @@ export const CRDS: CrdDefinition[] = [
     printerColumns: [
       { name: 'Behavior', type: 'string', jsonPath: '.spec.drain.behavior' },
       { name: 'Order', type: 'integer', jsonPath: '.spec.drain.order' },
+      { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+    ],
+  },
+  {
+    kind: CYCLE_NODE_REQUEST.kind,
+    plural: CYCLE_NODE_REQUEST.plural,
+    singular: CYCLE_NODE_REQUEST.singular,
+    shortNames: ['cnr'],
+    scope: 'Namespaced',
+    spec: CycleNodeRequestSpec,
+    status: CycleNodeRequestStatus,
+    printerColumns: [
+      { name: 'Node Group', type: 'string', jsonPath: '.spec.nodeGroupName' },
+      { name: 'Method', type: 'string', jsonPath: '.spec.cycleSettings.method' },
+      { name: 'Concurrency', type: 'integer', jsonPath: '.spec.cycleSettings.concurrency' },
+      { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
+      { name: 'Cycled', type: 'string', jsonPath: '.status.nodesCycled', priority: 1 },
+      { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+    ],
+  },
+  {
+    kind: CYCLE_NODE_STATUS.kind,
+    plural: CYCLE_NODE_STATUS.plural,
+    singular: CYCLE_NODE_STATUS.singular,
+    shortNames: ['cns'],
+    scope: 'Namespaced',
+    spec: CycleNodeStatusSpec,
+    status: CycleNodeStatusStatus,
+    printerColumns: [
+      { name: 'Node', type: 'string', jsonPath: '.spec.nodeName' },
+      { name: 'Provider ID', type: 'string', jsonPath: '.status.providerID' },
+      { name: 'Method', type: 'string', jsonPath: '.spec.cycleSettings.method' },
+      { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
       { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
     ],
   },

@@ -1,0 +1,169 @@
+// CycleNodeRequest and CycleNodeStatus (slipway.dev/v1alpha1, namespaced): Cyclops's node cycling.
+// A request replaces the selected nodes of one or more cloud node groups, surge first: detach (the
+// group launches a replacement), wait for the replacement to be Ready and healthy, then cordon,
+// drain, delete the Node and terminate the instance. One CycleNodeStatus per node mirrors its cycle.
+import { z } from 'zod';
+import { DrainOptions } from './drain-options.js';
+import { Duration } from './duration.js';
+import { LabelSelector, selectorErrors } from './label-selector.js';
+
+export const CycleMethod = z.enum(['Drain', 'Wait']);
+
+export const CycleSettings = z.object({
+  /** Drain: evict the pods. Wait: first wait for pods annotated slipway.dev/do-not-disrupt=true to finish, then drain the rest. */
+  method: CycleMethod.default('Drain'),
+  /** Nodes in flight at once. Default: all selected nodes. */
+  concurrency: z.int32().min(1).optional(),
+  /** Per node: how long its cycle may take before it fails. */
+  cyclingTimeout: Duration.default('3h'),
+  /** Pod label keys removed before draining (takes pods out of Services first). */
+  labelsToRemove: z.array(z.string().min(1)).max(32).optional(),
+  /** Wait method: pods with any of these label values are not waited for. */
+  ignorePodsLabels: z.record(z.string(), z.array(z.string())).optional(),
+  /** Wait method: pods of these namespaces are not waited for. */
+  ignoreNamespaces: z.array(z.string()).max(64).optional(),
+});
+export type CycleSettings = z.infer<typeof CycleSettings>;
+
+export const HealthCheck = z.object({
+  /** URL; {{ .NodeIP }} is replaced by the node's InternalIP. */
+  endpoint: z.string().min(1),
+  /** How long a new node may take to pass. */
+  waitPeriod: Duration,
+  validStatusCodes: z.array(z.int32()).min(1).default([200]),
+  /** A regular expression the body must match. */
+  regexMatch: z.string().optional(),
+});
+export type HealthCheck = z.infer<typeof HealthCheck>;
+
+export const PreTerminationCheck = z.object({
+  /** POSTed once after the node is cordoned. */
+  triggerEndpoint: z.string().min(1),
+  validStatusCodes: z.array(z.int32()).min(1).default([200]),
+  /** Polled after the trigger until it passes or its waitPeriod ends. */
+  healthCheck: HealthCheck,
+});
+export type PreTerminationCheck = z.infer<typeof PreTerminationCheck>;
+
+export const NodeGroupProviderName = z.enum(['kwok', 'aws']);
+export type NodeGroupProviderName = z.infer<typeof NodeGroupProviderName>;
+
+export const CycleNodeRequestSpec = z
+  .object({
+    /** The cloud node group (an Auto Scaling group; for kwok, the slipway.dev/node-group label value). */
+    nodeGroupName: z.string().default(''),
+    /** More node groups sharing one concurrency budget; merged with nodeGroupName. */
+    nodeGroupsList: z.array(z.string().min(1)).max(32).optional(),
+    /** Which node-group provider; default: the worker's (SLIPWAY_PROVIDER, kwok locally). */
+    provider: NodeGroupProviderName.optional(),
+    /** Selects the Nodes to cycle (required and non-empty: an empty selector would match every node). */
+    selector: LabelSelector,
+    /** Cycle only these nodes of the selection. */
+    nodeNames: z.array(z.string().min(1)).max(1000).optional(),
+    validationOptions: z.object({ skipMissingNamedNodes: z.boolean().default(false) }).optional(),
+    cycleSettings: CycleSettings.default({ method: 'Drain', cyclingTimeout: '3h' }),
+    healthChecks: z.array(HealthCheck).max(16).optional(),
+    preTerminationChecks: z.array(PreTerminationCheck).max(16).optional(),
+    skipInitialHealthChecks: z.boolean().default(false),
+    skipPreTerminationChecks: z.boolean().default(false),
+    /** The drain engine's options: eviction timeout policy, volume timeout, drain plan, limits. DrainRules apply too. */
+    drain: DrainOptions.optional(),
+  })
+  .superRefine((s, ctx) => {
+    const groups = nodeGroupsOf(s);
+    if (groups.length === 0) ctx.addIssue({ code: 'custom', path: ['nodeGroupName'], message: 'name at least one node group (nodeGroupName or nodeGroupsList)' });
+    const sel = s.selector;
+    if (Object.keys(sel.matchLabels ?? {}).length === 0 && (sel.matchExpressions ?? []).length === 0) {
+      ctx.addIssue({ code: 'custom', path: ['selector'], message: 'selector must not be empty: it would match every node' });
+    }
+    for (const e of selectorErrors(sel)) ctx.addIssue({ code: 'custom', path: ['selector'], message: e });
+    for (const [i, h] of (s.healthChecks ?? []).entries()) if (h.regexMatch !== undefined && !validRegex(h.regexMatch)) {
+      ctx.addIssue({ code: 'custom', path: ['healthChecks', i, 'regexMatch'], message: `not a valid regular expression: ${h.regexMatch}` });
+    }
+  })
+  .meta({
+    'x-kubernetes-validations': [
+      { rule: "self.nodeGroupName != '' || (has(self.nodeGroupsList) && size(self.nodeGroupsList) > 0)", message: 'name at least one node group (nodeGroupName or nodeGroupsList)' },
+      { rule: '(has(self.selector.matchLabels) && size(self.selector.matchLabels) > 0) || (has(self.selector.matchExpressions) && size(self.selector.matchExpressions) > 0)', message: 'selector must not be empty: it would match every node' },
+    ],
+  });
+export type CycleNodeRequestSpec = z.infer<typeof CycleNodeRequestSpec>;
+export type CycleNodeRequestSpecInput = z.input<typeof CycleNodeRequestSpec>;
+
+function validRegex(r: string): boolean {
+  try {
+    new RegExp(r);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** nodeGroupName and nodeGroupsList, merged and deduplicated. */
+export function nodeGroupsOf(s: { nodeGroupName?: string; nodeGroupsList?: string[] }): string[] {
+  return [...new Set([s.nodeGroupName ?? '', ...(s.nodeGroupsList ?? [])].filter((g) => g.length > 0))];
+}
+
+// ---- status ------------------------------------------------------------------------------------
+
+export const CycleRequestPhase = z.enum(['Pending', 'Initialised', 'ScalingUp', 'CordoningNode', 'WaitingTermination', 'Successful', 'Healing', 'Failed']);
+export type CycleRequestPhase = z.infer<typeof CycleRequestPhase>;
+export const CycleNodePhase = z.enum(['Pending', 'WaitingPods', 'RemovingLabelsFromPods', 'DrainingPods', 'DeletingNode', 'TerminatingNode', 'Successful', 'Failed']);
+export type CycleNodePhase = z.infer<typeof CycleNodePhase>;
+
+/** metav1.Condition. */
+export const Condition = z.object({
+  type: z.string(),
+  status: z.enum(['True', 'False', 'Unknown']),
+  reason: z.string(),
+  message: z.string(),
+  lastTransitionTime: z.string(),
+  observedGeneration: z.int32().optional(),
+});
+export type Condition = z.infer<typeof Condition>;
+
+export const CycledNode = z.object({
+  name: z.string(),
+  providerID: z.string().optional(),
+  nodeGroup: z.string().optional(),
+  phase: CycleNodePhase,
+  message: z.string().optional(),
+});
+export type CycledNode = z.infer<typeof CycledNode>;
+
+export const CycleNodeRequestStatus = z.object({
+  phase: CycleRequestPhase.optional(),
+  message: z.string().optional(),
+  nodes: z.array(CycledNode).optional(),
+  nodesCycled: z.int32().optional(),
+  nodesTotal: z.int32().optional(),
+  startedAt: z.string().optional(),
+  completedAt: z.string().optional(),
+  workflowId: z.string().optional(),
+  runId: z.string().optional(),
+  observedGeneration: z.int32().optional(),
+  conditions: z.array(Condition).optional(),
+});
+export type CycleNodeRequestStatus = z.infer<typeof CycleNodeRequestStatus>;
+
+export const CycleNodeStatusSpec = z.object({
+  nodeName: z.string().min(1),
+  /** The CycleNodeRequest this node belongs to. */
+  requestName: z.string().min(1),
+  cycleSettings: CycleSettings,
+});
+export const CycleNodeStatusStatus = z.object({
+  phase: CycleNodePhase.optional(),
+  message: z.string().optional(),
+  providerID: z.string().optional(),
+  nodeGroup: z.string().optional(),
+  startedAt: z.string().optional(),
+  timeoutAt: z.string().optional(),
+  evicted: z.int32().optional(),
+  /** The drain's current blocker, in Cluster API's message shape. */
+  drainMessage: z.string().optional(),
+});
+export type CycleNodeStatusStatus = z.infer<typeof CycleNodeStatusStatus>;
+
+export const CYCLE_NODE_REQUEST = { group: 'slipway.dev', version: 'v1alpha1', kind: 'CycleNodeRequest', plural: 'cyclenoderequests', singular: 'cyclenoderequest' } as const;
+export const CYCLE_NODE_STATUS = { group: 'slipway.dev', version: 'v1alpha1', kind: 'CycleNodeStatus', plural: 'cyclenodestatuses', singular: 'cyclenodestatus' } as const;
