@@ -1,6 +1,7 @@
 // Every signal, query and update of Slipway's workflows. The workflows, the bridge and the CLI all
 // import this one module, so their names cannot drift apart.
 import { defineQuery, defineSignal } from '@temporalio/workflow';
+import type { CycleStatus, NodeCycleStatus } from './cycle/types.js';
 import type { DrainStatus } from './drain/status.js';
 
 export interface PodTarget {
@@ -18,3 +19,8 @@ export const forceDeletePodSignal = defineSignal<[PodTarget]>('forceDeletePod');
 export const retryNowSignal = defineSignal('retryNow');
 
 export const drainStatusQuery = defineQuery<DrainStatus>('drainStatus');
+
+/** The cycle request's progress: phase, message, every node's phase (mirrored into status by the bridge). */
+export const cycleStatusQuery = defineQuery<CycleStatus>('cycleStatus');
+/** One node's cycle. */
+export const nodeCycleStatusQuery = defineQuery<NodeCycleStatus>('nodeCycleStatus');

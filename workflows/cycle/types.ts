@@ -1,0 +1,49 @@
+// The cycle workflows' contract with the CRD bridge and the CLI: input, status (the query result the
+// bridge mirrors into CycleNodeRequest / CycleNodeStatus), and the object → workflow ID rule.
+import type { CycleNodePhase, CycleNodeRequestSpecInput, CycleRequestPhase } from '../../api/cycle-node-request.js';
+
+export const CYCLE_WORKFLOW_TYPE = 'cycleNodeRequestWorkflow';
+export const NODE_CYCLE_WORKFLOW_TYPE = 'cycleNodeWorkflow';
+
+export interface CycleRequestRef {
+  namespace: string;
+  name: string;
+  uid: string;
+  generation?: number;
+}
+
+export interface CycleRequestInput {
+  request: CycleRequestRef;
+  spec: CycleNodeRequestSpecInput;
+}
+
+export interface NodeCycleStatus {
+  nodeName: string;
+  phase: CycleNodePhase;
+  message?: string;
+  providerID?: string;
+  nodeGroup?: string;
+  startedAt?: string;
+  timeoutAt?: string;
+  evicted?: number;
+  /** The drain's blocker, in Cluster API's message shape, while it drains. */
+  drainMessage?: string;
+}
+
+export interface CycleStatus {
+  phase: CycleRequestPhase;
+  message: string;
+  /** Every node selected for cycling, with its own phase. */
+  nodes: NodeCycleStatus[];
+  nodesCycled: number;
+  nodesTotal: number;
+  startedAt?: string;
+  completedAt?: string;
+}
+
+/**
+ * One workflow per object. The uid makes a deleted-and-recreated object a new cycle; the same
+ * object (any number of watch events, bridge restarts) always maps to the same ID.
+ */
+export const cycleWorkflowId = (r: Pick<CycleRequestRef, 'namespace' | 'name' | 'uid'>) => `cnr/${r.namespace}/${r.name}/${r.uid}`;
+export const nodeCycleWorkflowId = (parentId: string, nodeName: string) => `${parentId}/node/${nodeName}`;
