@@ -1,16 +1,24 @@
 // All activities, built from their dependencies so tests hand in clients for the local stack.
 import type { Kube } from './kube.js';
+import { createCycleActivities } from './cycle/index.js';
 import { createDrainActivities } from './drain/index.js';
+import { createProviders, defaultProviderName } from './providers/index.js';
+import type { NodeGroupProvider } from './providers/types.js';
 import { createInventoryActivities } from './inventory.js';
 
 export interface ActivityDeps {
   kube: Kube;
+  /** Node-group providers by name (kwok, aws); default: both, AWS configured from the environment. */
+  providers?: Record<string, NodeGroupProvider>;
+  /** Default: SLIPWAY_PROVIDER, or kwok. */
+  defaultProvider?: string;
 }
 
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createInventoryActivities(deps.kube),
     ...createDrainActivities(deps.kube),
+    ...createCycleActivities(deps.kube, deps.providers ?? createProviders({ kube: deps.kube }), deps.defaultProvider ?? defaultProviderName()),
   };
 }
 

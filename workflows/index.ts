@@ -1,3 +1,5 @@
 // Every workflow the worker hosts. Deterministic code only: no I/O, clocks or randomness here.
 export { inventoryWorkflow } from './inventory.js';
 export { drainWorkflow } from './drain/drain.js';
+export { cycleNodeRequestWorkflow } from './cycle/request.js';
+export { cycleNodeWorkflow } from './cycle/node.js';

@@ -24,3 +24,8 @@ export const drainStatusQuery = defineQuery<DrainStatus>('drainStatus');
 export const cycleStatusQuery = defineQuery<CycleStatus>('cycleStatus');
 /** One node's cycle. */
 export const nodeCycleStatusQuery = defineQuery<NodeCycleStatus>('nodeCycleStatus');
+
+/** A node cycle tells its request about its phase. */
+export const nodeProgressSignal = defineSignal<[NodeCycleStatus]>('nodeProgress');
+/** A drain tells the workflow it reports to what blocks it (sent only when the message changes). */
+export const drainProgressSignal = defineSignal<[{ nodeName: string; message: string; evicted: number }]>('drainProgress');

@@ -7,6 +7,7 @@ import {
   CancellationScope,
   condition,
   continueAsNew,
+  getExternalWorkflowHandle,
   isCancellation,
   log,
   proxyActivities,
@@ -17,7 +18,7 @@ import {
 import type { DrainOptionsInput } from '../../api/drain-options.js';
 import type { Activities } from '../../activities/index.js';
 import type { EvictResult } from '../../activities/drain/evict.js';
-import { drainStatusQuery, forceDeletePodSignal, retryNowSignal, skipPodSignal, type PodTarget } from '../messages.js';
+import { drainProgressSignal, drainStatusQuery, forceDeletePodSignal, retryNowSignal, skipPodSignal, type PodTarget } from '../messages.js';
 import { drainMarkdown, drainMessage, emptyStatus, waveStatus, type DrainStatus, type ForcedAction } from './status.js';
 import { podKey, type DrainSettings, type DrainSnapshot, type PodRef, type PodVerdict } from './types.js';
 import { evictionBackoffMs, planWave } from './waves.js';
@@ -51,6 +52,8 @@ export interface DrainInput {
   nodeName: string;
   options?: DrainOptionsInput;
   carry?: DrainCarry;
+  /** A workflow (e.g. a cycle request) that wants the drain's message whenever it changes. */
+  reportTo?: string;
 }
 
 export interface DrainResult {
@@ -82,9 +85,15 @@ export async function drainWorkflow(input: DrainInput): Promise<DrainResult> {
     wake = true;
   });
 
+  let reported = '';
   const publish = () => {
     st.message = drainMessage(st);
     setCurrentDetails(drainMarkdown(st));
+    if (input.reportTo && st.message !== reported) {
+      reported = st.message;
+      // Best effort: the listener may have finished; the drain does not depend on it.
+      getExternalWorkflowHandle(input.reportTo).signal(drainProgressSignal, { nodeName, message: st.message, evicted: st.evicted }).catch(() => undefined);
+    }
   };
   const fail = (message: string, type: string): never => {
     st.phase = 'Failed';
@@ -272,7 +281,7 @@ export async function drainWorkflow(input: DrainInput): Promise<DrainResult> {
     wake = false;
 
     if (workflowInfo().continueAsNewSuggested) {
-      const next: DrainInput = { nodeName, options: input.options, carry: { status: st, blocked: [...blocked], skipped: [...skipBySignal] } };
+      const next: DrainInput = { nodeName, options: input.options, reportTo: input.reportTo, carry: { status: st, blocked: [...blocked], skipped: [...skipBySignal] } };
       await continueAsNew<typeof drainWorkflow>(next);
     }
     snap = await classify();

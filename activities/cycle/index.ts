@@ -1,0 +1,17 @@
+// Node cycling's activities: resolve the request, scale (detach, replacements, heal, terminate),
+// health checks, and the per-node pod steps.
+import type { Kube } from '../kube.js';
+import type { NodeGroupProvider } from '../providers/types.js';
+import { createHealthActivities } from './health.js';
+import { createCyclePodActivities } from './pods.js';
+import { createResolveActivities } from './resolve.js';
+import { createScaleActivities } from './scale.js';
+
+export function createCycleActivities(kube: Kube, providers: Record<string, NodeGroupProvider>, defaultProvider: string) {
+  return {
+    ...createResolveActivities(kube, providers, defaultProvider),
+    ...createScaleActivities(kube, providers),
+    ...createHealthActivities(),
+    ...createCyclePodActivities(kube),
+  };
+}

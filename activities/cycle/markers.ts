@@ -1,0 +1,13 @@
+// Labels and annotations the cycle puts on Nodes, so state survives crashes and a later run can
+// heal what an earlier one left behind.
+
+/** Annotation: the node group a node was detached from (read to re-attach it). */
+export const DETACHED_FROM = 'slipway.dev/detached-from-group';
+/** Annotation: the request (ns/name/uid) that detached or cordoned the node. */
+export const CYCLED_BY = 'slipway.dev/cycled-by';
+/** cluster-autoscaler: do not scale this node down. */
+export const CA_SCALE_DOWN_DISABLED = 'cluster-autoscaler.kubernetes.io/scale-down-disabled';
+/** Ours: we set CA_SCALE_DOWN_DISABLED (value: the request), so we remove it; a pre-existing one is left alone. */
+export const CA_ANNOTATION_OWNER = 'slipway.dev/scale-down-disabled-by';
+/** Pod annotation the Wait method waits for. */
+export const DO_NOT_DISRUPT = 'slipway.dev/do-not-disrupt';

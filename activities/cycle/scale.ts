@@ -1,0 +1,185 @@
+// Surge-first replacement: mark and detach the batch (the group launches replacements), wait for
+// replacements that are Ready and healthy, protect them from cluster-autoscaler while needed,
+// terminate old instances, and heal (re-attach, uncordon) on failure. Every step is idempotent.
+import { Context, heartbeat } from '@temporalio/activity';
+import { PatchStrategy, setHeaderOptions, type V1Node } from '@kubernetes/client-node';
+import { matchesSelector, type LabelSelector } from '../../api/label-selector.js';
+import type { HealthCheck } from '../../api/cycle-node-request.js';
+import { parseDuration } from '../../api/duration.js';
+import { apiStatus, type Kube } from '../kube.js';
+import { watchUntil } from '../watch.js';
+import type { NodeGroupProvider } from '../providers/types.js';
+import { runHealthChecks } from './health.js';
+import { CA_ANNOTATION_OWNER, CA_SCALE_DOWN_DISABLED, CYCLED_BY, DETACHED_FROM } from './markers.js';
+import { nodeSummary, type CycleNode } from './resolve.js';
+
+const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+async function patchNode(kube: Kube, name: string, body: object): Promise<boolean> {
+  try {
+    await kube.core.patchNode({ name, body }, mergePatch);
+    return true;
+  } catch (err) {
+    if (apiStatus(err) === 404) return false;
+    throw err;
+  }
+}
+
+export interface ReplacementInput {
+  provider: string;
+  groups: string[];
+  selector: LabelSelector;
+  /** Nodes that existed before this batch was detached (old nodes, earlier replacements): never counted as new. */
+  known: string[];
+  /** Wall-clock ms when the batch was detached: replacements are nodes created after it. */
+  sinceMs: number;
+  /** How many new Ready, healthy nodes the batch needs. */
+  needed: number;
+  healthChecks: HealthCheck[];
+  timeoutMs: number;
+}
+
+export function createScaleActivities(kube: Kube, providers: Record<string, NodeGroupProvider>) {
+  const provider = (name: string) => {
+    const p = providers[name];
+    if (!p) throw new Error(`unknown provider ${name}`);
+    return p;
+  };
+  return {
+    /** Marks each node (so a later run can re-attach it) and detaches it without shrinking its group. */
+    async detachNodes(input: { provider: string; requestKey: string; nodes: CycleNode[] }): Promise<{ detached: string[]; gone: string[] }> {
+      const detached: string[] = [];
+      const gone: string[] = [];
+      for (const n of input.nodes) {
+        const marked = await patchNode(kube, n.name, { metadata: { annotations: { [DETACHED_FROM]: n.nodeGroup, [CYCLED_BY]: input.requestKey } } });
+        if (!marked) {
+          gone.push(n.name); // removed by someone else: nothing to cycle
+          continue;
+        }
+        await provider(input.provider).detachInstance(n.providerID, n.nodeGroup);
+        detached.push(n.name);
+        heartbeat(n.name);
+      }
+      return { detached, gone };
+    },
+
+    /**
+     * Waits until the groups are back to full strength with new nodes: every instance InService, and
+     * `needed` nodes created after the detach that are Ready now (a replacement that died does not
+     * count) and pass the health checks. Watches Nodes; re-describes the groups on each change.
+     */
+    async waitForReplacements(input: ReplacementInput): Promise<{ ready: boolean; newNodes: string[]; message: string }> {
+      const p = provider(input.provider);
+      const known = new Set(input.known);
+      let message = 'waiting for replacement nodes';
+      let fresh: CycleNode[] = [];
+      const deadline = Date.now() + input.timeoutMs;
+      const check = async (nodes: V1Node[]): Promise<boolean> => {
+        const groups = await p.describeGroups(input.groups);
+        const notInService = groups.flatMap((g) => g.instances).filter((i) => i.lifecycle !== 'InService');
+        const instances = new Set(groups.flatMap((g) => g.instances.map((i) => i.providerID)));
+        fresh = nodes
+          .filter((n) => !known.has(n.metadata!.name!) && matchesSelector(input.selector, n.metadata?.labels) && !n.metadata?.deletionTimestamp)
+          .map(nodeSummary)
+          .filter((n) => n.ready && n.createdAtMs >= input.sinceMs - 1000 && instances.has(n.providerID));
+        if (notInService.length) message = `waiting for ${notInService.length} instances to be InService`;
+        else if (fresh.length < input.needed) message = `waiting for replacement nodes: ${fresh.length}/${input.needed} Ready`;
+        else return true;
+        return false;
+      };
+      for (;;) {
+        let ok = false;
+        const { met } = await watchUntil<V1Node>({
+          kc: kube.config,
+          path: '/api/v1/nodes',
+          list: async () => {
+            const l = await kube.core.listNode();
+            ok = await check(l.items);
+            return { items: l.items, resourceVersion: l.metadata?.resourceVersion ?? '' };
+          },
+          done: () => ok,
+          timeoutMs: Math.min(5000, Math.max(0, deadline - Date.now())),
+          onTick: () => heartbeat(message),
+          signal: Context.current().cancellationSignal,
+        });
+        heartbeat(message);
+        if (met) break;
+        if (Date.now() >= deadline) return { ready: false, newNodes: fresh.map((n) => n.name), message: `${message} (timed out)` };
+      }
+      const newNodes = fresh.slice(0, Math.max(input.needed, fresh.length)).map((n) => n.name);
+      if (input.healthChecks.length) {
+        const waitMs = Math.max(...input.healthChecks.map((h) => parseDuration(h.waitPeriod)));
+        const result = await runHealthChecks(fresh, input.healthChecks, Math.min(waitMs, Math.max(0, deadline - Date.now())));
+        if (!result.passed) return { ready: false, newNodes, message: `replacement nodes did not pass their health checks: ${result.failures.join('; ')}` };
+      }
+      return { ready: true, newNodes, message: `${newNodes.length} replacement nodes Ready and healthy` };
+    },
+
+    /** Keeps cluster-autoscaler off the new nodes while the batch drains (only where we set it). */
+    async protectFromScaleDown(input: { nodes: string[]; requestKey: string }): Promise<string[]> {
+      const marked: string[] = [];
+      for (const name of input.nodes) {
+        const node = await kube.core.readNode({ name }).catch((err) => (apiStatus(err) === 404 ? undefined : Promise.reject(err)));
+        if (!node) continue;
+        const a = node.metadata?.annotations ?? {};
+        if (a[CA_SCALE_DOWN_DISABLED] !== undefined && a[CA_ANNOTATION_OWNER] === undefined) continue; // someone else's: leave it
+        await patchNode(kube, name, { metadata: { annotations: { [CA_SCALE_DOWN_DISABLED]: 'true', [CA_ANNOTATION_OWNER]: input.requestKey } } });
+        marked.push(name);
+      }
+      return marked;
+    },
+
+    /** Removes our scale-down-disabled annotations (from named nodes, or every node we marked for this request). */
+    async releaseScaleDown(input: { requestKey: string; nodes?: string[] }): Promise<string[]> {
+      const all = await kube.core.listNode();
+      const released: string[] = [];
+      for (const n of all.items) {
+        const a = n.metadata?.annotations ?? {};
+        if (a[CA_ANNOTATION_OWNER] !== input.requestKey) continue;
+        if (input.nodes && !input.nodes.includes(n.metadata!.name!)) continue;
+        await patchNode(kube, n.metadata!.name!, { metadata: { annotations: { [CA_SCALE_DOWN_DISABLED]: null, [CA_ANNOTATION_OWNER]: null } } });
+        released.push(n.metadata!.name!);
+      }
+      return released;
+    },
+
+    /**
+     * Healing: every instance not terminated goes back into its group (even when its Node object is
+     * already gone), and every Node still there is uncordoned and loses our markers.
+     */
+    async healNodes(input: { provider: string; requestKey: string; nodes: CycleNode[] }): Promise<{ reattached: string[]; uncordoned: string[] }> {
+      const p = provider(input.provider);
+      const reattached: string[] = [];
+      const uncordoned: string[] = [];
+      for (const n of input.nodes) {
+        if ((await p.instancesExist([n.providerID])).has(n.providerID)) {
+          const r = await p.attachInstance(n.providerID, n.nodeGroup);
+          if (!r.alreadyAttached) reattached.push(n.name);
+        }
+        const node = await kube.core.readNode({ name: n.name }).catch((err) => (apiStatus(err) === 404 ? undefined : Promise.reject(err)));
+        if (!node) continue;
+        if (node.spec?.unschedulable) uncordoned.push(n.name);
+        await patchNode(kube, n.name, { metadata: { annotations: { [DETACHED_FROM]: null, [CYCLED_BY]: null } }, spec: { unschedulable: null } });
+      }
+      return { reattached, uncordoned };
+    },
+
+    async deleteNode(name: string): Promise<{ existed: boolean }> {
+      try {
+        await kube.core.deleteNode({ name });
+        return { existed: true };
+      } catch (err) {
+        if (apiStatus(err) === 404) return { existed: false };
+        throw err;
+      }
+    },
+
+    async terminateInstance(input: { provider: string; providerID: string }): Promise<{ alreadyGone: boolean }> {
+      return provider(input.provider).terminateInstance(input.providerID);
+    },
+
+    async instanceExists(input: { provider: string; providerID: string }): Promise<boolean> {
+      return (await provider(input.provider).instancesExist([input.providerID])).has(input.providerID);
+    },
+  };
+}

@@ -1,0 +1,155 @@
+// Node cycling through the kwok provider, on the local stack: surge-first replacement, PDBs kept,
+// healing on failure, the Wait method, and invalid requests.
+import { createServer, type Server } from 'node:http';
+import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
+import { CA_ANNOTATION_OWNER, CYCLED_BY, DETACHED_FROM } from '../../activities/cycle/markers.js';
+import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
+import { cycleStatusQuery } from '../../workflows/messages.js';
+import { readAudit } from '../support/cluster.js';
+import { CycleFixture } from '../support/cycle.js';
+import { evictionsOf } from '../support/drain.js';
+import { waitFor } from '../support/wait.js';
+
+const groupNodes = async (f: CycleFixture) => (await f.c.core.listNode({ labelSelector: `${NODE_GROUP_LABEL}=${f.group}` })).items;
+
+describe('cycling a 6-node group at concurrency 2', () => {
+  const f = new CycleFixture('it-cycle');
+  beforeAll(() => f.setup());
+  afterAll(() => f.teardown());
+
+  test('replaces every old node, keeps the app at or above its PDB throughout, and removes each old node exactly once', async () => {
+    const old = await ensureFakeNodeGroup(f.c.core, f.group, 6);
+    await f.app(6, 5);
+    await waitFor('6 app pods Running', async () => (await f.c.core.listNamespacedPod({ namespace: f.ns })).items.filter((p) => p.status?.phase === 'Running').length === 6);
+    await f.watchApp();
+    const startedAt = new Date();
+    const handle = await f.start({ selector: { matchLabels: { [NODE_GROUP_LABEL]: f.group } }, cycleSettings: { concurrency: 2 } });
+    const phases = new Set<string>();
+    const poll = setInterval(() => void handle.query(cycleStatusQuery).then((s) => phases.add(s.phase)).catch(() => undefined), 200);
+    const result = await handle.result().finally(() => clearInterval(poll));
+
+    expect(result.phase).toBe('Successful');
+    expect(result.nodesCycled).toBe(6);
+    expect(result.nodes.map((n) => n.phase)).toEqual(Array(6).fill('Successful'));
+    for (const p of ['Pending', 'ScalingUp', 'WaitingTermination']) expect(phases).toContain(p);
+    const now = await groupNodes(f);
+    expect(now.map((n) => n.metadata!.name).filter((n) => old.includes(n!))).toEqual([]);
+    expect(now).toHaveLength(6);
+    for (const n of now) {
+      expect(n.spec?.unschedulable).toBeFalsy();
+      expect(n.metadata?.annotations?.[CA_ANNOTATION_OWNER]).toBeUndefined(); // scale-down protection released
+    }
+    expect(f.minAvailable).toBeGreaterThanOrEqual(5);
+    const deletions = (await readAudit()).filter(
+      (e) => e.objectRef?.resource === 'nodes' && e.verb === 'delete' && e.responseStatus?.code === 200 && new Date(e.requestReceivedTimestamp) >= startedAt && old.includes(e.objectRef.name!),
+    );
+    const perNode = new Map<string, number>();
+    for (const d of deletions) perNode.set(d.objectRef!.name!, (perNode.get(d.objectRef!.name!) ?? 0) + 1);
+    expect([...perNode.keys()].sort()).toEqual([...old].sort());
+    expect([...perNode.values()].every((n) => n === 1)).toBe(true);
+  }, 240_000);
+});
+
+describe('a failing health check', () => {
+  const f = new CycleFixture('it-cycle-heal');
+  let server: Server;
+  let port = 0;
+  beforeAll(async () => {
+    server = createServer((_req, res) => {
+      res.statusCode = 503;
+      res.end('not ready');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    port = (server.address() as { port: number }).port;
+    await f.setup();
+  });
+  afterAll(async () => {
+    server.close();
+    await f.teardown();
+  });
+
+  test('fails the request, and healing leaves every node in its group and schedulable', async () => {
+    const old = await ensureFakeNodeGroup(f.c.core, f.group, 4);
+    const handle = await f.start({
+      selector: { matchLabels: { [NODE_GROUP_LABEL]: f.group } },
+      cycleSettings: { concurrency: 2 },
+      skipInitialHealthChecks: true,
+      healthChecks: [{ endpoint: `http://127.0.0.1:${port}/healthz?node={{ .NodeIP }}`, waitPeriod: '3s' }],
+    });
+    await expect(handle.result()).rejects.toThrow();
+    const s = await handle.query(cycleStatusQuery);
+    expect(s.phase).toBe('Failed');
+    expect(s.message).toContain('did not pass their health checks');
+    expect(s.message).toContain('status 503');
+    const nodes = await groupNodes(f);
+    for (const name of old) {
+      const n = nodes.find((x) => x.metadata!.name === name);
+      expect(n).toBeDefined(); // back in its group
+      expect(n!.spec?.unschedulable).toBeFalsy();
+      expect(n!.metadata?.annotations?.[DETACHED_FROM]).toBeUndefined();
+      expect(n!.metadata?.annotations?.[CYCLED_BY]).toBeUndefined();
+    }
+    expect(nodes.filter((n) => n.metadata?.annotations?.[CA_ANNOTATION_OWNER])).toEqual([]);
+  }, 120_000);
+});
+
+describe('the Wait method', () => {
+  const f = new CycleFixture('it-cycle-wait');
+  beforeAll(() => f.setup());
+  afterAll(() => f.teardown());
+
+  test('waits for a do-not-disrupt pod to finish before draining, and never evicts it', async () => {
+    await ensureFakeNodeGroup(f.c.core, f.group, 1);
+    const batch = f.c.config.makeApiClient((await import('@kubernetes/client-node')).BatchV1Api);
+    await batch.createNamespacedJob({
+      namespace: f.ns,
+      body: {
+        metadata: { name: 'report' },
+        spec: {
+          backoffLimit: 0,
+          template: {
+            metadata: { labels: { app: 'report' }, annotations: { 'slipway.dev/do-not-disrupt': 'true', 'pod-complete.stage.kwok.x-k8s.io/delay': '6s' } },
+            spec: { restartPolicy: 'Never', nodeSelector: { [NODE_GROUP_LABEL]: f.group }, containers: [{ name: 'c', image: 'registry.invalid/job:1' }] },
+          },
+        },
+      },
+    });
+    const pod = await waitFor('the job pod Running', async () => (await f.c.core.listNamespacedPod({ namespace: f.ns, labelSelector: 'app=report' })).items.find((p) => p.status?.phase === 'Running'));
+    const handle = await f.start({ selector: { matchLabels: { [NODE_GROUP_LABEL]: f.group } }, cycleSettings: { method: 'Wait' } });
+    await waitFor('WaitingPods', async () => (await handle.query(cycleStatusQuery)).nodes[0]?.phase === 'WaitingPods');
+    const result = await handle.result();
+    expect(result.phase).toBe('Successful');
+    const audit = await readAudit();
+    expect(evictionsOf(audit).map((e) => e.objectRef!.name)).not.toContain(pod.metadata!.name);
+    const nodeDeleted = audit.find((e) => e.objectRef?.resource === 'nodes' && e.verb === 'delete' && e.objectRef.name === pod.spec!.nodeName)!;
+    // The node went only after the pod had run its 6 s.
+    expect(new Date(nodeDeleted.requestReceivedTimestamp).getTime() - new Date(pod.status!.startTime!).getTime()).toBeGreaterThanOrEqual(5000);
+  }, 120_000);
+});
+
+describe('an invalid request', () => {
+  const f = new CycleFixture('it-cycle-bad');
+  beforeAll(() => f.setup());
+  afterAll(() => f.teardown());
+
+  test('an unknown node group fails with a clear message and touches nothing', async () => {
+    const names = await ensureFakeNodeGroup(f.c.core, f.group, 2);
+    const handle = await f.start({ nodeGroupName: `${f.group}-nope`, selector: { matchLabels: { [NODE_GROUP_LABEL]: f.group } } });
+    await expect(handle.result()).rejects.toThrow();
+    const s = await handle.query(cycleStatusQuery);
+    expect(s.phase).toBe('Failed');
+    expect(s.message).toContain(`unknown node group ${f.group}-nope`);
+    const nodes = await groupNodes(f);
+    expect(nodes.map((n) => n.metadata!.name).sort()).toEqual(names);
+    for (const n of nodes) {
+      expect(n.spec?.unschedulable).toBeFalsy();
+      expect(Object.keys(n.metadata?.annotations ?? {}).filter((k) => k.startsWith('slipway.dev/'))).toEqual([]);
+    }
+  });
+
+  test('an empty selector is refused before anything is read', async () => {
+    const handle = await f.start({ selector: {} });
+    await expect(handle.result()).rejects.toThrow();
+    expect((await handle.query(cycleStatusQuery)).message).toContain('selector must not be empty: it would match every node');
+  });
+});

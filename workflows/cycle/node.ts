@@ -1,0 +1,120 @@
+// One node's cycle, a child of the request: Pending → WaitingPods (Wait method) →
+// RemovingLabelsFromPods → DrainingPods (the drain engine, as a child) → DeletingNode →
+// TerminatingNode → Successful, or Failed. Bounded by cyclingTimeout. The replacement capacity is
+// already up (the request scaled up first), so this only takes the old node away.
+import {
+  ApplicationFailure,
+  CancellationScope,
+  executeChild,
+  getExternalWorkflowHandle,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  sleep,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { CycleNodePhase } from '../../api/cycle-node-request.js';
+import type { DrainOptionsInput } from '../../api/drain-options.js';
+import type { Activities } from '../../activities/index.js';
+import type { CycleNode, ResolvedCycle } from '../../activities/cycle/resolve.js';
+import { drainWorkflow } from '../drain/drain.js';
+import { nodeCycleStatusQuery, nodeProgressSignal } from '../messages.js';
+import { NodeGroupAttr, NodesAttr, PhaseAttr } from '../search-attributes.js';
+import type { NodeCycleStatus } from './types.js';
+
+const retry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' };
+const act = proxyActivities<Activities>({ startToCloseTimeout: '2 minutes', retry });
+const waits = proxyActivities<Activities>({ startToCloseTimeout: '4 hours', heartbeatTimeout: '30 seconds', retry });
+
+export interface NodeCycleInput {
+  parentId: string;
+  node: CycleNode;
+  provider: string;
+  settings: ResolvedCycle['settings'];
+  drain?: DrainOptionsInput;
+}
+
+export async function cycleNodeWorkflow(input: NodeCycleInput): Promise<NodeCycleStatus> {
+  const { node, settings } = input;
+  const started = Date.now();
+  const deadline = started + settings.cyclingTimeoutMs;
+  const st: NodeCycleStatus = {
+    nodeName: node.name,
+    phase: 'Pending',
+    providerID: node.providerID,
+    nodeGroup: node.nodeGroup,
+    startedAt: new Date(started).toISOString(),
+    timeoutAt: new Date(deadline).toISOString(),
+  };
+  setHandler(nodeCycleStatusQuery, () => st);
+  upsertSearchAttributes([
+    { key: NodesAttr, value: [node.name] },
+    { key: NodeGroupAttr, value: node.nodeGroup },
+  ]);
+  const parent = getExternalWorkflowHandle(input.parentId);
+  const phase = async (p: CycleNodePhase, message?: string) => {
+    st.phase = p;
+    st.message = message;
+    upsertSearchAttributes([{ key: PhaseAttr, value: p }]);
+    setCurrentDetails(`**${node.name}**: ${p}${message ? `\n\n${message}` : ''}`);
+    await parent.signal(nodeProgressSignal, { ...st }).catch(() => undefined);
+  };
+  const fail = async (message: string): Promise<never> => {
+    await phase('Failed', message);
+    throw ApplicationFailure.nonRetryable(`${node.name}: ${message}`, 'NodeCycleFailed');
+  };
+
+  await phase('Pending');
+  // Someone else removed the node or its instance: nothing left to take away.
+  const cordon = await act.cordonNode.executeWithOptions({ summary: `cordon ${node.name}` }, [node.name]);
+  const instance = await act.instanceExists.executeWithOptions({ summary: `does ${node.providerID} exist` }, [{ provider: input.provider, providerID: node.providerID }]);
+  if (!cordon.exists || !instance) {
+    if (cordon.exists) await act.deleteNode.executeWithOptions({ summary: `delete orphaned Node ${node.name}` }, [node.name]);
+    await phase('Successful', !cordon.exists ? 'node was removed by someone else' : 'instance was terminated by someone else');
+    return st;
+  }
+
+  if (settings.method === 'Wait') {
+    await phase('WaitingPods', 'waiting for pods annotated slipway.dev/do-not-disrupt=true to finish');
+    const w = await waits.waitForDoNotDisruptPods.executeWithOptions({ summary: `wait for do-not-disrupt pods on ${node.name}` }, [
+      { nodeName: node.name, rules: { ignorePodsLabels: settings.ignorePodsLabels, ignoreNamespaces: settings.ignoreNamespaces }, timeoutMs: Math.max(0, deadline - Date.now()) },
+    ]);
+    if (!w.done) await fail(`cyclingTimeout reached waiting for pods: ${w.remaining.join(', ')}`);
+  }
+
+  await phase('RemovingLabelsFromPods');
+  await act.removePodLabels.executeWithOptions({ summary: `remove labels ${settings.labelsToRemove.join(', ') || '(none)'}` }, [
+    { nodeName: node.name, keys: settings.labelsToRemove },
+  ]);
+
+  await phase('DrainingPods');
+  // The drain waits and reports (never loops back); cyclingTimeout bounds it.
+  const drainScope = new CancellationScope();
+  const drain = drainScope.run(() =>
+    executeChild(drainWorkflow, {
+      workflowId: `${workflowInfo().workflowId}/drain`,
+      args: [{ nodeName: node.name, options: input.drain, reportTo: input.parentId }],
+    }),
+  );
+  let timedOut = false;
+  try {
+    timedOut = await Promise.race([drain.then(() => false), sleep(Math.max(0, deadline - Date.now())).then(() => true)]);
+  } catch (err) {
+    const e = err as Error & { cause?: Error };
+    await fail(`drain failed: ${e.cause?.message ?? e.message}`);
+  }
+  if (timedOut) {
+    drainScope.cancel();
+    await drain.catch(() => undefined);
+    await fail(`cyclingTimeout (${settings.cyclingTimeoutMs / 1000}s) reached while draining`);
+  }
+  st.evicted = (await drain).status.evicted;
+
+  await phase('DeletingNode');
+  await act.deleteNode.executeWithOptions({ summary: `delete Node ${node.name}` }, [node.name]);
+  await phase('TerminatingNode');
+  await act.terminateInstance.executeWithOptions({ summary: `terminate ${node.providerID}` }, [{ provider: input.provider, providerID: node.providerID }]);
+  await phase('Successful', `${st.evicted} pods evicted`);
+  return st;
+}

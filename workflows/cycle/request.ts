@@ -1,0 +1,203 @@
+// One CycleNodeRequest: Pending → Initialised → ScalingUp → CordoningNode → WaitingTermination →
+// (next batch) … → Successful, or Healing → Failed. Surge first: a batch is detached without
+// shrinking its group, so replacements come up (Ready, healthy) before any old node is cordoned.
+// Healing is a compensation that runs on any failure and on cancellation (the object was deleted):
+// nodes not yet terminated go back into their group and are uncordoned, and scale-down protection
+// is removed, so no node is ever left outside its group or cordoned.
+import {
+  ApplicationFailure,
+  CancellationScope,
+  executeChild,
+  isCancellation,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  sleep,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import { nodeGroupsOf, type CycleRequestPhase } from '../../api/cycle-node-request.js';
+import type { Activities } from '../../activities/index.js';
+import type { CycleNode, ResolvedCycle } from '../../activities/cycle/resolve.js';
+import { cycleStatusQuery, drainProgressSignal, nodeProgressSignal } from '../messages.js';
+import { NodeGroupAttr, NodesAttr, PhaseAttr } from '../search-attributes.js';
+import { cycleNodeWorkflow } from './node.js';
+import { nodeCycleWorkflowId, type CycleRequestInput, type CycleStatus } from './types.js';
+
+const retry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' };
+const act = proxyActivities<Activities>({ startToCloseTimeout: '2 minutes', retry });
+const waits = proxyActivities<Activities>({ startToCloseTimeout: '30 minutes', heartbeatTimeout: '30 seconds', retry });
+
+/** How long the cloud group and the cluster may disagree before the request fails. */
+const EQUILIBRIUM_LIMIT_MS = 5 * 60_000;
+/** How long a batch's replacements may take to be Ready and healthy. */
+const SCALE_UP_LIMIT_MS = 20 * 60_000;
+
+export async function cycleNodeRequestWorkflow(input: CycleRequestInput): Promise<CycleStatus> {
+  const { request, spec } = input;
+  const requestKey = `${request.namespace}/${request.name}/${request.uid}`;
+  const selfId = workflowInfo().workflowId;
+  const st: CycleStatus = { phase: 'Pending', message: '', nodes: [], nodesCycled: 0, nodesTotal: 0, startedAt: new Date().toISOString() };
+  setHandler(cycleStatusQuery, () => st);
+  setHandler(nodeProgressSignal, (n) => {
+    const i = st.nodes.findIndex((x) => x.nodeName === n.nodeName);
+    if (i >= 0) st.nodes[i] = { ...st.nodes[i], ...n, drainMessage: n.phase === 'DrainingPods' ? st.nodes[i]!.drainMessage : undefined };
+    st.nodesCycled = st.nodes.filter((x) => x.phase === 'Successful').length;
+    render();
+  });
+  setHandler(drainProgressSignal, (d) => {
+    const n = st.nodes.find((x) => x.nodeName === d.nodeName);
+    if (n) Object.assign(n, { drainMessage: d.message, evicted: d.evicted });
+    render();
+  });
+  const render = () =>
+    setCurrentDetails(
+      [`**${request.namespace}/${request.name}**: ${st.phase} — ${st.nodesCycled}/${st.nodesTotal} nodes cycled`, st.message]
+        .concat(st.nodes.map((n) => `- \`${n.nodeName}\` ${n.phase}${n.drainMessage && n.phase === 'DrainingPods' ? `: ${n.drainMessage.split('\n').slice(0, 3).join(' ')}` : ''}`))
+        .filter(Boolean)
+        .join('\n'),
+    );
+  const phase = (p: CycleRequestPhase, message = st.message) => {
+    st.phase = p;
+    st.message = message;
+    upsertSearchAttributes([{ key: PhaseAttr, value: p }]);
+    render();
+  };
+  const groups = nodeGroupsOf(spec);
+  if (groups[0]) upsertSearchAttributes([{ key: NodeGroupAttr, value: groups[0] }]);
+  render();
+
+  let resolved: ResolvedCycle | undefined;
+  /** Nodes detached from their group and not terminated yet: what healing must put back. */
+  const inFlight = new Map<string, CycleNode>();
+
+  try {
+    // Pending: validate, pick nodes, and wait (bounded) for the group and the cluster to agree.
+    const equilibriumDeadline = Date.now() + EQUILIBRIUM_LIMIT_MS;
+    for (;;) {
+      resolved = await act.resolveCycle.executeWithOptions({ summary: `resolve node groups ${groups.join(', ')}` }, [{ spec, requestKey }]);
+      if (resolved.errors.length) {
+        // Invalid: nothing was touched, nothing to heal.
+        phase('Failed', resolved.errors.join('; '));
+        st.completedAt = new Date().toISOString();
+        throw ApplicationFailure.nonRetryable(st.message, 'InvalidCycleRequest');
+      }
+      const { nodesWithoutInstance, instancesWithoutNode } = resolved.mismatch;
+      if (!nodesWithoutInstance.length && !instancesWithoutNode.length) break;
+      const disagreement = `node group and cluster disagree: nodes without an instance [${nodesWithoutInstance.join(', ')}], instances without a node [${instancesWithoutNode.join(', ')}]`;
+      if (Date.now() >= equilibriumDeadline) throw ApplicationFailure.nonRetryable(disagreement, 'NoEquilibrium');
+      phase('Pending', `${disagreement}; waiting`);
+      await sleep('5 seconds');
+    }
+    const r = resolved;
+    st.nodes = r.nodes.map((n) => ({ nodeName: n.name, phase: 'Pending', providerID: n.providerID, nodeGroup: n.nodeGroup }));
+    st.nodesTotal = r.nodes.length;
+    phase('Pending', r.warnings.join('; '));
+    if (spec.healthChecks?.length && !spec.skipInitialHealthChecks) {
+      const h = await waits.healthCheckNodes.executeWithOptions({ summary: `initial health checks on ${r.nodes.length} nodes` }, [
+        { nodes: r.nodes, checks: fill(spec.healthChecks), maxWaitMs: 0 },
+      ]);
+      if (!h.passed) throw ApplicationFailure.nonRetryable(`initial health checks failed: ${h.failures.join('; ')}`, 'HealthCheckFailed');
+    }
+
+    const queue = [...r.nodes];
+    const known = new Set(r.nodes.map((n) => n.name));
+    while (queue.length) {
+      phase('Initialised', '');
+      const batch = queue.splice(0, r.settings.concurrency);
+      upsertSearchAttributes([{ key: NodesAttr, value: batch.map((n) => n.name) }]);
+
+      // ScalingUp: detach (the group replaces), then wait for Ready, healthy replacements.
+      phase('ScalingUp', `detaching ${batch.map((n) => n.name).join(', ')}`);
+      const since = Date.now();
+      for (const n of batch) inFlight.set(n.name, n);
+      const d = await act.detachNodes.executeWithOptions({ summary: `detach ${batch.length} nodes` }, [{ provider: r.provider, requestKey, nodes: batch }]);
+      for (const name of d.gone) {
+        inFlight.delete(name);
+        markNode(st, name, 'Successful', 'node was removed by someone else');
+      }
+      const rep = await waits.waitForReplacements.executeWithOptions({ summary: `wait for ${d.detached.length} replacement nodes` }, [
+        {
+          provider: r.provider,
+          groups: r.groups,
+          selector: spec.selector,
+          known: [...known],
+          sinceMs: since,
+          needed: d.detached.length,
+          healthChecks: fill(spec.healthChecks ?? []),
+          timeoutMs: SCALE_UP_LIMIT_MS,
+        },
+      ]);
+      if (!rep.ready) throw ApplicationFailure.nonRetryable(rep.message, 'ScaleUpFailed');
+      for (const n of rep.newNodes) known.add(n);
+      await act.protectFromScaleDown.executeWithOptions({ summary: 'disable scale-down of the new nodes' }, [{ nodes: rep.newNodes, requestKey }]);
+
+      // CordoningNode: cordon the batch, then the pre-termination checks.
+      phase('CordoningNode', `replacements: ${rep.newNodes.join(', ')}`);
+      const live = batch.filter((n) => inFlight.has(n.name));
+      for (const n of live) {
+        await act.cordonNode.executeWithOptions({ summary: `cordon ${n.name}` }, [n.name]);
+        if (spec.preTerminationChecks?.length && !spec.skipPreTerminationChecks) {
+          const c = await waits.preTerminationChecks.executeWithOptions({ summary: `pre-termination checks on ${n.name}` }, [
+            { node: n, checks: spec.preTerminationChecks.map((p) => ({ ...p, validStatusCodes: p.validStatusCodes ?? [200], healthCheck: fill([p.healthCheck])[0]! })) },
+          ]);
+          if (!c.passed) throw ApplicationFailure.nonRetryable(`pre-termination checks failed on ${n.name}: ${c.failures.join('; ')}`, 'PreTerminationCheckFailed');
+        }
+      }
+
+      // WaitingTermination: one child per node: drain, delete, terminate.
+      phase('WaitingTermination', `${live.length} nodes draining`);
+      const results = await Promise.allSettled(
+        live.map((n) =>
+          executeChild(cycleNodeWorkflow, {
+            workflowId: nodeCycleWorkflowId(selfId, n.name),
+            args: [{ parentId: selfId, node: n, provider: r.provider, settings: r.settings, drain: spec.drain }],
+          }).then((res) => {
+            inFlight.delete(n.name);
+            markNode(st, n.name, 'Successful', res.message);
+          }),
+        ),
+      );
+      const failed = results.filter((x): x is PromiseRejectedResult => x.status === 'rejected');
+      if (failed.length) {
+        const msg = failed.map((f) => (f.reason as Error & { cause?: Error }).cause?.message ?? (f.reason as Error).message).join('; ');
+        throw ApplicationFailure.nonRetryable(`node cycle failed: ${msg}`, 'NodeCycleFailed');
+      }
+      st.nodesCycled = st.nodes.filter((x) => x.phase === 'Successful').length;
+      // Let cluster-autoscaler manage the new nodes again between batches (#142).
+      await act.releaseScaleDown.executeWithOptions({ summary: 'release scale-down protection' }, [{ requestKey }]);
+    }
+    phase('Successful', `${st.nodesCycled} nodes cycled`);
+    st.completedAt = new Date().toISOString();
+    return st;
+  } catch (err) {
+    if (st.phase === 'Failed') throw err; // invalid request: nothing to heal
+    const message = isCancellation(err) ? 'cancelled (the request was deleted)' : ((err as Error & { cause?: Error }).cause?.message ?? (err as Error).message);
+    // Compensations run even when the workflow itself is being cancelled.
+    await CancellationScope.nonCancellable(async () => {
+      phase('Healing', message);
+      if (resolved) {
+        const heal = await act.healNodes.executeWithOptions({ summary: `heal ${inFlight.size} nodes` }, [
+          { provider: resolved.provider, requestKey, nodes: [...inFlight.values()] },
+        ]);
+        for (const name of inFlight.keys()) if (st.nodes.find((x) => x.nodeName === name)?.phase !== 'Failed') markNode(st, name, 'Failed', 'healed: back in its group, uncordoned');
+        if (heal.reattached.length) st.message = `${message}; re-attached ${heal.reattached.join(', ')}`;
+      }
+      await act.releaseScaleDown.executeWithOptions({ summary: 'release scale-down protection' }, [{ requestKey }]);
+      phase('Failed');
+      st.completedAt = new Date().toISOString();
+    });
+    throw err;
+  }
+}
+
+function markNode(st: CycleStatus, name: string, phase: 'Successful' | 'Failed', message?: string) {
+  const n = st.nodes.find((x) => x.nodeName === name);
+  if (n) Object.assign(n, { phase, message });
+  st.nodesCycled = st.nodes.filter((x) => x.phase === 'Successful').length;
+}
+
+/** Defaults the CRD leaves to us (validStatusCodes). */
+function fill<T extends { validStatusCodes?: number[] }>(checks: T[]): Array<T & { validStatusCodes: number[] }> {
+  return checks.map((c) => ({ ...c, validStatusCodes: c.validStatusCodes?.length ? c.validStatusCodes : [200] }));
+}
