@@ -4,10 +4,16 @@ import { drainMessage } from '../workflows/drain/status.js';
 import { drainWorkflow } from '../workflows/index.js';
 import { drainStatusQuery, forceDeletePodSignal, retryNowSignal, skipPodSignal } from '../workflows/messages.js';
 import { temporalSettings, webUiLink } from '../worker/config.js';
+import { createKube } from '../activities/kube.js';
 import { connectClient } from './client.js';
+import { createCycle, dryRun, followCycle, type CycleArgs } from './cycle-cli.js';
 import { renderInventory, runInventory } from './inventory.js';
 
 const USAGE = `usage:
+  slipway cycle <node-group> [--nodes a,b] [--concurrency N] [--method Drain|Wait] [--provider kwok|aws]
+                [--name NAME] [-n NAMESPACE] [--dry-run] [--no-follow]
+                                                     create a CycleNodeRequest and follow it live
+  slipway follow <namespace>/<name>                  follow a CycleNodeRequest
   slipway inventory [--selector <label selector>]    nodes per node group, via a workflow
   slipway drain <node> [--no-follow]                 drain a node (workflow drain/<node>) and follow it
   slipway status <workflow-id>                       a drain's progress, in Cluster API's message shape
@@ -23,9 +29,10 @@ function option(args: string[], name: string): string | undefined {
   return i >= 0 ? args[i + 1] : undefined;
 }
 
+/** <namespace>/<name> of a pod or a request. */
 function pod(ref: string | undefined): { namespace: string; name: string } {
   const [namespace, name, ...rest] = (ref ?? '').split('/');
-  if (!namespace || !name || rest.length) throw new UsageError(`expected a pod as <namespace>/<name>, got "${ref ?? ''}"`);
+  if (!namespace || !name || rest.length) throw new UsageError(`expected <namespace>/<name>, got "${ref ?? ''}"`);
   return { namespace, name };
 }
 
@@ -62,6 +69,38 @@ async function main(argv: string[]): Promise<number> {
   const client = await connectClient(settings);
   try {
     switch (cmd) {
+      case 'cycle': {
+        const group = args[0];
+        if (!group || group.startsWith('-')) throw new UsageError('cycle needs a node group');
+        const method = option(args, 'method');
+        if (method && method !== 'Drain' && method !== 'Wait') throw new UsageError('--method is Drain or Wait');
+        const provider = option(args, 'provider');
+        if (provider && provider !== 'kwok' && provider !== 'aws') throw new UsageError('--provider is kwok or aws');
+        const a: CycleArgs = {
+          namespace: option(args, 'n') ?? option(args, 'namespace') ?? 'default',
+          name: option(args, 'name') ?? `${group}-${Date.now().toString(36)}`,
+          nodeGroup: group,
+          nodes: option(args, 'nodes')?.split(','),
+          concurrency: option(args, 'concurrency') ? Number(option(args, 'concurrency')) : undefined,
+          method: method as CycleArgs['method'],
+          provider: provider as CycleArgs['provider'],
+        };
+        const kube = createKube();
+        if (args.includes('--dry-run')) {
+          console.log(await dryRun(kube, a));
+          return 0;
+        }
+        const { uid } = await createCycle(kube, a);
+        console.log(`created cyclenoderequest ${a.namespace}/${a.name}`);
+        return args.includes('--no-follow') ? 0 : await followCycle(client, { namespace: a.namespace, name: a.name, uid });
+      }
+      case 'follow': {
+        const { namespace, name } = pod(args[0]);
+        const obj = (await createKube().config.makeApiClient((await import('@kubernetes/client-node')).CustomObjectsApi).getNamespacedCustomObject({
+          group: 'slipway.dev', version: 'v1alpha1', plural: 'cyclenoderequests', namespace, name,
+        })) as { metadata: { uid: string } };
+        return await followCycle(client, { namespace, name, uid: obj.metadata.uid });
+      }
       case 'inventory': {
         const result = await runInventory(client, settings.taskQueue, `inventory-${Date.now()}`, option(args, 'selector'));
         console.log(renderInventory(result));
