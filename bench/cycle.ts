@@ -63,7 +63,7 @@ for (;;) {
 }
 
 const settings = { ...temporalSettings(), taskQueue: group };
-const { worker } = await createWorker({ deps: { kube }, settings });
+const { worker } = await createWorker({ deps: { kube }, settings, prebuiltBundle: true });
 const running = worker.run();
 const client = await connectClient(settings);
 let peakRss = process.memoryUsage().rss;

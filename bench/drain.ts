@@ -81,7 +81,7 @@ async function main(kubeClient: Kube) {
     }
   }
   const settings = { ...temporalSettings(), taskQueue: group };
-  const { worker } = await createWorker({ deps: { kube: kubeClient }, settings });
+  const { worker } = await createWorker({ deps: { kube: kubeClient }, settings, prebuiltBundle: true });
   const running = worker.run();
   const client = await connectClient(settings);
   const slipwayDrain = async (node: string) => {

@@ -5,7 +5,7 @@ import { temporalSettings } from './config.js';
 import { createWorker } from './worker.js';
 
 const settings = temporalSettings();
-const { worker, connection } = await createWorker({ deps: { kube: createKube() }, settings });
+const { worker, connection } = await createWorker({ deps: { kube: createKube() }, settings, prebuiltBundle: true });
 console.log(`slipway worker: ${settings.address} namespace=${settings.namespace} taskQueue=${settings.taskQueue}`);
 try {
   await worker.run();

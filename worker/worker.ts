@@ -22,6 +22,9 @@ export interface SlipwayWorkerOptions {
   deps: ActivityDeps;
   settings?: TemporalSettings;
   connection?: NativeConnection;
+  /** Use dist/workflow-bundle.js when present (production, benchmarks). Off by default so tests and
+   * development always bundle the current sources, never a stale prebuilt bundle. */
+  prebuiltBundle?: boolean;
   /** Overrides for tests and benchmarks (a shared bundle, a private task queue). */
   overrides?: Partial<WorkerOptions>;
 }
@@ -29,7 +32,7 @@ export interface SlipwayWorkerOptions {
 export async function createWorker(opts: SlipwayWorkerOptions): Promise<{ worker: Worker; connection: NativeConnection }> {
   const settings = opts.settings ?? temporalSettings();
   const connection = opts.connection ?? (await NativeConnection.connect(settings.connection));
-  const bundle = prebuiltBundlePath();
+  const bundle = opts.prebuiltBundle ? prebuiltBundlePath() : undefined;
   const worker = await Worker.create({
     connection,
     namespace: settings.namespace,
