@@ -24,14 +24,20 @@ describe('cycling a 6-node group at concurrency 2', () => {
     await f.watchApp();
     const startedAt = new Date();
     const handle = await f.start({ selector: { matchLabels: { [NODE_GROUP_LABEL]: f.group } }, cycleSettings: { concurrency: 2 } });
-    const phases = new Set<string>();
-    const poll = setInterval(() => void handle.query(cycleStatusQuery).then((s) => phases.add(s.phase)).catch(() => undefined), 200);
-    const result = await handle.result().finally(() => clearInterval(poll));
+    const result = await handle.result();
+    // The phases, in order, from the history's search-attribute upserts (what the Web UI lists by).
+    const phases = (await handle.fetchHistory()).events!
+      .map((e) => e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.SlipwayPhase?.data)
+      .filter((d): d is Uint8Array => Boolean(d))
+      .map((d) => JSON.parse(Buffer.from(d).toString()) as string);
 
     expect(result.phase).toBe('Successful');
     expect(result.nodesCycled).toBe(6);
     expect(result.nodes.map((n) => n.phase)).toEqual(Array(6).fill('Successful'));
-    for (const p of ['Pending', 'ScalingUp', 'WaitingTermination']) expect(phases).toContain(p);
+    expect(phases[0]).toBe('Pending');
+    // Three batches of two, each through the same phases, then Successful.
+    const batch = ['Initialised', 'ScalingUp', 'CordoningNode', 'WaitingTermination'];
+    expect(phases.filter((p) => p !== 'Pending')).toEqual([...batch, ...batch, ...batch, 'Successful']);
     const now = await groupNodes(f);
     expect(now.map((n) => n.metadata!.name).filter((n) => old.includes(n!))).toEqual([]);
     expect(now).toHaveLength(6);

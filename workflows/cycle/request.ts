@@ -135,15 +135,18 @@ export async function cycleNodeRequestWorkflow(input: CycleRequestInput): Promis
       // CordoningNode: cordon the batch, then the pre-termination checks.
       phase('CordoningNode', `replacements: ${rep.newNodes.join(', ')}`);
       const live = batch.filter((n) => inFlight.has(n.name));
-      for (const n of live) {
-        await act.cordonNode.executeWithOptions({ summary: `cordon ${n.name}` }, [n.name]);
-        if (spec.preTerminationChecks?.length && !spec.skipPreTerminationChecks) {
-          const c = await waits.preTerminationChecks.executeWithOptions({ summary: `pre-termination checks on ${n.name}` }, [
-            { node: n, checks: spec.preTerminationChecks.map((p) => ({ ...p, validStatusCodes: p.validStatusCodes ?? [200], healthCheck: fill([p.healthCheck])[0]! })) },
-          ]);
-          if (!c.passed) throw ApplicationFailure.nonRetryable(`pre-termination checks failed on ${n.name}: ${c.failures.join('; ')}`, 'PreTerminationCheckFailed');
-        }
-      }
+      // The batch's nodes are independent: cordon and check them in parallel.
+      await Promise.all(
+        live.map(async (n) => {
+          await act.cordonNode.executeWithOptions({ summary: `cordon ${n.name}` }, [n.name]);
+          if (spec.preTerminationChecks?.length && !spec.skipPreTerminationChecks) {
+            const c = await waits.preTerminationChecks.executeWithOptions({ summary: `pre-termination checks on ${n.name}` }, [
+              { node: n, checks: spec.preTerminationChecks.map((p) => ({ ...p, validStatusCodes: p.validStatusCodes ?? [200], healthCheck: fill([p.healthCheck])[0]! })) },
+            ]);
+            if (!c.passed) throw ApplicationFailure.nonRetryable(`pre-termination checks failed on ${n.name}: ${c.failures.join('; ')}`, 'PreTerminationCheckFailed');
+          }
+        }),
+      );
 
       // WaitingTermination: one child per node: drain, delete, terminate.
       phase('WaitingTermination', `${live.length} nodes draining`);
