@@ -1,6 +1,7 @@
 // Fixtures for node-cycling tests: a node group, a namespace with an app and its PDB, a watcher
 // that records the app's available pods over time, and a worker on a private task queue.
-import { Watch, type V1Pod } from '@kubernetes/client-node';
+import { Watch, type V1Node, type V1Pod } from '@kubernetes/client-node';
+import { DETACHED_FROM } from '../../activities/cycle/markers.js';
 import type { Client } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import type { CycleNodeRequestSpecInput } from '../../api/cycle-node-request.js';
@@ -23,6 +24,9 @@ export class CycleFixture {
   private stopWatch?: AbortController;
   /** Lowest number of available app pods seen since watchApp(). */
   minAvailable = Infinity;
+  /** Most nodes of the group detached (in flight) at once, since watchDetached(). */
+  maxDetached = 0;
+  private stopNodeWatch?: AbortController;
 
   constructor(prefix: string) {
     this.group = uniqueName(prefix);
@@ -41,6 +45,7 @@ export class CycleFixture {
 
   async teardown(): Promise<void> {
     this.stopWatch?.abort();
+    this.stopNodeWatch?.abort();
     this.worker?.shutdown();
     await this.running?.catch(() => undefined);
     await this.client?.connection.close();
@@ -87,6 +92,23 @@ export class CycleFixture {
         if (type === 'DELETED') pods.delete(p.metadata!.uid!);
         else pods.set(p.metadata!.uid!, p);
         this.minAvailable = Math.min(this.minAvailable, available());
+      },
+      () => undefined,
+    );
+  }
+
+  /** Records the most nodes of this group carrying the cycle's detached marker at the same time. */
+  async watchDetached(): Promise<void> {
+    const detached = new Set<string>();
+    const list = await this.c.core.listNode();
+    this.stopNodeWatch = await new Watch(this.c.config).watch(
+      '/api/v1/nodes',
+      { resourceVersion: list.metadata?.resourceVersion },
+      (type, n: V1Node) => {
+        const name = n.metadata!.name!;
+        if (type !== 'DELETED' && n.metadata?.annotations?.[DETACHED_FROM] === this.group) detached.add(name);
+        else detached.delete(name);
+        this.maxDetached = Math.max(this.maxDetached, detached.size);
       },
       () => undefined,
     );

@@ -7,6 +7,7 @@
 import {
   ApplicationFailure,
   CancellationScope,
+  condition,
   executeChild,
   isCancellation,
   proxyActivities,
@@ -102,9 +103,16 @@ export async function cycleNodeRequestWorkflow(input: CycleRequestInput): Promis
 
     const queue = [...r.nodes];
     const known = new Set(r.nodes.map((n) => n.name));
-    while (queue.length) {
+    // Node cycles run in one scope, so a failure stops the others before healing.
+    const children = new CancellationScope();
+    const active = new Map<string, Promise<void>>();
+    const batches: Array<Promise<unknown>> = [];
+    let failure: string | undefined;
+    const concurrency = r.settings.concurrency;
+    while (queue.length && failure === undefined) {
       phase('Initialised', '');
-      const batch = queue.splice(0, r.settings.concurrency);
+      // Fill the free slots: never more than `concurrency` nodes in flight.
+      const batch = queue.splice(0, concurrency - active.size);
       upsertSearchAttributes([{ key: NodesAttr, value: batch.map((n) => n.name) }]);
 
       // ScalingUp: detach (the group replaces), then wait for Ready, healthy replacements.
@@ -148,28 +156,46 @@ export async function cycleNodeRequestWorkflow(input: CycleRequestInput): Promis
         }),
       );
 
-      // WaitingTermination: one child per node: drain, delete, terminate.
-      phase('WaitingTermination', `${live.length} nodes draining`);
-      const results = await Promise.allSettled(
-        live.map((n) =>
-          executeChild(cycleNodeWorkflow, {
-            workflowId: nodeCycleWorkflowId(selfId, n.name),
-            args: [{ parentId: selfId, node: n, provider: r.provider, settings: r.settings, drain: spec.drain }],
-          }).then((res) => {
-            inFlight.delete(n.name);
-            markNode(st, n.name, 'Successful', res.message);
-          }),
+      // WaitingTermination: one child per node (drain, delete, terminate), running on while the
+      // next batch scales up (Cyclops: the next batch starts once at most concurrency/2 are active).
+      phase('WaitingTermination', `${live.length + active.size} nodes draining`);
+      const cycles = live.map((n) => {
+        const p = children
+          .run(() =>
+            executeChild(cycleNodeWorkflow, {
+              workflowId: nodeCycleWorkflowId(selfId, n.name),
+              args: [{ parentId: selfId, node: n, provider: r.provider, settings: r.settings, drain: spec.drain }],
+            }),
+          )
+          .then(
+            (res) => {
+              inFlight.delete(n.name);
+              markNode(st, n.name, 'Successful', res.message);
+            },
+            (err: Error & { cause?: Error }) => {
+              failure ??= err.cause?.message ?? err.message;
+            },
+          )
+          .finally(() => active.delete(n.name));
+        active.set(n.name, p);
+        return p;
+      });
+      // Let cluster-autoscaler manage this batch's new nodes again once its old nodes are gone (#142).
+      batches.push(
+        Promise.all(cycles).then(() =>
+          failure === undefined ? act.releaseScaleDown.executeWithOptions({ summary: 'release scale-down protection' }, [{ requestKey, nodes: rep.newNodes }]) : undefined,
         ),
       );
-      const failed = results.filter((x): x is PromiseRejectedResult => x.status === 'rejected');
-      if (failed.length) {
-        const msg = failed.map((f) => (f.reason as Error & { cause?: Error }).cause?.message ?? (f.reason as Error).message).join('; ');
-        throw ApplicationFailure.nonRetryable(`node cycle failed: ${msg}`, 'NodeCycleFailed');
-      }
-      st.nodesCycled = st.nodes.filter((x) => x.phase === 'Successful').length;
-      // Let cluster-autoscaler manage the new nodes again between batches (#142).
-      await act.releaseScaleDown.executeWithOptions({ summary: 'release scale-down protection' }, [{ requestKey }]);
+      await condition(() => failure !== undefined || active.size <= Math.floor(concurrency / 2) || (queue.length === 0 && active.size === 0));
     }
+    await condition(() => failure !== undefined || active.size === 0);
+    if (failure !== undefined) {
+      children.cancel();
+      await Promise.allSettled([...active.values()]);
+      throw ApplicationFailure.nonRetryable(`node cycle failed: ${failure}`, 'NodeCycleFailed');
+    }
+    await Promise.all(batches);
+    st.nodesCycled = st.nodes.filter((x) => x.phase === 'Successful').length;
     phase('Successful', `${st.nodesCycled} nodes cycled`);
     st.completedAt = new Date().toISOString();
     return st;
