@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { apiStatus, loadKubeConfig } from '../../activities/kube.js';
 import { DRAIN_RULE } from '../../api/drain-rule.js';
 import { installCrds } from '../../starter/install-crds.js';
+import { CRDS } from '../../api/crds.js';
 import { uniqueName } from '../support/cluster.js';
 
 const kc = loadKubeConfig();
@@ -43,7 +44,7 @@ afterAll(async () => {
 });
 
 test('installCrds is idempotent, leaves the CRD Established, and the server stores the generated CRD unchanged', async () => {
-  expect(await installCrds(kc)).toEqual(['drainrules.slipway.dev']);
+  expect(await installCrds(kc)).toEqual(CRDS.map((d) => `${d.plural}.slipway.dev`));
   // Read raw JSON (the typed ApiextensionsV1Api model renames x-kubernetes-* keys).
   const crd = (await custom.getClusterCustomObject({ group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', name: 'drainrules.slipway.dev' })) as {
     metadata: { managedFields: { manager: string; operation: string }[] };

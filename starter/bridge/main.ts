@@ -1,0 +1,156 @@
+// The CRD bridge process (`node dist/starter/bridge/main.js`): turns CycleNodeRequests into cycle
+// workflows and mirrors their state back into status. Several replicas may run; a Lease elects the
+// one that acts. SIGINT/SIGTERM stop it cleanly (the lease is released for the next replica).
+//
+// Environment: the worker's (KUBECONFIG, TEMPORAL_*, SLIPWAY_TASK_QUEUE), plus
+//   SLIPWAY_WATCH_NAMESPACE   only this namespace's requests (default: all)
+//   SLIPWAY_LEADER_NAMESPACE  the Lease's namespace (default: the pod's namespace in a cluster, else default)
+import { existsSync, readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { pathToFileURL } from 'node:url';
+import { CoordinationV1Api } from '@kubernetes/client-node';
+import type { Client } from '@temporalio/client';
+import { createKube, type Kube } from '../../activities/kube.js';
+import { temporalSettings, type TemporalSettings } from '../../worker/config.js';
+import { connectClient } from '../client.js';
+import { Bridge } from './bridge.js';
+import { LeaderElector } from './leader.js';
+import { emptyStats, type BridgeStats } from './reconciler.js';
+
+export const LEASE_NAME = 'slipway-bridge';
+const SA_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+
+export interface StartBridgeOptions {
+  kube?: Kube;
+  /** A Temporal client (not closed by stop()); by default one is connected from `settings`. */
+  client?: Client;
+  settings?: TemporalSettings;
+  /** Task queue of the workflows it starts (default: settings.taskQueue). */
+  taskQueue?: string;
+  /** Only this namespace's requests (default: SLIPWAY_WATCH_NAMESPACE, else all). */
+  namespace?: string;
+  leaseNamespace?: string;
+  leaseName?: string;
+  identity?: string;
+  leaseDurationSeconds?: number;
+  renewIntervalMs?: number;
+  retryIntervalMs?: number;
+  renewDeadlineMs?: number;
+  pollIntervalMs?: number;
+  queryTimeoutMs?: number;
+  resyncIntervalMs?: number;
+  /** One line per action (default: stdout with a timestamp). */
+  log?: (line: string) => void;
+}
+
+export interface RunningBridge {
+  readonly identity: string;
+  /** Whether this replica leads (and so reconciles) now. */
+  isLeader(): boolean;
+  /** What this replica did, summed over its leadership terms. */
+  readonly stats: BridgeStats;
+  stop(): Promise<void>;
+}
+
+export function defaultLeaseNamespace(env: Record<string, string | undefined> = process.env): string {
+  if (env.SLIPWAY_LEADER_NAMESPACE) return env.SLIPWAY_LEADER_NAMESPACE;
+  if (existsSync(SA_NAMESPACE_FILE)) return readFileSync(SA_NAMESPACE_FILE, 'utf8').trim() || 'default';
+  return 'default';
+}
+
+export const defaultIdentity = () => `${hostname()}_${process.pid}_${randomBytes(4).toString('hex')}`;
+
+/** Runs leader election and, while leading, the bridge. */
+export async function startBridge(opts: StartBridgeOptions = {}): Promise<RunningBridge> {
+  const log = opts.log ?? ((line: string) => console.log(`${new Date().toISOString()} slipway bridge: ${line}`));
+  const settings = opts.settings ?? temporalSettings();
+  const kube = opts.kube ?? createKube();
+  const ownClient = !opts.client;
+  const client = opts.client ?? (await connectClient(settings));
+  const taskQueue = opts.taskQueue ?? settings.taskQueue;
+  const namespace = opts.namespace ?? (process.env.SLIPWAY_WATCH_NAMESPACE || undefined);
+  const stats = emptyStats();
+  let bridge: Bridge | undefined;
+  let stopping: Promise<void> = Promise.resolve();
+
+  const elector: LeaderElector = new LeaderElector({
+    coord: kube.config.makeApiClient(CoordinationV1Api),
+    namespace: opts.leaseNamespace ?? defaultLeaseNamespace(),
+    name: opts.leaseName ?? LEASE_NAME,
+    identity: opts.identity ?? defaultIdentity(),
+    leaseDurationSeconds: opts.leaseDurationSeconds,
+    renewIntervalMs: opts.renewIntervalMs,
+    retryIntervalMs: opts.retryIntervalMs,
+    renewDeadlineMs: opts.renewDeadlineMs,
+    log,
+    onStartedLeading: () => {
+      // A previous term's bridge finishes stopping first, so two never run in one process.
+      void stopping.then(() => {
+        if (!elector.isLeader() || bridge) return;
+        bridge = new Bridge({
+          kube,
+          client,
+          taskQueue,
+          namespace,
+          pollIntervalMs: opts.pollIntervalMs,
+          queryTimeoutMs: opts.queryTimeoutMs,
+          resyncIntervalMs: opts.resyncIntervalMs,
+          isLeader: () => elector.isLeader(),
+          stats,
+          log,
+        });
+        bridge.start();
+        log(`reconciling CycleNodeRequests in ${namespace ?? 'all namespaces'}, task queue ${taskQueue}`);
+      });
+    },
+    onStoppedLeading: async (reason) => {
+      const b = bridge;
+      bridge = undefined;
+      if (!b) return;
+      stopping = b.stop();
+      await stopping;
+      log(`stopped reconciling (${reason})`);
+    },
+  });
+  log(`identity ${elector.identity}; lease ${opts.leaseNamespace ?? defaultLeaseNamespace()}/${opts.leaseName ?? LEASE_NAME}; Temporal ${settings.address} namespace ${settings.namespace}`);
+  elector.start();
+
+  return {
+    identity: elector.identity,
+    isLeader: () => elector.isLeader(),
+    stats,
+    async stop() {
+      await elector.stop();
+      await bridge?.stop();
+      await stopping;
+      if (ownClient) await client.connection.close();
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const running = await startBridge();
+  let exiting = false;
+  const shutdown = (sig: string) => {
+    if (exiting) return;
+    exiting = true;
+    console.log(`${new Date().toISOString()} slipway bridge: ${sig}: stopping`);
+    running.stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        console.error(err);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,264 @@
+// Pure mapping from a cycle workflow's state to the status of its CycleNodeRequest and
+// CycleNodeStatus objects: phase, nodes, metav1 Conditions (lastTransitionTime kept while a
+// condition's status stays the same), change detection, and the invalid-spec report.
+import type { z } from 'zod';
+import {
+  CycleRequestPhase,
+  type Condition,
+  type CycledNode,
+  type CycleNodeRequestStatus,
+  type CycleNodeStatusStatus,
+} from '../../api/cycle-node-request.js';
+import type { CycleStatus, NodeCycleStatus } from '../../workflows/cycle/types.js';
+
+type Phase = CycleRequestPhase;
+const TERMINAL: ReadonlySet<Phase> = new Set<Phase>(['Successful', 'Failed']);
+export const isTerminalPhase = (p: Phase | undefined) => p !== undefined && TERMINAL.has(p);
+
+/** metav1.Time: RFC 3339 in UTC, whole seconds. */
+export const metaTime = (d: Date) => d.toISOString().replace(/\.\d+Z$/, 'Z');
+
+/** Where the workflow is, as far as the bridge knows. */
+export interface WorkflowRef {
+  workflowId: string;
+  runId?: string;
+}
+
+/** A closed workflow's outcome, from describe() and result(). */
+export interface ClosedWorkflow {
+  /** COMPLETED, FAILED, CANCELLED, TERMINATED, TIMED_OUT (the SDK's status names). */
+  statusName: string;
+  /** The workflow's return value (COMPLETED only). */
+  result?: unknown;
+  /** The failure message (anything but COMPLETED). */
+  failure?: string;
+  closeTime?: Date;
+  /** The cycleStatus query's answer after the close (a worker replays it), when there was one. */
+  finalState?: CycleStatus;
+}
+
+// ---- conditions ---------------------------------------------------------------------------------
+
+export interface ConditionInput {
+  type: string;
+  status: Condition['status'];
+  reason: string;
+  message: string;
+  observedGeneration?: number;
+}
+
+/**
+ * The condition list with `next` set: lastTransitionTime is the previous one when the status did not
+ * change (reason and message may), `now` otherwise. Other conditions are kept.
+ */
+export function setCondition(prev: Condition[] | undefined, next: ConditionInput, now: Date): Condition[] {
+  const list = [...(prev ?? [])];
+  const i = list.findIndex((c) => c.type === next.type);
+  const old = i >= 0 ? list[i] : undefined;
+  const cond: Condition = {
+    type: next.type,
+    status: next.status,
+    reason: next.reason,
+    message: next.message,
+    lastTransitionTime: old && old.status === next.status ? old.lastTransitionTime : metaTime(now),
+    ...(next.observedGeneration !== undefined ? { observedGeneration: next.observedGeneration } : {}),
+  };
+  if (i >= 0) list[i] = cond;
+  else list.push(cond);
+  return list;
+}
+
+/** Ready (True when Successful, False when Failed, else Unknown) and Progressing (True until terminal). */
+export function phaseConditions(
+  prev: Condition[] | undefined,
+  phase: Phase,
+  message: string,
+  progress: string,
+  now: Date,
+  observedGeneration?: number,
+  reason: string = phase,
+): Condition[] {
+  const ready: Condition['status'] = phase === 'Successful' ? 'True' : phase === 'Failed' ? 'False' : 'Unknown';
+  const progressing: Condition['status'] = isTerminalPhase(phase) ? 'False' : 'True';
+  let c = setCondition(prev, { type: 'Ready', status: ready, reason, message, observedGeneration }, now);
+  c = setCondition(c, { type: 'Progressing', status: progressing, reason, message: progress, observedGeneration }, now);
+  return c;
+}
+
+// ---- request status -----------------------------------------------------------------------------
+
+const nodeOf = (n: NodeCycleStatus): CycledNode =>
+  dropUndefined({ name: n.nodeName, providerID: n.providerID, nodeGroup: n.nodeGroup, phase: n.phase, message: n.message });
+
+/** Whether a value (a query answer or a workflow result) has the shape of a CycleStatus. */
+export function isCycleStatus(v: unknown): v is CycleStatus {
+  if (typeof v !== 'object' || v === null) return false;
+  const s = v as Partial<CycleStatus>;
+  return CycleRequestPhase.safeParse(s.phase).success && Array.isArray(s.nodes) && typeof s.nodesTotal === 'number' && typeof s.nodesCycled === 'number';
+}
+
+export interface StatusInput {
+  /** The object's current status (conditions' transition times are kept from it). */
+  prev: CycleNodeRequestStatus | undefined;
+  workflow: WorkflowRef;
+  /** The workflow's latest state; undefined while the bridge has none yet (just started, query failing). */
+  state: CycleStatus | undefined;
+  /** The generation the workflow was started for. */
+  observedGeneration: number | undefined;
+  now: Date;
+}
+
+/** The status to write for a request with a workflow. Without a state, the previous one is kept (Pending at first). */
+export function requestStatus(i: StatusInput): CycleNodeRequestStatus {
+  const prev = i.prev ?? {};
+  // A previous status of another workflow (none, or an invalid spec since fixed) is not carried over.
+  const same = prev.workflowId === i.workflow.workflowId;
+  const started = `workflow ${i.workflow.workflowId} started`;
+  const base: CycleNodeRequestStatus = i.state
+    ? {
+        phase: i.state.phase,
+        message: i.state.message,
+        nodes: i.state.nodes.map(nodeOf),
+        nodesCycled: i.state.nodesCycled,
+        nodesTotal: i.state.nodesTotal,
+        startedAt: i.state.startedAt,
+        completedAt: i.state.completedAt,
+      }
+    : same
+      ? {
+          phase: prev.phase ?? 'Pending',
+          message: prev.message || started,
+          nodes: prev.nodes,
+          nodesCycled: prev.nodesCycled,
+          nodesTotal: prev.nodesTotal,
+          startedAt: prev.startedAt,
+          completedAt: prev.completedAt,
+        }
+      : { phase: 'Pending', message: started };
+  const phase = base.phase!;
+  const progress = base.nodesTotal !== undefined ? `${base.nodesCycled ?? 0}/${base.nodesTotal} nodes cycled` : phase;
+  return dropUndefined({
+    ...base,
+    workflowId: i.workflow.workflowId,
+    runId: i.workflow.runId ?? (same ? prev.runId : undefined),
+    observedGeneration: i.observedGeneration,
+    conditions: phaseConditions(prev.conditions, phase, base.message ?? '', progress, i.now, i.observedGeneration),
+  });
+}
+
+/**
+ * A closed workflow's final state as a CycleStatus: a completed workflow's CycleStatus result as is;
+ * otherwise its final query answer (else the last one seen) with phase Failed and the failure (or
+ * Successful for a completion without a CycleStatus result).
+ */
+export function closedState(closed: ClosedWorkflow, lastSeen: CycleStatus | undefined, workflowId: string): CycleStatus {
+  if (closed.statusName === 'COMPLETED' && isCycleStatus(closed.result)) return closed.result;
+  const last = closed.finalState ?? lastSeen;
+  const completedAt = last?.completedAt ?? (closed.closeTime ? closed.closeTime.toISOString() : undefined);
+  const kept = { nodes: last?.nodes ?? [], nodesCycled: last?.nodesCycled ?? 0, nodesTotal: last?.nodesTotal ?? 0, startedAt: last?.startedAt, completedAt };
+  if (closed.statusName === 'COMPLETED') {
+    const phase = last && isTerminalPhase(last.phase) ? last.phase : 'Successful';
+    return dropUndefined({ ...kept, phase, message: last?.message || `workflow ${workflowId} completed` });
+  }
+  const what = closed.statusName.toLowerCase().replace(/_/g, ' ');
+  return dropUndefined({ ...kept, phase: 'Failed', message: `workflow ${what}${closed.failure ? `: ${closed.failure}` : ''}` });
+}
+
+/** The CycleStatus a stored status describes (after a bridge restart, before the first query answers). */
+export function stateFromStatus(s: CycleNodeRequestStatus | undefined): CycleStatus | undefined {
+  if (!s?.phase) return undefined;
+  return dropUndefined({
+    phase: s.phase,
+    message: s.message ?? '',
+    nodes: (s.nodes ?? []).map((n) => dropUndefined({ nodeName: n.name, phase: n.phase, message: n.message, providerID: n.providerID, nodeGroup: n.nodeGroup })),
+    nodesCycled: s.nodesCycled ?? 0,
+    nodesTotal: s.nodesTotal ?? 0,
+    startedAt: s.startedAt,
+    completedAt: s.completedAt,
+  });
+}
+
+// ---- invalid spec -------------------------------------------------------------------------------
+
+/** `spec.healthChecks[0].regexMatch`: a zod issue path in the apiserver's notation. */
+export function fieldPath(path: readonly PropertyKey[], root = 'spec'): string {
+  let out = root;
+  for (const p of path) out += typeof p === 'number' ? `[${p}]` : `.${String(p)}`;
+  return out;
+}
+
+/** Every problem of an invalid spec, `path: message`, joined with "; ". */
+export function invalidSpecMessage(error: z.ZodError): string {
+  const problems = error.issues.map((i) => `${fieldPath(i.path)}: ${i.message}`);
+  return `invalid spec: ${[...new Set(problems)].join('; ')}`;
+}
+
+/** Phase Failed with Ready=False and Progressing=False, reason InvalidSpec. No workflow. */
+export function invalidSpecStatus(prev: CycleNodeRequestStatus | undefined, message: string, generation: number | undefined, now: Date): CycleNodeRequestStatus {
+  return dropUndefined({
+    phase: 'Failed' as const,
+    message,
+    observedGeneration: generation,
+    conditions: phaseConditions(prev?.conditions, 'Failed', message, 'the spec is invalid: no workflow started', now, generation, 'InvalidSpec'),
+  });
+}
+
+// ---- CycleNodeStatus ----------------------------------------------------------------------------
+
+export function nodeStatus(n: NodeCycleStatus): CycleNodeStatusStatus {
+  return dropUndefined({
+    phase: n.phase,
+    message: n.message,
+    providerID: n.providerID,
+    nodeGroup: n.nodeGroup,
+    startedAt: n.startedAt,
+    timeoutAt: n.timeoutAt,
+    evicted: n.evicted,
+    drainMessage: n.drainMessage,
+  });
+}
+
+// ---- change detection ---------------------------------------------------------------------------
+
+/** JSON with object keys sorted and undefined dropped: equal values give equal strings. */
+export function canonical(v: unknown): string {
+  return JSON.stringify(v, (_k, val: unknown) => {
+    if (val && typeof val === 'object' && !Array.isArray(val)) {
+      return Object.fromEntries(Object.entries(val as Record<string, unknown>).filter(([, x]) => x !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    }
+    return val;
+  });
+}
+
+/** Whether writing `next` would change `prev` (only the fields `next` manages). */
+export function statusChanged(prev: object | undefined, next: object): boolean {
+  return canonical(prev ?? {}) !== canonical(next);
+}
+
+/**
+ * A JSON merge patch that turns the flat object `prev` into `next`: keys only in `prev` are removed
+ * (null). Status values are scalars or arrays, which merge patch replaces whole.
+ */
+export function mergePatchOf(prev: object | undefined, next: object): Record<string, unknown> {
+  const patch: Record<string, unknown> = dropUndefined({ ...next });
+  for (const k of Object.keys(prev ?? {})) if (!(k in patch)) patch[k] = null;
+  return patch;
+}
+
+export function dropUndefined<T extends object>(o: T): T {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+}
+
+// ---- events -------------------------------------------------------------------------------------
+
+/** The Event for a phase change: Normal `Phase<Phase>`, Warning for Failed. */
+export function phaseEvent(from: Phase | undefined, to: Phase, message: string): { type: 'Normal' | 'Warning'; reason: string; message: string } | undefined {
+  if (from === to) return undefined;
+  return { type: to === 'Failed' ? 'Warning' : 'Normal', reason: `Phase${to}`, message: `${from ?? 'none'} → ${to}${message ? `: ${message}` : ''}` };
+}
+
+/** A closed workflow's nodes as it reported them itself (result or final query), for CycleNodeStatus. */
+export function closedNodes(closed: ClosedWorkflow): NodeCycleStatus[] | undefined {
+  if (closed.statusName === 'COMPLETED' && isCycleStatus(closed.result)) return closed.result.nodes;
+  return closed.finalState?.nodes;
+}

@@ -1,0 +1,111 @@
+// The bridge's side of Temporal: start a request's workflow by name (one per object, replays are
+// no-ops), query its status with a deadline, wait for it to close, and cancel it.
+import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { CycleNodeRequestSpec } from '../../api/cycle-node-request.js';
+import { nodeGroupsOf } from '../../api/cycle-node-request.js';
+import { CYCLE_WORKFLOW_TYPE, type CycleRequestInput, type CycleRequestRef, type CycleStatus } from '../../workflows/cycle/types.js';
+import { cycleStatusQuery } from '../../workflows/messages.js';
+import { NodeGroupAttr, ObjectAttr, PhaseAttr } from '../../workflows/search-attributes.js';
+import { isCycleStatus, type ClosedWorkflow } from './status.js';
+
+const FINAL_QUERY_TIMEOUT_MS = 2000;
+
+export interface Described {
+  runId: string;
+  statusName: string;
+  closeTime?: Date;
+}
+
+export interface StartResult {
+  workflowId: string;
+  runId: string;
+  /** The ID was taken already (running: attached to it; closed: never re-run). */
+  existing: boolean;
+}
+
+/** What the bridge needs from Temporal (an interface so the reconciler reads as a list of steps). */
+export interface CycleWorkflows {
+  start(workflowId: string, ref: Required<Pick<CycleRequestRef, 'namespace' | 'name' | 'uid'>> & { generation?: number }, spec: CycleNodeRequestSpec): Promise<StartResult>;
+  /** The cycleStatus query's answer; rejects after timeoutMs (no worker, workflow task not done yet). */
+  query(workflowId: string, timeoutMs: number): Promise<CycleStatus>;
+  /** undefined when no workflow has this ID. */
+  describe(workflowId: string): Promise<Described | undefined>;
+  /** Resolves once the workflow (following continue-as-new) is closed, with its outcome. */
+  waitClosed(workflowId: string, signal: AbortSignal): Promise<ClosedWorkflow>;
+  /** Requests cancellation; the workflow runs its compensations, then closes. */
+  cancel(workflowId: string): Promise<void>;
+}
+
+export function cycleWorkflows(client: Client, taskQueue: string): CycleWorkflows {
+  const describe = async (workflowId: string): Promise<Described | undefined> => {
+    try {
+      const d = await client.workflow.getHandle(workflowId).describe();
+      return { runId: d.runId, statusName: d.status.name, closeTime: d.closeTime };
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return undefined;
+      throw err;
+    }
+  };
+  return {
+    async start(workflowId, ref, spec) {
+      const groups = nodeGroupsOf(spec);
+      const input: CycleRequestInput = { request: { namespace: ref.namespace, name: ref.name, uid: ref.uid, generation: ref.generation }, spec };
+      try {
+        const handle = await client.workflow.start(CYCLE_WORKFLOW_TYPE, {
+          args: [input],
+          workflowId,
+          taskQueue,
+          workflowIdConflictPolicy: 'USE_EXISTING',
+          workflowIdReusePolicy: 'REJECT_DUPLICATE',
+          typedSearchAttributes: [
+            { key: ObjectAttr, value: `CycleNodeRequest/${ref.namespace}/${ref.name}` },
+            { key: NodeGroupAttr, value: groups[0] ?? '' },
+            { key: PhaseAttr, value: 'Pending' },
+          ],
+          staticSummary: `Cycle nodes of ${groups.join(', ')} for CycleNodeRequest ${ref.namespace}/${ref.name} (method ${spec.cycleSettings.method})`,
+        });
+        return { workflowId, runId: handle.firstExecutionRunId, existing: false };
+      } catch (err) {
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+        const d = await describe(workflowId);
+        return { workflowId, runId: d?.runId ?? '', existing: true };
+      }
+    },
+
+    async query(workflowId, timeoutMs) {
+      return client.withDeadline(Date.now() + timeoutMs, () => client.workflow.getHandle(workflowId).query(cycleStatusQuery));
+    },
+
+    describe,
+
+    async waitClosed(workflowId, signal) {
+      const handle = client.workflow.getHandle(workflowId);
+      let result: unknown;
+      let failure: string | undefined;
+      try {
+        result = await client.withAbortSignal(signal, () => handle.result());
+      } catch (err) {
+        if (!(err instanceof WorkflowFailedError)) throw err;
+        failure = err.cause?.message || err.message;
+      }
+      const d = await describe(workflowId);
+      const statusName = d?.statusName ?? (failure === undefined ? 'COMPLETED' : 'FAILED');
+      // A failed or cancelled workflow's last word on its nodes: queries still work once closed
+      // (a worker replays the history); without a worker this gives up after a moment.
+      let finalState: CycleStatus | undefined;
+      if (statusName !== 'COMPLETED') {
+        try {
+          const q = await client.withDeadline(Date.now() + FINAL_QUERY_TIMEOUT_MS, () => handle.query(cycleStatusQuery));
+          if (isCycleStatus(q)) finalState = q;
+        } catch {
+          // no worker, or the workflow never answered: the last answer seen is used
+        }
+      }
+      return { statusName, result, failure, closeTime: d?.closeTime, finalState };
+    },
+
+    async cancel(workflowId) {
+      await client.workflow.getHandle(workflowId).cancel();
+    },
+  };
+}

@@ -1,0 +1,150 @@
+// Follows the workflows of the requests the bridge owns: one cycleStatus query per running workflow
+// per tick (skipped while the previous one is in flight, backed off while it fails), and one
+// long-poll per workflow for its close. Every new state or close is reported by key, and the
+// reconciler turns it into status.
+import type { CycleStatus } from '../../workflows/cycle/types.js';
+import { canonical, isCycleStatus, type ClosedWorkflow } from './status.js';
+import type { CycleWorkflows } from './temporal.js';
+
+export interface Tracked {
+  /** namespace/name of the request. */
+  key: string;
+  uid: string;
+  workflowId: string;
+  runId?: string;
+  /** The generation the workflow runs (status.observedGeneration). */
+  generation?: number;
+  /** The latest cycleStatus answer. */
+  state?: CycleStatus;
+  /** Set once the workflow is closed. */
+  closed?: ClosedWorkflow;
+  cancelRequested: boolean;
+}
+
+interface Internal extends Tracked {
+  stateKey?: string;
+  querying: boolean;
+  failures: number;
+  notBefore: number;
+  lastError?: string;
+  abort: AbortController;
+}
+
+export interface TrackerOptions {
+  pollIntervalMs: number;
+  queryTimeoutMs: number;
+  onChange: (key: string) => void;
+  log: (msg: string) => void;
+}
+
+export class WorkflowTrackers {
+  private readonly byUid = new Map<string, Internal>();
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly workflows: CycleWorkflows,
+    private readonly o: TrackerOptions,
+  ) {}
+
+  get(uid: string): Tracked | undefined {
+    return this.byUid.get(uid);
+  }
+
+  /** Starts following a workflow (idempotent per uid). */
+  track(t: Omit<Tracked, 'cancelRequested' | 'state' | 'closed'>): Tracked {
+    const cur = this.byUid.get(t.uid);
+    if (cur) return cur;
+    const it: Internal = { ...t, cancelRequested: false, querying: false, failures: 0, notBefore: 0, abort: new AbortController() };
+    this.byUid.set(t.uid, it);
+    void this.watchClose(it);
+    return it;
+  }
+
+  untrack(uid: string): void {
+    const t = this.byUid.get(uid);
+    if (!t) return;
+    t.abort.abort();
+    this.byUid.delete(uid);
+  }
+
+  /** Forgets every workflow of `key` except the one of `keepUid` (the object is gone or was recreated). */
+  untrackKey(key: string, keepUid?: string): void {
+    for (const t of [...this.byUid.values()]) if (t.key === key && t.uid !== keepUid) this.untrack(t.uid);
+  }
+
+  get active(): number {
+    let n = 0;
+    for (const t of this.byUid.values()) if (!t.closed) n++;
+    return n;
+  }
+
+  start(): void {
+    this.timer ??= setInterval(() => this.tick(), this.o.pollIntervalMs);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    for (const t of this.byUid.values()) t.abort.abort();
+    this.byUid.clear();
+  }
+
+  /** One query per running workflow that has none in flight and is not backing off. */
+  private tick(): void {
+    const now = Date.now();
+    for (const t of this.byUid.values()) {
+      if (t.closed || t.querying || now < t.notBefore) continue;
+      t.querying = true;
+      this.workflows
+        .query(t.workflowId, this.o.queryTimeoutMs)
+        .then((state) => {
+          t.failures = 0;
+          t.lastError = undefined;
+          if (!isCycleStatus(state)) throw new Error(`cycleStatus answered ${JSON.stringify(state)?.slice(0, 200)}, not a CycleStatus`);
+          const k = canonical(state);
+          if (k === t.stateKey || t.closed) return;
+          t.state = state;
+          t.stateKey = k;
+          this.o.onChange(t.key);
+        })
+        .catch((err: unknown) => {
+          t.failures++;
+          t.notBefore = Date.now() + Math.min(this.o.pollIntervalMs * 2 ** Math.min(t.failures, 5), 10_000);
+          const msg = errorText(err);
+          if (msg !== t.lastError && !t.closed && this.byUid.get(t.uid) === t) this.o.log(`query ${t.workflowId}: ${msg} (retrying)`);
+          t.lastError = msg;
+        })
+        .finally(() => {
+          t.querying = false;
+        });
+    }
+  }
+
+  /** Waits for the workflow to close (retrying through connection trouble), then reports it. */
+  private async watchClose(t: Internal): Promise<void> {
+    let delay = 500;
+    while (!this.stopped && !t.abort.signal.aborted) {
+      try {
+        t.closed = await this.workflows.waitClosed(t.workflowId, t.abort.signal);
+        if (t.abort.signal.aborted) return;
+        this.o.log(`workflow ${t.workflowId} closed: ${t.closed.statusName}`);
+        this.o.onChange(t.key);
+        return;
+      } catch (err) {
+        if (t.abort.signal.aborted) return;
+        this.o.log(`waiting for ${t.workflowId} to close: ${err instanceof Error ? err.message : String(err)} (retrying in ${delay} ms)`);
+        await new Promise((r) => setTimeout(r, delay));
+        delay = Math.min(delay * 2, 10_000);
+      }
+    }
+  }
+}
+
+/** The error and its cause (the SDK's "Failed to query Workflow" says why only in the cause). */
+function errorText(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const cause = (err as { cause?: unknown }).cause;
+  const detail = cause instanceof Error ? cause.message : undefined;
+  return detail && !err.message.includes(detail) ? `${err.message}: ${detail}` : err.message;
+}
