@@ -3,8 +3,9 @@
 import { execFileSync, type ExecFileSyncOptions } from 'node:child_process';
 
 export default function globalSetup(): void {
-  // dist/ is what the stack's glue and the out-of-process worker in the resilience test run.
-  execFileSync('npm', ['run', '-s', 'build'], { stdio: ['ignore', 'inherit', 'inherit'] });
+  // dist/ (and the workflow bundle the production worker loads) is what the stack's glue and the
+  // out-of-process workers in the resilience tests run: rebuild both, never test a stale bundle.
+  execFileSync('npm', ['run', '-s', 'bundle'], { stdio: ['ignore', 'inherit', 'inherit'] });
   execFileSync('bash', ['stack/stack.sh', 'up'], { stdio: ['ignore', 'inherit', 'inherit'] });
   const env = execFileSync('bash', ['stack/stack.sh', 'env'], { encoding: 'utf8' });
   for (const m of env.matchAll(/^export (.*)$/gm)) {

@@ -24,8 +24,9 @@ import { NodeGroupAttr, NodesAttr, PhaseAttr } from '../search-attributes.js';
 import type { NodeCycleStatus } from './types.js';
 
 const retry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' };
-const act = proxyActivities<Activities>({ startToCloseTimeout: '2 minutes', retry });
-const waits = proxyActivities<Activities>({ startToCloseTimeout: '4 hours', heartbeatTimeout: '30 seconds', retry });
+// Short steps: a dead worker's step is retried elsewhere within 30 s.
+const act = proxyActivities<Activities>({ startToCloseTimeout: '30 seconds', retry });
+const waits = proxyActivities<Activities>({ startToCloseTimeout: '4 hours', heartbeatTimeout: '15 seconds', retry });
 
 export interface NodeCycleInput {
   parentId: string;

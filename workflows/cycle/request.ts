@@ -26,8 +26,9 @@ import { cycleNodeWorkflow } from './node.js';
 import { nodeCycleWorkflowId, type CycleRequestInput, type CycleStatus } from './types.js';
 
 const retry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' };
-const act = proxyActivities<Activities>({ startToCloseTimeout: '2 minutes', retry });
-const waits = proxyActivities<Activities>({ startToCloseTimeout: '30 minutes', heartbeatTimeout: '30 seconds', retry });
+// Short steps: a dead worker's step is retried elsewhere within 30 s.
+const act = proxyActivities<Activities>({ startToCloseTimeout: '30 seconds', retry });
+const waits = proxyActivities<Activities>({ startToCloseTimeout: '30 minutes', heartbeatTimeout: '15 seconds', retry });
 
 /** How long the cloud group and the cluster may disagree before the request fails. */
 const EQUILIBRIUM_LIMIT_MS = 5 * 60_000;

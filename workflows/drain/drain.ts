@@ -24,10 +24,11 @@ import { podKey, type DrainSettings, type DrainSnapshot, type PodRef, type PodVe
 import { evictionBackoffMs, planWave } from './waves.js';
 
 const retry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' };
-const act = proxyActivities<Activities>({ startToCloseTimeout: '2 minutes', retry });
+// Short steps: a dead worker's step is retried elsewhere within 30 s.
+const act = proxyActivities<Activities>({ startToCloseTimeout: '30 seconds', retry });
 // Evictions heartbeat per pod, so a dead worker's wave is retried elsewhere within 15 s.
 const evictions = proxyActivities<Activities>({ startToCloseTimeout: '10 minutes', heartbeatTimeout: '15 seconds', retry });
-const waits = proxyActivities<Activities>({ startToCloseTimeout: '10 minutes', heartbeatTimeout: '30 seconds', retry });
+const waits = proxyActivities<Activities>({ startToCloseTimeout: '10 minutes', heartbeatTimeout: '15 seconds', retry });
 
 /** Longest single wait before the workflow looks again (status refresh, new pods). */
 const MAX_WINDOW_MS = 5 * 60_000;
@@ -267,7 +268,9 @@ export async function drainWorkflow(input: DrainInput): Promise<DrainResult> {
         const waiting = scope.run(() =>
           waits.waitForPodsGone.executeWithOptions({ summary }, [{ nodeName, uids: leaving, completionUids: completion, timeoutMs: windowMs }]),
         );
-        await Promise.race([waiting.catch(() => undefined), condition(() => wake)]);
+        const left = await Promise.race([waiting.catch(() => undefined), condition(() => wake).then(() => undefined)]);
+        // Pods just left, so a PDB may allow the next disruption: retry refusals now, not after their backoff.
+        if (left && left.remaining.length < leaving.length) for (const b of blocked.values()) b.nextAtMs = 0;
         if (wake) {
           scope.cancel();
           await waiting.catch((err) => {
