@@ -7,7 +7,6 @@ import {
   CancellationScope,
   executeChild,
   getExternalWorkflowHandle,
-  proxyActivities,
   setCurrentDetails,
   setHandler,
   sleep,
@@ -16,17 +15,15 @@ import {
 } from '@temporalio/workflow';
 import type { CycleNodePhase } from '../../api/cycle-node-request.js';
 import type { DrainOptionsInput } from '../../api/drain-options.js';
-import type { Activities } from '../../activities/index.js';
 import type { CycleNode, ResolvedCycle } from '../../activities/cycle/resolve.js';
 import { drainWorkflow } from '../drain/drain.js';
 import { nodeCycleStatusQuery, nodeProgressSignal } from '../messages.js';
 import { NodeGroupAttr, NodesAttr, PhaseAttr } from '../search-attributes.js';
 import type { NodeCycleStatus } from './types.js';
+import { longSteps, steps } from '../proxies.js';
 
-const retry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' };
-// Short steps: a dead worker's step is retried elsewhere within 30 s.
-const act = proxyActivities<Activities>({ startToCloseTimeout: '30 seconds', retry });
-const waits = proxyActivities<Activities>({ startToCloseTimeout: '4 hours', heartbeatTimeout: '15 seconds', retry });
+const act = steps;
+const waits = longSteps('4 hours');
 
 export interface NodeCycleInput {
   parentId: string;

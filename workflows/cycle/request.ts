@@ -10,7 +10,6 @@ import {
   condition,
   executeChild,
   isCancellation,
-  proxyActivities,
   setCurrentDetails,
   setHandler,
   sleep,
@@ -18,17 +17,15 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { nodeGroupsOf, type CycleRequestPhase } from '../../api/cycle-node-request.js';
-import type { Activities } from '../../activities/index.js';
 import type { CycleNode, ResolvedCycle } from '../../activities/cycle/resolve.js';
 import { cycleStatusQuery, drainProgressSignal, nodeProgressSignal } from '../messages.js';
 import { NodeGroupAttr, NodesAttr, PhaseAttr } from '../search-attributes.js';
 import { cycleNodeWorkflow } from './node.js';
 import { nodeCycleWorkflowId, type CycleRequestInput, type CycleStatus } from './types.js';
+import { longSteps, steps } from '../proxies.js';
 
-const retry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' };
-// Short steps: a dead worker's step is retried elsewhere within 30 s.
-const act = proxyActivities<Activities>({ startToCloseTimeout: '30 seconds', retry });
-const waits = proxyActivities<Activities>({ startToCloseTimeout: '30 minutes', heartbeatTimeout: '15 seconds', retry });
+const act = steps;
+const waits = longSteps('30 minutes');
 
 /** How long the cloud group and the cluster may disagree before the request fails. */
 const EQUILIBRIUM_LIMIT_MS = 5 * 60_000;

@@ -10,25 +10,22 @@ import {
   getExternalWorkflowHandle,
   isCancellation,
   log,
-  proxyActivities,
   setCurrentDetails,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { DrainOptionsInput } from '../../api/drain-options.js';
-import type { Activities } from '../../activities/index.js';
 import type { EvictResult } from '../../activities/drain/evict.js';
 import { drainProgressSignal, drainStatusQuery, forceDeletePodSignal, retryNowSignal, skipPodSignal, type PodTarget } from '../messages.js';
 import { drainMarkdown, drainMessage, emptyStatus, waveStatus, type DrainStatus, type ForcedAction } from './status.js';
 import { podKey, type DrainSettings, type DrainSnapshot, type PodRef, type PodVerdict } from './types.js';
 import { evictionBackoffMs, planWave } from './waves.js';
+import { longSteps, steps } from '../proxies.js';
 
-const retry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' };
-// Short steps: a dead worker's step is retried elsewhere within 30 s.
-const act = proxyActivities<Activities>({ startToCloseTimeout: '30 seconds', retry });
-// Evictions heartbeat per pod, so a dead worker's wave is retried elsewhere within 15 s.
-const evictions = proxyActivities<Activities>({ startToCloseTimeout: '10 minutes', heartbeatTimeout: '15 seconds', retry });
-const waits = proxyActivities<Activities>({ startToCloseTimeout: '10 minutes', heartbeatTimeout: '15 seconds', retry });
+const act = steps;
+// Evictions heartbeat per pod; waits every 5 s.
+const evictions = longSteps('10 minutes');
+const waits = longSteps('10 minutes');
 
 /** Longest single wait before the workflow looks again (status refresh, new pods). */
 const MAX_WINDOW_MS = 5 * 60_000;
