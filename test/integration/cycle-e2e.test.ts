@@ -2,40 +2,18 @@
 // provider. A worker killed and a bridge restarted mid-cycle do not stop the cycle; a drain
 // blocked by a PDB waits (no flapping) until cyclingTimeout, then healing puts the node back.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { AppsV1Api, PolicyV1Api } from '@kubernetes/client-node';
 import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { CYCLED_BY, DETACHED_FROM } from '../../activities/cycle/markers.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
 import { createWorker } from '../../worker/worker.js';
 import { temporalSettings } from '../../worker/config.js';
 import { BridgeFixture } from '../support/bridge.js';
-import { readAudit } from '../support/cluster.js';
+import { readAudit, testCluster } from '../support/cluster.js';
+import { deployApp } from '../support/cycle.js';
 import { waitFor } from '../support/wait.js';
 
 async function app(f: BridgeFixture, group: string, replicas: number, pdb: { minAvailable?: number; maxUnavailable?: number }, grace: number) {
-  await f.c.config.makeApiClient(AppsV1Api).createNamespacedDeployment({
-    namespace: f.ns,
-    body: {
-      metadata: { name: 'app' },
-      spec: {
-        replicas,
-        selector: { matchLabels: { app: 'app' } },
-        template: {
-          metadata: { labels: { app: 'app' } },
-          spec: {
-            nodeSelector: { [NODE_GROUP_LABEL]: group },
-            terminationGracePeriodSeconds: grace,
-            topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { app: 'app' } } }],
-            containers: [{ name: 'c', image: 'registry.invalid/app:1' }],
-          },
-        },
-      },
-    },
-  });
-  await f.c.config.makeApiClient(PolicyV1Api).createNamespacedPodDisruptionBudget({
-    namespace: f.ns,
-    body: { metadata: { name: 'app' }, spec: { ...pdb, selector: { matchLabels: { app: 'app' } } } },
-  });
+  await deployApp(testCluster(), f.ns, group, replicas, pdb, grace);
   await waitFor(`${replicas} app pods Running`, async () => (await f.c.core.listNamespacedPod({ namespace: f.ns })).items.filter((p) => p.status?.phase === 'Running').length === replicas);
 }
 

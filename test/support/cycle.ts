@@ -13,6 +13,40 @@ import { cycleWorkflowId } from '../../workflows/cycle/types.js';
 import { cycleNodeRequestWorkflow } from '../../workflows/index.js';
 import { createNamespace, testCluster, uniqueName, type TestCluster } from './cluster.js';
 
+/** An app spread over a node group's nodes, with a PDB the cycle must respect. */
+export async function deployApp(
+  c: TestCluster,
+  ns: string,
+  group: string,
+  replicas: number,
+  pdb: { minAvailable?: number; maxUnavailable?: number },
+  grace = 1,
+): Promise<void> {
+  await c.apps.createNamespacedDeployment({
+    namespace: ns,
+    body: {
+      metadata: { name: 'app' },
+      spec: {
+        replicas,
+        selector: { matchLabels: { app: 'app' } },
+        template: {
+          metadata: { labels: { app: 'app' } },
+          spec: {
+            nodeSelector: { [NODE_GROUP_LABEL]: group },
+            terminationGracePeriodSeconds: grace,
+            topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { app: 'app' } } }],
+            containers: [{ name: 'c', image: 'registry.invalid/app:1' }],
+          },
+        },
+      },
+    },
+  });
+  await c.policy.createNamespacedPodDisruptionBudget({
+    namespace: ns,
+    body: { metadata: { name: 'app' }, spec: { ...pdb, selector: { matchLabels: { app: 'app' } } } },
+  });
+}
+
 export class CycleFixture {
   readonly c: TestCluster = testCluster();
   readonly group: string;
@@ -52,30 +86,8 @@ export class CycleFixture {
     await this.c.core.deleteNamespace({ name: this.ns }).catch(() => undefined);
   }
 
-  async app(replicas: number, minAvailable: number, grace = 1, annotations?: Record<string, string>): Promise<void> {
-    await this.c.apps.createNamespacedDeployment({
-      namespace: this.ns,
-      body: {
-        metadata: { name: 'app' },
-        spec: {
-          replicas,
-          selector: { matchLabels: { app: 'app' } },
-          template: {
-            metadata: { labels: { app: 'app' }, annotations },
-            spec: {
-              nodeSelector: { [NODE_GROUP_LABEL]: this.group },
-              terminationGracePeriodSeconds: grace,
-              topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { app: 'app' } } }],
-              containers: [{ name: 'c', image: 'registry.invalid/app:1' }],
-            },
-          },
-        },
-      },
-    });
-    await this.c.policy.createNamespacedPodDisruptionBudget({
-      namespace: this.ns,
-      body: { metadata: { name: 'app' }, spec: { minAvailable, selector: { matchLabels: { app: 'app' } } } },
-    });
+  async app(replicas: number, minAvailable: number, grace = 1): Promise<void> {
+    await deployApp(this.c, this.ns, this.group, replicas, { minAvailable }, grace);
   }
 
   /** Records the minimum of available app pods (Running, Ready, not terminating) from a watch. */
