@@ -22,4 +22,4 @@ COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 USER node
-CMD ["node", "dist/worker/main.js"]
+CMD ["node", "--max-old-space-size=128", "--max-semi-space-size=8", "dist/worker/main.js"]

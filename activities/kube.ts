@@ -1,5 +1,7 @@
 // Kubernetes client construction. KUBECONFIG (or ~/.kube/config) outside a cluster, the
 // service account inside one: the same rules as kubectl and client-go.
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
 import { KubeConfig, CoreV1Api, ApiException } from '@kubernetes/client-node';
 
 export function loadKubeConfig(): KubeConfig {
@@ -9,12 +11,46 @@ export function loadKubeConfig(): KubeConfig {
   return kc;
 }
 
+type AgentFactory = (cluster: unknown, options: Record<string, unknown>) => HttpAgent;
+const pooled = new WeakSet<KubeConfig>();
+
+/**
+ * Makes every request of this config reuse keep-alive connections. client-node 1.x builds a new
+ * https.Agent for every request, so each API call paid a full TLS handshake on both ends: under a
+ * drain of hundreds of pods that handshake, not the eviction, was most of the apiserver's CPU.
+ * Agents are cached per TLS identity, so rotated client certificates still get a fresh one.
+ */
+export function poolConnections(kc: KubeConfig): KubeConfig {
+  if (pooled.has(kc)) return kc;
+  pooled.add(kc);
+  const target = kc as unknown as { createAgent: AgentFactory };
+  const original = target.createAgent.bind(kc);
+  const agents = new Map<string, HttpAgent>();
+  target.createAgent = (cluster, options) => {
+    const c = cluster as { server?: string; proxyUrl?: string } | null;
+    if (c?.proxyUrl) return original(cluster, options);
+    const key = JSON.stringify([c?.server, options.ca, options.cert, options.key, options.servername, options.rejectUnauthorized]);
+    let agent = agents.get(key);
+    if (!agent) {
+      if (agents.size > 8) agents.clear(); // old identities after rotation: let their sockets close
+      const base = original(cluster, options);
+      const keepAlive = { ...options, keepAlive: true, maxFreeSockets: 64 };
+      agent = base instanceof HttpsAgent ? new HttpsAgent(keepAlive) : new HttpAgent(keepAlive);
+      base.destroy();
+      agents.set(key, agent);
+    }
+    return agent;
+  };
+  return kc;
+}
+
 export interface Kube {
   config: KubeConfig;
   core: CoreV1Api;
 }
 
 export function createKube(config: KubeConfig = loadKubeConfig()): Kube {
+  poolConnections(config);
   return { config, core: config.makeApiClient(CoreV1Api) };
 }
 

@@ -27,6 +27,8 @@ export interface CrdDefinition {
   status?: z.ZodType;
   printerColumns?: PrinterColumn[];
   categories?: string[];
+  /** CEL rules on the whole object (they may read status, and oldSelf on updates). */
+  validations?: Array<{ rule: string; message: string }>;
 }
 
 const INT32_MIN = -2147483648;
@@ -176,7 +178,9 @@ export function crdManifest(def: CrdDefinition): JsonSchema {
           name: VERSION,
           served: true,
           storage: true,
-          schema: { openAPIV3Schema: { type: 'object', properties, required: ['spec'] } },
+          schema: {
+            openAPIV3Schema: { type: 'object', properties, required: ['spec'], ...(def.validations?.length && { 'x-kubernetes-validations': def.validations }) },
+          },
           ...(def.status && { subresources: { status: {} } }),
           ...(def.printerColumns && { additionalPrinterColumns: def.printerColumns }),
         },

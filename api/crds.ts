@@ -1,6 +1,6 @@
 // Every CRD slipway serves, generated from its zod types (npm run crds). Add new kinds here.
 import type { CrdDefinition } from './crd.js';
-import { CYCLE_NODE_REQUEST, CYCLE_NODE_STATUS, CycleNodeRequestSpec, CycleNodeRequestStatus, CycleNodeStatusSpec, CycleNodeStatusStatus } from './cycle-node-request.js';
+import { CYCLE_NODE_REQUEST, CYCLE_NODE_STATUS, CycleNodeRequestSpec, immutableSpecRules, CycleNodeRequestStatus, CycleNodeStatusSpec, CycleNodeStatusStatus } from './cycle-node-request.js';
 import { DRAIN_RULE, DrainRuleSpec } from './drain-rule.js';
 
 export const CRDS: CrdDefinition[] = [
@@ -25,6 +25,7 @@ export const CRDS: CrdDefinition[] = [
     scope: 'Namespaced',
     spec: CycleNodeRequestSpec,
     status: CycleNodeRequestStatus,
+    validations: immutableSpecRules(),
     printerColumns: [
       { name: 'Node Group', type: 'string', jsonPath: '.spec.nodeGroupName' },
       { name: 'Method', type: 'string', jsonPath: '.spec.cycleSettings.method' },

@@ -2,6 +2,7 @@
 // A request replaces the selected nodes of one or more cloud node groups, surge first: detach (the
 // group launches a replacement), wait for the replacement to be Ready and healthy, then cordon,
 // drain, delete the Node and terminate the instance. One CycleNodeStatus per node mirrors its cycle.
+import { nodeGroupsOf } from './node-groups.js';
 import { z } from 'zod';
 import { DrainOptions } from './drain-options.js';
 import { Duration } from './duration.js';
@@ -48,7 +49,7 @@ export type PreTerminationCheck = z.infer<typeof PreTerminationCheck>;
 export const NodeGroupProviderName = z.enum(['kwok', 'aws']);
 export type NodeGroupProviderName = z.infer<typeof NodeGroupProviderName>;
 
-export const CycleNodeRequestSpec = z
+const CycleNodeRequestSpecFields = z
   .object({
     /** The cloud node group (an Auto Scaling group; for kwok, the slipway.dev/node-group label value). */
     nodeGroupName: z.string().default(''),
@@ -68,7 +69,26 @@ export const CycleNodeRequestSpec = z
     skipPreTerminationChecks: z.boolean().default(false),
     /** The drain engine's options: eviction timeout policy, volume timeout, drain plan, limits. DrainRules apply too. */
     drain: DrainOptions.optional(),
-  })
+  });
+
+/**
+ * CEL transition rules on the object: once its cycle has started (status.workflowId is set), only
+ * spec.cycleSettings.concurrency may change (the bridge sends that to the running cycle); any other
+ * edit is refused at admission. Before that, an invalid request can still be fixed. One rule per
+ * field, so the message names it and each stays within the CEL cost budget.
+ */
+export function immutableSpecRules(): Array<{ rule: string; message: string }> {
+  const same = (path: string) => `(has(self.spec.${path}) == has(oldSelf.spec.${path})) && (!has(self.spec.${path}) || self.spec.${path} == oldSelf.spec.${path})`;
+  const started = '!has(oldSelf.status) || !has(oldSelf.status.workflowId)';
+  const top = Object.keys(CycleNodeRequestSpecFields.shape).filter((k) => k !== 'cycleSettings');
+  const settings = Object.keys(CycleSettings.shape).filter((k) => k !== 'concurrency').map((k) => `cycleSettings.${k}`);
+  return [...top, ...settings].map((path) => ({
+    rule: path.includes('.') ? `${started} || !has(self.spec.cycleSettings) || !has(oldSelf.spec.cycleSettings) || (${same(path)})` : `${started} || (${same(path)})`,
+    message: `spec.${path} cannot change once the cycle has started: only spec.cycleSettings.concurrency can`,
+  }));
+}
+
+export const CycleNodeRequestSpec = CycleNodeRequestSpecFields
   .superRefine((s, ctx) => {
     const groups = nodeGroupsOf(s);
     if (groups.length === 0) ctx.addIssue({ code: 'custom', path: ['nodeGroupName'], message: 'name at least one node group (nodeGroupName or nodeGroupsList)' });
@@ -100,9 +120,7 @@ function validRegex(r: string): boolean {
 }
 
 /** nodeGroupName and nodeGroupsList, merged and deduplicated. */
-export function nodeGroupsOf(s: { nodeGroupName?: string; nodeGroupsList?: string[] }): string[] {
-  return [...new Set([s.nodeGroupName ?? '', ...(s.nodeGroupsList ?? [])].filter((g) => g.length > 0))];
-}
+export { nodeGroupsOf };
 
 // ---- status ------------------------------------------------------------------------------------
 

@@ -143,8 +143,9 @@ start_temporal() {
   wait_for temporal 60 probe_temporal
 }
 start_moto() {
-  # MOTO_ALLOW_NONEXISTENT_REGION is not needed: we stay in us-east-1.
-  launch moto "$VENV/bin/moto_server" -H 127.0.0.1 -p "$MOTO_PORT"
+  # MOTO_ALLOW_NONEXISTENT_REGION is not needed: we stay in us-east-1. Moto's request recorder
+  # (off until a test starts it through /moto-api/recorder/) writes here: the AWS side's audit log.
+  launch moto env MOTO_RECORDER_FILEPATH="$LOGS/moto-recording.jsonl" "$VENV/bin/moto_server" -H 127.0.0.1 -p "$MOTO_PORT"
   wait_for moto 30 probe_moto
 }
 start_aws-node-sync() {

@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities/index.js';
-import { temporalSettings, type TemporalSettings } from './config.js';
+import { temporalSettings, workerTuning, type TemporalSettings } from './config.js';
 
 /** The workflows entry point: compiled JS next to this file in dist/, the TS source under jest. */
 export function workflowsPath(): string {
@@ -39,6 +39,7 @@ export async function createWorker(opts: SlipwayWorkerOptions): Promise<{ worker
     taskQueue: settings.taskQueue,
     ...(bundle ? { workflowBundle: { codePath: bundle } } : { workflowsPath: workflowsPath() }),
     activities: createActivities(opts.deps),
+    ...workerTuning(),
     ...opts.overrides,
   });
   return { worker, connection };

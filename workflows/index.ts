@@ -3,3 +3,4 @@ export { inventoryWorkflow } from './inventory.js';
 export { drainWorkflow } from './drain/drain.js';
 export { cycleNodeRequestWorkflow } from './cycle/request.js';
 export { cycleNodeWorkflow } from './cycle/node.js';
+export { nodeGroupLockWorkflow } from './cycle/lock.js';

@@ -1,6 +1,7 @@
 // Every signal, query and update of Slipway's workflows. The workflows, the bridge and the CLI all
 // import this one module, so their names cannot drift apart.
-import { defineQuery, defineSignal } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { CycleNodeRequestSpecInput } from '../api/cycle-node-request.js';
 import type { CycleStatus, NodeCycleStatus } from './cycle/types.js';
 import type { DrainStatus } from './drain/status.js';
 
@@ -29,3 +30,9 @@ export const nodeCycleStatusQuery = defineQuery<NodeCycleStatus>('nodeCycleStatu
 export const nodeProgressSignal = defineSignal<[NodeCycleStatus]>('nodeProgress');
 /** A drain tells the workflow it reports to what blocks it (sent only when the message changes). */
 export const drainProgressSignal = defineSignal<[{ nodeName: string; message: string; evicted: number }]>('drainProgress');
+
+/**
+ * The request's spec was edited (the bridge sends every new generation). Accepted only when nothing
+ * but cycleSettings.concurrency changed; answers the concurrency now in effect (for the next batch).
+ */
+export const specChangedUpdate = defineUpdate<{ concurrency: number }, [{ spec: CycleNodeRequestSpecInput; generation?: number }]>('specChanged');

@@ -9,6 +9,7 @@ import { parseDuration } from '../../api/duration.js';
 import { apiStatus, type Kube } from '../kube.js';
 import { watchUntil } from '../watch.js';
 import type { NodeGroupProvider } from '../providers/types.js';
+import { mapLimit } from '../drain/rate-limit.js';
 import { runHealthChecks } from './health.js';
 import { CA_ANNOTATION_OWNER, CA_SCALE_DOWN_DISABLED, CYCLED_BY, DETACHED_FROM } from './markers.js';
 import { nodeSummary, type CycleNode } from './resolve.js';
@@ -48,19 +49,15 @@ export function createScaleActivities(kube: Kube, providers: Record<string, Node
   return {
     /** Marks each node (so a later run can re-attach it) and detaches it without shrinking its group. */
     async detachNodes(input: { provider: string; requestKey: string; nodes: CycleNode[] }): Promise<{ detached: string[]; gone: string[] }> {
-      const detached: string[] = [];
-      const gone: string[] = [];
-      for (const n of input.nodes) {
+      // The nodes are independent: a few at a time (each is a read and a write on the cloud side).
+      const outcomes = await mapLimit(input.nodes, 4, async (n) => {
         const marked = await patchNode(kube, n.name, { metadata: { annotations: { [DETACHED_FROM]: n.nodeGroup, [CYCLED_BY]: input.requestKey } } });
-        if (!marked) {
-          gone.push(n.name); // removed by someone else: nothing to cycle
-          continue;
-        }
+        if (!marked) return { name: n.name, gone: true }; // removed by someone else: nothing to cycle
         await provider(input.provider).detachInstance(n.providerID, n.nodeGroup);
-        detached.push(n.name);
         heartbeat(n.name);
-      }
-      return { detached, gone };
+        return { name: n.name, gone: false };
+      });
+      return { detached: outcomes.filter((o) => !o.gone).map((o) => o.name), gone: outcomes.filter((o) => o.gone).map((o) => o.name) };
     },
 
     /**
@@ -74,37 +71,42 @@ export function createScaleActivities(kube: Kube, providers: Record<string, Node
       let message = 'waiting for replacement nodes';
       let fresh: CycleNode[] = [];
       const deadline = Date.now() + input.timeoutMs;
+      // Ready nodes created since the detach, not known before: what the group's replacements look like.
+      const candidates = (nodes: Iterable<V1Node>) =>
+        [...nodes]
+          .filter((n) => !known.has(n.metadata!.name!) && matchesSelector(input.selector, n.metadata?.labels) && !n.metadata?.deletionTimestamp)
+          .map(nodeSummary)
+          .filter((n) => n.ready && n.createdAtMs >= input.sinceMs - 1000);
       const check = async (nodes: V1Node[]): Promise<boolean> => {
         const groups = await p.describeGroups(input.groups);
         const notInService = groups.flatMap((g) => g.instances).filter((i) => i.lifecycle !== 'InService');
         const instances = new Set(groups.flatMap((g) => g.instances.map((i) => i.providerID)));
-        fresh = nodes
-          .filter((n) => !known.has(n.metadata!.name!) && matchesSelector(input.selector, n.metadata?.labels) && !n.metadata?.deletionTimestamp)
-          .map(nodeSummary)
-          .filter((n) => n.ready && n.createdAtMs >= input.sinceMs - 1000 && instances.has(n.providerID));
+        fresh = candidates(nodes).filter((n) => instances.has(n.providerID));
         if (notInService.length) message = `waiting for ${notInService.length} instances to be InService`;
         else if (fresh.length < input.needed) message = `waiting for replacement nodes: ${fresh.length}/${input.needed} Ready`;
         else return true;
         return false;
       };
-      for (;;) {
-        let ok = false;
-        const { met } = await watchUntil<V1Node>({
+      let nodes = (await kube.core.listNode()).items;
+      while (!(await check(nodes))) {
+        if (Date.now() >= deadline) return { ready: false, newNodes: fresh.map((n) => n.name), message: `${message} (timed out)` };
+        // Look again as soon as a replacement registers or turns Ready (watched), and at least every
+        // 5 s: the cloud group's own state (InService) changes without a Node event.
+        const seen = candidates(nodes).length;
+        const { objects } = await watchUntil<V1Node>({
           kc: kube.config,
           path: '/api/v1/nodes',
           list: async () => {
             const l = await kube.core.listNode();
-            ok = await check(l.items);
             return { items: l.items, resourceVersion: l.metadata?.resourceVersion ?? '' };
           },
-          done: () => ok,
+          done: (current) => candidates(current.values()).length !== seen,
           timeoutMs: Math.min(5000, Math.max(0, deadline - Date.now())),
           onTick: () => heartbeat(message),
           signal: Context.current().cancellationSignal,
         });
+        nodes = [...objects.values()];
         heartbeat(message);
-        if (met) break;
-        if (Date.now() >= deadline) return { ready: false, newNodes: fresh.map((n) => n.name), message: `${message} (timed out)` };
       }
       const newNodes = fresh.slice(0, Math.max(input.needed, fresh.length)).map((n) => n.name);
       if (input.healthChecks.length) {
@@ -117,16 +119,15 @@ export function createScaleActivities(kube: Kube, providers: Record<string, Node
 
     /** Keeps cluster-autoscaler off the new nodes while the batch drains (only where we set it). */
     async protectFromScaleDown(input: { nodes: string[]; requestKey: string }): Promise<string[]> {
-      const marked: string[] = [];
-      for (const name of input.nodes) {
+      const marked = await mapLimit(input.nodes, 8, async (name) => {
         const node = await kube.core.readNode({ name }).catch((err) => (apiStatus(err) === 404 ? undefined : Promise.reject(err)));
-        if (!node) continue;
+        if (!node) return undefined;
         const a = node.metadata?.annotations ?? {};
-        if (a[CA_SCALE_DOWN_DISABLED] !== undefined && a[CA_ANNOTATION_OWNER] === undefined) continue; // someone else's: leave it
+        if (a[CA_SCALE_DOWN_DISABLED] !== undefined && a[CA_ANNOTATION_OWNER] === undefined) return undefined; // someone else's: leave it
         await patchNode(kube, name, { metadata: { annotations: { [CA_SCALE_DOWN_DISABLED]: 'true', [CA_ANNOTATION_OWNER]: input.requestKey } } });
-        marked.push(name);
-      }
-      return marked;
+        return name;
+      });
+      return marked.filter((n): n is string => n !== undefined);
     },
 
     /** Removes our scale-down-disabled annotations (from named nodes, or every node we marked for this request). */

@@ -1,8 +1,7 @@
-// The node-group providers by name. The AWS one is built on first use, so a worker that only
-// ever uses kwok needs no AWS configuration at all.
-import { createAws, type Aws } from '../aws.js';
+// The node-group providers by name. The AWS one is loaded on first use: a worker that only ever
+// uses kwok needs no AWS configuration, and does not pay the ~100 MB the AWS SDK takes to load.
+import type { Aws } from '../aws.js';
 import type { Kube } from '../kube.js';
-import { createAwsProvider } from './aws.js';
 import { createKwokProvider } from './kwok.js';
 import type { NodeGroupProvider } from './types.js';
 
@@ -16,14 +15,26 @@ export interface ProviderDeps {
 }
 
 export function createProviders({ kube, aws }: ProviderDeps): Record<ProviderName, NodeGroupProvider> {
-  const kwok = createKwokProvider(kube);
-  let awsProvider: NodeGroupProvider | undefined;
+  return { kwok: createKwokProvider(kube), aws: lazyProvider('aws', async () => {
+    const [{ createAwsProvider }, { createAws }] = await Promise.all([import('./aws.js'), import('../aws.js')]);
+    return createAwsProvider(typeof aws === 'function' ? aws() : (aws ?? createAws()));
+  }) };
+}
+
+/** A provider whose module is imported, and whose clients are built, on its first call. */
+function lazyProvider(name: ProviderName, load: () => Promise<NodeGroupProvider>): NodeGroupProvider {
+  let loaded: Promise<NodeGroupProvider> | undefined;
+  const get = () => (loaded ??= load().catch((err: unknown) => {
+    loaded = undefined; // a failed load (bad settings) is retried by the next call
+    throw err;
+  }));
   return {
-    kwok,
-    get aws() {
-      awsProvider ??= createAwsProvider(typeof aws === 'function' ? aws() : (aws ?? createAws()));
-      return awsProvider;
-    },
+    name,
+    describeGroups: async (names) => (await get()).describeGroups(names),
+    detachInstance: async (providerID, group) => (await get()).detachInstance(providerID, group),
+    attachInstance: async (providerID, group) => (await get()).attachInstance(providerID, group),
+    terminateInstance: async (providerID) => (await get()).terminateInstance(providerID),
+    instancesExist: async (providerIDs) => (await get()).instancesExist(providerIDs),
   };
 }
 

@@ -77,8 +77,23 @@ export async function ensureFakeNodeGroup(
 }
 
 
+/** Deletes the nodes of every node group `match` selects; returns how many. */
+export async function deleteNodeGroups(core: CoreV1Api, match: (group: string) => boolean): Promise<number> {
+  const nodes = (await core.listNode({ labelSelector: NODE_GROUP_LABEL })).items;
+  const doomed = nodes.filter((n) => match(n.metadata!.labels![NODE_GROUP_LABEL]!));
+  await Promise.all(doomed.map((n) => core.deleteNode({ name: n.metadata!.name! }).catch(() => undefined)));
+  return doomed.length;
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
   const args = process.argv.slice(2);
+  const prefixes = flag(args, 'delete-groups-prefixed');
+  if (prefixes !== undefined) {
+    const wanted = prefixes.split(',').filter(Boolean);
+    const n = await deleteNodeGroups(createKube().core, (g) => wanted.some((p) => g.startsWith(p)));
+    console.log(`deleted ${n} nodes of node groups prefixed ${prefixes}`);
+    process.exit(0);
+  }
   const group = flag(args, 'group') ?? 'workers';
   const count = Number(flag(args, 'count') ?? 3);
   const names = await ensureFakeNodeGroup(createKube().core, group, count, {

@@ -112,7 +112,32 @@ export class Reconciler {
       return this.mirror(withFinalizer, t);
     }
     const current = obj.metadata.finalizers?.includes(FINALIZER) ? obj : await this.ensureFinalizer(obj);
-    if (current) await this.mirror(current, t);
+    if (!current) return;
+    await this.applySpecChange(current, t);
+    await this.mirror(current, t);
+  }
+
+  /**
+   * A new generation of a running request's spec goes to its workflow as an update. The workflow
+   * takes a concurrency change (for its next batch) and refuses anything else; the CRD's CEL rule
+   * refuses those at admission already, so a refusal here means the rule was bypassed. Either way
+   * the generation counts as observed, with an Event saying what happened.
+   */
+  private async applySpecChange(obj: CycleNodeRequestObject, t: Tracked): Promise<void> {
+    const generation = obj.metadata.generation;
+    if (generation === undefined || t.generation === undefined || generation <= t.generation || t.closed) return;
+    const parsed = CycleNodeRequestSpec.safeParse(obj.spec);
+    this.mustLead();
+    const outcome = parsed.success
+      ? await this.d.workflows.changeSpec(t.workflowId, parsed.data, generation)
+      : { applied: false as const, reason: invalidSpecMessage(parsed.error) };
+    t.generation = generation;
+    if (outcome.applied) {
+      await this.event(obj, 'Normal', 'SpecChanged', `generation ${generation} applied: concurrency ${outcome.concurrency} from the next batch`, `SpecChanged/${t.workflowId}/${generation}`);
+    } else {
+      await this.event(obj, 'Warning', 'SpecChangeRefused', `generation ${generation} not applied: ${outcome.reason}`, `SpecChangeRefused/${t.workflowId}/${generation}`);
+    }
+    this.d.log(`${objectKey(obj.metadata.namespace, obj.metadata.name)}: spec generation ${generation} ${outcome.applied ? `applied (concurrency ${outcome.concurrency})` : `refused: ${outcome.reason}`}`);
   }
 
   // ---- status -----------------------------------------------------------------------------------

@@ -1,10 +1,10 @@
 // The bridge's side of Temporal: start a request's workflow by name (one per object, replays are
 // no-ops), query its status with a deadline, wait for it to close, and cancel it.
-import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import type { CycleNodeRequestSpec } from '../../api/cycle-node-request.js';
 import { nodeGroupsOf } from '../../api/cycle-node-request.js';
 import { CYCLE_WORKFLOW_TYPE, type CycleRequestInput, type CycleRequestRef, type CycleStatus } from '../../workflows/cycle/types.js';
-import { cycleStatusQuery } from '../../workflows/messages.js';
+import { cycleStatusQuery, specChangedUpdate } from '../../workflows/messages.js';
 import { NodeGroupAttr, ObjectAttr, PhaseAttr } from '../../workflows/search-attributes.js';
 import { isCycleStatus, type ClosedWorkflow } from './status.js';
 
@@ -34,6 +34,8 @@ export interface CycleWorkflows {
   waitClosed(workflowId: string, signal: AbortSignal): Promise<ClosedWorkflow>;
   /** Requests cancellation; the workflow runs its compensations, then closes. */
   cancel(workflowId: string): Promise<void>;
+  /** Sends an edited spec: applied (the concurrency now in effect) or refused (why, in the workflow's words). */
+  changeSpec(workflowId: string, spec: CycleNodeRequestSpec, generation: number | undefined): Promise<{ applied: true; concurrency: number } | { applied: false; reason: string }>;
 }
 
 export function cycleWorkflows(client: Client, taskQueue: string): CycleWorkflows {
@@ -106,6 +108,17 @@ export function cycleWorkflows(client: Client, taskQueue: string): CycleWorkflow
 
     async cancel(workflowId) {
       await client.workflow.getHandle(workflowId).cancel();
+    },
+
+    async changeSpec(workflowId, spec, generation) {
+      try {
+        // Bounded: without a worker the update would wait; the reconcile is retried later instead.
+        const r = await client.withDeadline(Date.now() + 10_000, () => client.workflow.getHandle(workflowId).executeUpdate(specChangedUpdate, { args: [{ spec, generation }] }));
+        return { applied: true, concurrency: r.concurrency };
+      } catch (err) {
+        if (err instanceof WorkflowUpdateFailedError) return { applied: false, reason: err.cause?.message ?? err.message };
+        throw err;
+      }
     },
   };
 }

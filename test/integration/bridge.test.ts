@@ -6,14 +6,15 @@
 // is what is observed; the mirroring tests run a scripted cycle workflow on a real worker.
 import { writeFileSync } from 'node:fs';
 import { CoordinationV1Api, V1MicroTime } from '@kubernetes/client-node';
-import { WorkflowNotFoundError } from '@temporalio/client';
-import { CYCLE_NODE_REQUEST } from '../../api/cycle-node-request.js';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { CYCLE_NODE_REQUEST, CycleNodeRequestSpec } from '../../api/cycle-node-request.js';
 import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
 import { FINALIZER, REQUEST_LABEL, cycleNodeStatusName } from '../../starter/bridge/names.js';
 import type { CycleNodeRequestObject } from '../../starter/bridge/objects.js';
 import { runReflector } from '../../starter/bridge/reflector.js';
 import { cycleWorkflowId, type CycleStatus, type NodeCycleStatus } from '../../workflows/cycle/types.js';
+import { cycleStatusQuery, specChangedUpdate } from '../../workflows/messages.js';
 import { NodeGroupAttr, ObjectAttr, PhaseAttr } from '../../workflows/search-attributes.js';
 import { temporalSettings } from '../../worker/config.js';
 import { createWorker } from '../../worker/worker.js';
@@ -506,6 +507,54 @@ describe('end to end with the real cycle workflow', () => {
       expect(await eventReasons(name)).toContain('Normal/PhaseSuccessful');
       await f.deleteCnr(name);
       await waitFor('object gone', async () => (await f.getCnr(name)) === undefined, { timeoutMs: 10_000 });
+    } finally {
+      await f.stopBridges();
+      worker.shutdown();
+      await running.catch(() => undefined);
+      await connection.close();
+      const nodes = await f.c.core.listNode({ labelSelector: `${NODE_GROUP_LABEL}=${group}` });
+      for (const n of nodes.items) await f.c.core.deleteNode({ name: n.metadata!.name! }).catch(() => undefined);
+    }
+  }, 240_000);
+});
+
+describe('editing a running request', () => {
+  test('a concurrency edit reaches the running cycle (Event, observedGeneration); any other edit is refused by the API and by the workflow', async () => {
+    const group = uniqueName('it-bridge-edit');
+    const tq = uniqueName('it-bridge-edit-tq');
+    const old = await ensureFakeNodeGroup(f.c.core, group, 6);
+    const { worker, connection } = await createWorker({ deps: { kube: f.c }, settings: { ...temporalSettings(), taskQueue: tq } });
+    const running = worker.run();
+    try {
+      await f.bridge({ taskQueue: tq });
+      const name = uniqueName('cnr');
+      const spec = { nodeGroupName: group, provider: 'kwok', selector: { matchLabels: { [NODE_GROUP_LABEL]: group } }, cycleSettings: { concurrency: 1 } };
+      const created = await f.createCnr(name, spec);
+      const workflowId = cycleWorkflowId(created.metadata);
+      await waitStatus(name, 'cycling', (o) => o.status?.phase === 'WaitingTermination', 60_000);
+
+      // Anything but concurrency: refused at admission, naming the field.
+      await expect(f.patchCnr(name, { spec: { selector: { matchLabels: { [NODE_GROUP_LABEL]: 'elsewhere' } } } })).rejects.toThrow(/spec.selector cannot change once the cycle has started/);
+      await expect(f.patchCnr(name, { spec: { cycleSettings: { method: 'Wait' } } })).rejects.toThrow(/spec.cycleSettings.method cannot change/);
+      // ...and by the workflow itself, for a client that bypasses the CRD.
+      const parsed = CycleNodeRequestSpec.parse(spec);
+      await expect(
+        f.client.workflow.getHandle(workflowId).executeUpdate(specChangedUpdate, { args: [{ spec: { ...parsed, nodeNames: [old[0]!] } }] }),
+      ).rejects.toThrow(WorkflowUpdateFailedError);
+
+      await f.patchCnr(name, { spec: { cycleSettings: { concurrency: 3 } } });
+      const applied = await waitStatus(name, 'generation 2 observed', (o) => o.status?.observedGeneration === 2, 20_000);
+      expect(applied.metadata.generation).toBe(2);
+      expect(await eventReasons(name)).toContain('Normal/SpecChanged');
+      expect((await f.events(name)).find((e) => e.reason === 'SpecChanged')?.message).toContain('concurrency 3');
+      expect((await f.client.workflow.getHandle(workflowId).query(cycleStatusQuery)).concurrency).toBe(3);
+
+      const done = await waitStatus(name, 'Successful', (o) => o.status?.phase === 'Successful', 180_000);
+      expect(done.status!.nodesCycled).toBe(6);
+      // Batches after the edit took up to 3 nodes: fewer child-start batches than nodes.
+      const history = await f.client.workflow.getHandle(workflowId).fetchHistory();
+      const detaches = history.events!.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'detachNodes').length;
+      expect(detaches).toBeLessThan(6);
     } finally {
       await f.stopBridges();
       worker.shutdown();

@@ -167,3 +167,36 @@ describe('an invalid request', () => {
     expect((await handle.query(cycleStatusQuery)).message).toContain('selector must not be empty: it would match every node');
   });
 });
+
+describe('two requests on one node group', () => {
+  const f = new CycleFixture('it-cycle-lock');
+  beforeAll(() => f.setup());
+  afterAll(() => f.teardown());
+
+  test('the second waits, says why, and starts only when the first is done, on the nodes as they are then', async () => {
+    const old = await ensureFakeNodeGroup(f.c.core, f.group, 3);
+    const spec = { selector: { matchLabels: { [NODE_GROUP_LABEL]: f.group } }, cycleSettings: { concurrency: 1 } };
+    const first = await f.start(spec, 'first');
+    await waitFor('the first request holds the node group', async () => (await first.query(cycleStatusQuery)).phase !== 'Pending');
+    const second = await f.start(spec, 'second');
+    await waitFor('the second request waits for the node group', async () => {
+      const s = await second.query(cycleStatusQuery);
+      return s.phase === 'Pending' && s.message.includes(`waiting for node group ${f.group}: another request is cycling it (lock lock/kwok/${f.group})`);
+    });
+    const a = await first.result();
+    const b = await second.result();
+    expect(a.phase).toBe('Successful');
+    expect(b.phase).toBe('Successful');
+    expect(a.nodes.map((n) => n.nodeName).sort()).toEqual(old);
+    // The second picked its nodes after the first was done: the first one's replacements.
+    expect(b.nodes).toHaveLength(3);
+    for (const n of b.nodes) expect(old).not.toContain(n.nodeName);
+    // It touched the group only after the first had finished.
+    const firstClosed = (await first.describe()).closeTime!.getTime();
+    const secondDetach = (await second.fetchHistory()).events!.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'detachNodes')!;
+    expect(Number(secondDetach.eventTime!.seconds) * 1000).toBeGreaterThanOrEqual(Math.floor(firstClosed / 1000) * 1000);
+    // Both released the lock.
+    const lock = await f.client.workflow.getHandle(`lock/kwok/${f.group}`).describe();
+    expect(lock.status.name).not.toBe('RUNNING');
+  }, 180_000);
+});

@@ -12,6 +12,8 @@ export default function globalSetup(): void {
     for (const [, k, v] of m[1]!.matchAll(/(\w+)="?([^"\s]*)"?/g)) process.env[k!] = v!;
   }
   installCrds();
+  // Fake nodes an interrupted earlier run left behind would load kwok and the control plane.
+  execFileSync('node', ['dist/stack/kwok/nodes.js', '--delete-groups-prefixed', 'it-,bench-'], { stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 // kubectl applies the checked-in crds/ (kept current by the unit test) without a compiled dist/;

@@ -13,7 +13,7 @@ import { connectClient } from '../../starter/client.js';
 import { startBridge, type RunningBridge, type StartBridgeOptions } from '../../starter/bridge/main.js';
 import type { CycleNodeRequestObject, CycleNodeStatusObject } from '../../starter/bridge/objects.js';
 import { temporalSettings } from '../../worker/config.js';
-import { createNamespace, testCluster, uniqueName, type TestCluster } from './cluster.js';
+import { createNamespace, deleteGroupNodes, testCluster, uniqueName, type TestCluster } from './cluster.js';
 import { mergePatch } from './drain.js';
 
 export const scriptedWorkflowsPath = () => fileURLToPath(new URL('./workflows/scripted-cycle.ts', import.meta.url));
@@ -147,6 +147,7 @@ export class BridgeFixture {
     }
     for (const id of this.workflowIds) await this.client.workflow.getHandle(id).terminate('test cleanup').catch(() => undefined);
     await this.c.core.deleteNamespace({ name: this.ns }).catch(() => undefined);
+    await deleteGroupNodes(this.c, this.ns); // the tests name their node group after the namespace
     await this.client?.connection.close();
   }
 

@@ -2,6 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { AppsV1Api, PolicyV1Api, type V1Pod } from '@kubernetes/client-node';
 import { createKube, type Kube } from '../../activities/kube.js';
+import { deleteNodeGroups } from '../../stack/kwok/nodes.js';
 import { waitFor } from './wait.js';
 
 export interface TestCluster extends Kube {
@@ -28,6 +29,9 @@ export async function createNamespace(c: TestCluster, name: string): Promise<voi
     return true;
   });
 }
+
+/** Deletes the nodes of a node group: tests leave no fake nodes behind (each costs kwok heartbeats). */
+export const deleteGroupNodes = (c: Kube, group: string): Promise<number> => deleteNodeGroups(c.core, (g) => g === group);
 
 export const isRunning = (p: V1Pod) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp;
 

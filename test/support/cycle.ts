@@ -11,7 +11,7 @@ import { temporalSettings } from '../../worker/config.js';
 import { createWorker } from '../../worker/worker.js';
 import { cycleWorkflowId } from '../../workflows/cycle/types.js';
 import { cycleNodeRequestWorkflow } from '../../workflows/index.js';
-import { createNamespace, testCluster, uniqueName, type TestCluster } from './cluster.js';
+import { createNamespace, deleteGroupNodes, testCluster, uniqueName, type TestCluster } from './cluster.js';
 
 /** An app spread over a node group's nodes, with a PDB the cycle must respect. */
 export async function deployApp(
@@ -84,6 +84,7 @@ export class CycleFixture {
     await this.running?.catch(() => undefined);
     await this.client?.connection.close();
     await this.c.core.deleteNamespace({ name: this.ns }).catch(() => undefined);
+    await deleteGroupNodes(this.c, this.group);
   }
 
   async app(replicas: number, minAvailable: number, grace = 1): Promise<void> {

@@ -11,7 +11,7 @@ import { connectClient } from '../../starter/client.js';
 import { temporalSettings } from '../../worker/config.js';
 import { createWorker } from '../../worker/worker.js';
 import { drainWorkflow } from '../../workflows/index.js';
-import { createNamespace, readAudit, testCluster, uniqueName, type AuditEvent, type TestCluster } from './cluster.js';
+import { createNamespace, deleteGroupNodes, readAudit, testCluster, uniqueName, type AuditEvent, type TestCluster } from './cluster.js';
 import { waitFor } from './wait.js';
 
 export const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
@@ -53,8 +53,7 @@ export class DrainFixture {
     await this.running?.catch(() => undefined);
     await this.client?.connection.close();
     await this.c.core.deleteNamespace({ name: this.ns }).catch(() => undefined);
-    const nodes = await this.c.core.listNode({ labelSelector: `${NODE_GROUP_LABEL}=${this.group}` });
-    for (const n of nodes.items) await this.c.core.deleteNode({ name: n.metadata!.name! }).catch(() => undefined);
+    await deleteGroupNodes(this.c, this.group);
   }
 
   /** A schedulable node for replacements, added once the workloads sit on the target node. */

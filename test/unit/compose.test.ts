@@ -4,7 +4,7 @@
 // code defaults to.
 import { existsSync, readFileSync } from 'node:fs';
 import { parse } from 'yaml';
-import { temporalSettings, webUiLink } from '../../worker/config.js';
+import { temporalSettings, webUiLink, WORKER_NODE_FLAGS } from '../../worker/config.js';
 import { ALL_SEARCH_ATTRIBUTES } from '../../workflows/search-attributes.js';
 
 interface Service {
@@ -31,11 +31,20 @@ test('built services run a compiled entry point whose source exists', () => {
   const built = Object.entries(services).filter(([, s]) => s.build);
   expect(built.map(([n]) => n)).toContain('worker');
   for (const [, s] of built) {
-    const cmd = s.command as string[];
+    const cmd = (s.command as string[]).filter((a) => !a.startsWith('--'));
     expect(cmd[0]).toBe('node');
     const src = cmd[1]!.replace(/^dist\//, '').replace(/\.js$/, '.ts');
     expect(existsSync(src)).toBe(true);
   }
+});
+
+test('the worker runs with WORKER_NODE_FLAGS everywhere it is started (compose, Dockerfile, npm run worker)', () => {
+  const flags = [...WORKER_NODE_FLAGS];
+  expect(services.worker!.command).toEqual(['node', ...flags, 'dist/worker/main.js']);
+  const cmd = /^CMD (\[.*\])$/m.exec(dockerfile)![1]!;
+  expect(JSON.parse(cmd)).toEqual(['node', ...flags, 'dist/worker/main.js']);
+  const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> };
+  expect(pkg.scripts.worker).toContain(`node ${flags.join(' ')} dist/worker/main.js`);
 });
 
 test('dependencies and Temporal addresses name services of this file', () => {

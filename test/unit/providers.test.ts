@@ -77,13 +77,21 @@ describe('provider selection', () => {
     expect(() => defaultProviderName({ SLIPWAY_PROVIDER: 'gcp' })).toThrow(/gcp/);
   });
 
-  test('the AWS provider is built only when first used', () => {
+  test('the AWS provider is loaded and built on its first call, and a failed build is retried', async () => {
     let built = 0;
-    const providers = createProviders({ kube: {} as Kube, aws: () => (built++, {} as never) });
+    const providers = createProviders({
+      kube: {} as Kube,
+      aws: () => {
+        built++;
+        throw new Error('no AWS settings');
+      },
+    });
     expect(providers.kwok.name).toBe('kwok');
-    expect(built).toBe(0);
     expect(providers.aws.name).toBe('aws');
-    expect(providers.aws).toBe(providers.aws);
+    expect(built).toBe(0);
+    await expect(providers.aws.describeGroups(['g'])).rejects.toThrow('no AWS settings');
     expect(built).toBe(1);
+    await expect(providers.aws.instancesExist(['aws:///us-east-1a/i-1'])).rejects.toThrow('no AWS settings');
+    expect(built).toBe(2);
   });
 });

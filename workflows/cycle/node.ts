@@ -20,6 +20,7 @@ import { drainWorkflow } from '../drain/drain.js';
 import { nodeCycleStatusQuery, nodeProgressSignal } from '../messages.js';
 import { NodeGroupAttr, NodesAttr, PhaseAttr } from '../search-attributes.js';
 import type { NodeCycleStatus } from './types.js';
+import { latestOnly } from '../progress.js';
 import { longSteps, steps } from '../proxies.js';
 
 const act = steps;
@@ -50,43 +51,56 @@ export async function cycleNodeWorkflow(input: NodeCycleInput): Promise<NodeCycl
     { key: NodesAttr, value: [node.name] },
     { key: NodeGroupAttr, value: node.nodeGroup },
   ]);
+  // Progress goes to the parent without blocking the next step; quick phases coalesce, and the
+  // sequence number lets the parent drop a report that arrives late.
   const parent = getExternalWorkflowHandle(input.parentId);
-  const phase = async (p: CycleNodePhase, message?: string) => {
+  let seq = 0;
+  const progress = latestOnly(() => parent.signal(nodeProgressSignal, { ...st, seq: ++seq }));
+  const phase = (p: CycleNodePhase, message?: string) => {
     st.phase = p;
     st.message = message;
     upsertSearchAttributes([{ key: PhaseAttr, value: p }]);
     setCurrentDetails(`**${node.name}**: ${p}${message ? `\n\n${message}` : ''}`);
-    await parent.signal(nodeProgressSignal, { ...st }).catch(() => undefined);
+    progress.report();
+  };
+  /** The last phase reaches the parent before the result does. */
+  const finish = async (p: 'Successful' | 'Failed', message?: string) => {
+    phase(p, message);
+    await progress.flush();
   };
   const fail = async (message: string): Promise<never> => {
-    await phase('Failed', message);
+    await finish('Failed', message);
     throw ApplicationFailure.nonRetryable(`${node.name}: ${message}`, 'NodeCycleFailed');
   };
 
-  await phase('Pending');
-  // Someone else removed the node or its instance: nothing left to take away.
-  const cordon = await act.cordonNode.executeWithOptions({ summary: `cordon ${node.name}` }, [node.name]);
-  const instance = await act.instanceExists.executeWithOptions({ summary: `does ${node.providerID} exist` }, [{ provider: input.provider, providerID: node.providerID }]);
+  phase('Pending');
+  // Someone else removed the node or its instance: nothing left to take away. Independent reads.
+  const [cordon, instance] = await Promise.all([
+    act.cordonNode.executeWithOptions({ summary: `cordon ${node.name}` }, [node.name]),
+    act.instanceExists.executeWithOptions({ summary: `does ${node.providerID} exist` }, [{ provider: input.provider, providerID: node.providerID }]),
+  ]);
   if (!cordon.exists || !instance) {
     if (cordon.exists) await act.deleteNode.executeWithOptions({ summary: `delete orphaned Node ${node.name}` }, [node.name]);
-    await phase('Successful', !cordon.exists ? 'node was removed by someone else' : 'instance was terminated by someone else');
+    await finish('Successful', !cordon.exists ? 'node was removed by someone else' : 'instance was terminated by someone else');
     return st;
   }
 
   if (settings.method === 'Wait') {
-    await phase('WaitingPods', 'waiting for pods annotated slipway.dev/do-not-disrupt=true to finish');
+    phase('WaitingPods', 'waiting for pods annotated slipway.dev/do-not-disrupt=true to finish');
     const w = await waits.waitForDoNotDisruptPods.executeWithOptions({ summary: `wait for do-not-disrupt pods on ${node.name}` }, [
       { nodeName: node.name, rules: { ignorePodsLabels: settings.ignorePodsLabels, ignoreNamespaces: settings.ignoreNamespaces }, timeoutMs: Math.max(0, deadline - Date.now()) },
     ]);
     if (!w.done) await fail(`cyclingTimeout reached waiting for pods: ${w.remaining.join(', ')}`);
   }
 
-  await phase('RemovingLabelsFromPods');
-  await act.removePodLabels.executeWithOptions({ summary: `remove labels ${settings.labelsToRemove.join(', ') || '(none)'}` }, [
-    { nodeName: node.name, keys: settings.labelsToRemove },
-  ]);
+  phase('RemovingLabelsFromPods');
+  if (settings.labelsToRemove.length) {
+    await act.removePodLabels.executeWithOptions({ summary: `remove labels ${settings.labelsToRemove.join(', ')}` }, [
+      { nodeName: node.name, keys: settings.labelsToRemove },
+    ]);
+  }
 
-  await phase('DrainingPods');
+  phase('DrainingPods');
   // The drain waits and reports (never loops back); cyclingTimeout bounds it.
   const drainScope = new CancellationScope();
   const drain = drainScope.run(() =>
@@ -109,10 +123,10 @@ export async function cycleNodeWorkflow(input: NodeCycleInput): Promise<NodeCycl
   }
   st.evicted = (await drain).status.evicted;
 
-  await phase('DeletingNode');
+  phase('DeletingNode');
   await act.deleteNode.executeWithOptions({ summary: `delete Node ${node.name}` }, [node.name]);
-  await phase('TerminatingNode');
+  phase('TerminatingNode');
   await act.terminateInstance.executeWithOptions({ summary: `terminate ${node.providerID}` }, [{ provider: input.provider, providerID: node.providerID }]);
-  await phase('Successful', `${st.evicted} pods evicted`);
+  await finish('Successful', `${st.evicted} pods evicted`);
   return st;
 }

@@ -16,10 +16,13 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { nodeGroupsOf, type CycleRequestPhase } from '../../api/cycle-node-request.js';
+import type { CycleRequestPhase } from '../../api/cycle-node-request.js';
+import { nodeGroupsOf } from '../../api/node-groups.js';
 import type { CycleNode, ResolvedCycle } from '../../activities/cycle/resolve.js';
-import { cycleStatusQuery, drainProgressSignal, nodeProgressSignal } from '../messages.js';
+import { cycleStatusQuery, drainProgressSignal, nodeProgressSignal, specChangedUpdate } from '../messages.js';
+import { immutableChanges } from './spec-change.js';
 import { NodeGroupAttr, NodesAttr, PhaseAttr } from '../search-attributes.js';
+import { acquireNodeGroupLocks, type HeldLocks } from './lock.js';
 import { cycleNodeWorkflow } from './node.js';
 import { nodeCycleWorkflowId, type CycleRequestInput, type CycleStatus } from './types.js';
 import { longSteps, steps } from '../proxies.js';
@@ -40,7 +43,11 @@ export async function cycleNodeRequestWorkflow(input: CycleRequestInput): Promis
   setHandler(cycleStatusQuery, () => st);
   setHandler(nodeProgressSignal, (n) => {
     const i = st.nodes.findIndex((x) => x.nodeName === n.nodeName);
-    if (i >= 0) st.nodes[i] = { ...st.nodes[i], ...n, drainMessage: n.phase === 'DrainingPods' ? st.nodes[i]!.drainMessage : undefined };
+    // Reports may arrive out of order, or after the child's result: keep the newest, never undo an end.
+    const cur = st.nodes[i];
+    const ended = (p: string) => p === 'Successful' || p === 'Failed';
+    if (!cur || (n.seq !== undefined && cur.seq !== undefined && n.seq <= cur.seq) || (ended(cur.phase) && !ended(n.phase))) return;
+    st.nodes[i] = { ...cur, ...n, drainMessage: n.phase === 'DrainingPods' ? cur.drainMessage : undefined };
     st.nodesCycled = st.nodes.filter((x) => x.phase === 'Successful').length;
     render();
   });
@@ -49,6 +56,29 @@ export async function cycleNodeRequestWorkflow(input: CycleRequestInput): Promis
     if (n) Object.assign(n, { drainMessage: d.message, evicted: d.evicted });
     render();
   });
+  // Spec edits: only concurrency, taken by the next batch (nodes in flight keep cycling).
+  let requested: number | 'all' | undefined;
+  let concurrency = 0; // set once the nodes are resolved
+  const effective = () => (requested === undefined ? concurrency : requested === 'all' ? Math.max(1, st.nodesTotal) : requested);
+  setHandler(
+    specChangedUpdate,
+    ({ spec: next }) => {
+      requested = next.cycleSettings?.concurrency ?? 'all';
+      if (concurrency) concurrency = effective();
+      st.concurrency = concurrency || undefined;
+      render();
+      return { concurrency: effective() };
+    },
+    {
+      validator: ({ spec: next }) => {
+        if (['Successful', 'Failed', 'Healing'].includes(st.phase)) throw new Error(`the cycle has ended (${st.phase}): spec changes no longer apply`);
+        const changed = immutableChanges(spec, next);
+        if (changed.length) throw new Error(`only spec.cycleSettings.concurrency may change while a cycle runs; changed: ${changed.map((c) => `spec.${c}`).join(', ')}`);
+        const c = next.cycleSettings?.concurrency;
+        if (c !== undefined && !(Number.isInteger(c) && c >= 1)) throw new Error(`spec.cycleSettings.concurrency must be a whole number ≥ 1, not ${c}`);
+      },
+    },
+  );
   const render = () =>
     setCurrentDetails(
       [`**${request.namespace}/${request.name}**: ${st.phase} — ${st.nodesCycled}/${st.nodesTotal} nodes cycled`, st.message]
@@ -69,10 +99,12 @@ export async function cycleNodeRequestWorkflow(input: CycleRequestInput): Promis
   let resolved: ResolvedCycle | undefined;
   /** Nodes detached from their group and not terminated yet: what healing must put back. */
   const inFlight = new Map<string, CycleNode>();
+  let locks: HeldLocks | undefined;
 
   try {
-    // Pending: validate, pick nodes, and wait (bounded) for the group and the cluster to agree.
-    const equilibriumDeadline = Date.now() + EQUILIBRIUM_LIMIT_MS;
+    // Pending: validate, take the node groups, pick nodes, and wait (bounded) for the group and the
+    // cluster to agree.
+    let equilibriumDeadline = Date.now() + EQUILIBRIUM_LIMIT_MS;
     for (;;) {
       resolved = await act.resolveCycle.executeWithOptions({ summary: `resolve node groups ${groups.join(', ')}` }, [{ spec, requestKey }]);
       if (resolved.errors.length) {
@@ -80,6 +112,20 @@ export async function cycleNodeRequestWorkflow(input: CycleRequestInput): Promis
         phase('Failed', resolved.errors.join('; '));
         st.completedAt = new Date().toISOString();
         throw ApplicationFailure.nonRetryable(st.message, 'InvalidCycleRequest');
+      }
+      if (!locks) {
+        // One request per node group at a time: two would fight over its capacity, and each would
+        // read the other's detached instances as a disagreement. After a wait, pick nodes afresh.
+        let waited = false;
+        locks = await acquireNodeGroupLocks(resolved.provider, resolved.groups, (group, lockId) => {
+          waited = true;
+          phase('Pending', `waiting for node group ${group}: another request is cycling it (lock ${lockId})`);
+        });
+        equilibriumDeadline = Date.now() + EQUILIBRIUM_LIMIT_MS;
+        if (waited) {
+          phase('Pending', '');
+          continue;
+        }
       }
       const { nodesWithoutInstance, instancesWithoutNode } = resolved.mismatch;
       if (!nodesWithoutInstance.length && !instancesWithoutNode.length) break;
@@ -106,10 +152,16 @@ export async function cycleNodeRequestWorkflow(input: CycleRequestInput): Promis
     const active = new Map<string, Promise<void>>();
     const batches: Array<Promise<unknown>> = [];
     let failure: string | undefined;
-    const concurrency = r.settings.concurrency;
+    concurrency = r.settings.concurrency;
+    concurrency = effective();
+    st.concurrency = concurrency;
     while (queue.length && failure === undefined) {
+      // Fill the free slots: never more than `concurrency` nodes in flight (it may have been lowered).
+      if (active.size >= concurrency) {
+        await condition(() => failure !== undefined || active.size < concurrency);
+        continue;
+      }
       phase('Initialised', '');
-      // Fill the free slots: never more than `concurrency` nodes in flight.
       const batch = queue.splice(0, concurrency - active.size);
       upsertSearchAttributes([{ key: NodesAttr, value: batch.map((n) => n.name) }]);
 
@@ -193,6 +245,7 @@ export async function cycleNodeRequestWorkflow(input: CycleRequestInput): Promis
       throw ApplicationFailure.nonRetryable(`node cycle failed: ${failure}`, 'NodeCycleFailed');
     }
     await Promise.all(batches);
+    await locks.release();
     st.nodesCycled = st.nodes.filter((x) => x.phase === 'Successful').length;
     phase('Successful', `${st.nodesCycled} nodes cycled`);
     st.completedAt = new Date().toISOString();
@@ -211,6 +264,7 @@ export async function cycleNodeRequestWorkflow(input: CycleRequestInput): Promis
         if (heal.reattached.length) st.message = `${message}; re-attached ${heal.reattached.join(', ')}`;
       }
       await act.releaseScaleDown.executeWithOptions({ summary: 'release scale-down protection' }, [{ requestKey }]);
+      await locks?.release(); // only now: another request must not take the group mid-healing
       phase('Failed');
       st.completedAt = new Date().toISOString();
     });

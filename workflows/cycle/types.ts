@@ -28,6 +28,8 @@ export interface NodeCycleStatus {
   evicted?: number;
   /** The drain's blocker, in Cluster API's message shape, while it drains. */
   drainMessage?: string;
+  /** Orders a node's progress reports: the parent keeps only the newest. */
+  seq?: number;
 }
 
 export interface CycleStatus {
@@ -37,6 +39,8 @@ export interface CycleStatus {
   nodes: NodeCycleStatus[];
   nodesCycled: number;
   nodesTotal: number;
+  /** Nodes in flight at once, as now in effect (spec edits change it for the next batch). */
+  concurrency?: number;
   startedAt?: string;
   completedAt?: string;
 }

@@ -20,6 +20,7 @@ import { drainProgressSignal, drainStatusQuery, forceDeletePodSignal, retryNowSi
 import { drainMarkdown, drainMessage, emptyStatus, waveStatus, type DrainStatus, type ForcedAction } from './status.js';
 import { podKey, type DrainSettings, type DrainSnapshot, type PodRef, type PodVerdict } from './types.js';
 import { evictionBackoffMs, planWave } from './waves.js';
+import { latestOnly } from '../progress.js';
 import { longSteps, steps } from '../proxies.js';
 
 const act = steps;
@@ -83,14 +84,16 @@ export async function drainWorkflow(input: DrainInput): Promise<DrainResult> {
     wake = true;
   });
 
+  // The listener (a cycle) gets the message whenever it changes; best effort, never blocking.
   let reported = '';
+  const listener = input.reportTo ? getExternalWorkflowHandle(input.reportTo) : undefined;
+  const progress = latestOnly(async () => listener?.signal(drainProgressSignal, { nodeName, message: st.message, evicted: st.evicted }));
   const publish = () => {
     st.message = drainMessage(st);
     setCurrentDetails(drainMarkdown(st));
-    if (input.reportTo && st.message !== reported) {
+    if (listener && st.message !== reported) {
       reported = st.message;
-      // Best effort: the listener may have finished; the drain does not depend on it.
-      getExternalWorkflowHandle(input.reportTo).signal(drainProgressSignal, { nodeName, message: st.message, evicted: st.evicted }).catch(() => undefined);
+      progress.report();
     }
   };
   const fail = (message: string, type: string): never => {
@@ -126,7 +129,8 @@ export async function drainWorkflow(input: DrainInput): Promise<DrainResult> {
     st.startedAt = new Date().toISOString();
     st.phase = 'Cordoning';
     publish();
-    await act.cordonNode.executeWithOptions({ summary: `cordon ${nodeName}` }, [nodeName]);
+    // A cycle cordons before it drains: no second round trip for a node that is cordoned already.
+    if (!snap.node.cordoned) await act.cordonNode.executeWithOptions({ summary: `cordon ${nodeName}` }, [nodeName]);
     snap = { ...snap, node: { ...snap.node, cordoned: true } }; // read before the cordon
   }
   st.phase = 'Draining';

@@ -1,0 +1,47 @@
+// The floor for the cycle benchmark: the same surge-first replacement done by a bare script, with
+// no Temporal, no status, no checks and no retries, batch by batch, every call of a batch in
+// parallel. Its wall time is what this machine's control plane needs for the pod churn alone
+// (every evicted pod is re-created, scheduled and started elsewhere), so Slipway's wall time over
+// it is the cost of orchestration.
+import { PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
+import { NODE_GROUP_LABEL } from '../activities/inventory.js';
+import type { Kube } from '../activities/kube.js';
+import { mapLimit } from '../activities/drain/rate-limit.js';
+import { watchUntil } from '../activities/watch.js';
+import { ensureNode, fakeNode } from '../stack/kwok/nodes.js';
+
+export async function bareCycle(kube: Kube, group: string, namespace: string, concurrency: number): Promise<number> {
+  const old = (await kube.core.listNode({ labelSelector: `${NODE_GROUP_LABEL}=${group}` })).items.map((n) => n.metadata!.name!).sort();
+  const started = performance.now();
+  for (let i = 0; i < old.length; i += concurrency) {
+    const batch = old.slice(i, i + concurrency);
+    // Surge: the replacements first, Ready.
+    const fresh = batch.map((_, j) => `${group}-floor-${i + j}`);
+    await Promise.all(fresh.map((name) => ensureNode(kube.core, fakeNode({ name, nodeGroup: group }))));
+    for (;;) {
+      const nodes = (await kube.core.listNode({ labelSelector: `${NODE_GROUP_LABEL}=${group}` })).items;
+      const ready = nodes.filter((n) => fresh.includes(n.metadata!.name!) && n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+      if (ready.length === fresh.length) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    // Cordon, evict everything, wait for it to leave, delete the nodes.
+    await Promise.all(batch.map((name) => kube.core.patchNode({ name, body: { spec: { unschedulable: true } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch))));
+    const pods: V1Pod[] = (await Promise.all(batch.map((n) => kube.core.listNamespacedPod({ namespace, fieldSelector: `spec.nodeName=${n}` })))).flatMap((l) => l.items);
+    await mapLimit(pods, 16 * batch.length, (p) =>
+      kube.core.createNamespacedPodEviction({ name: p.metadata!.name!, namespace, body: { metadata: { name: p.metadata!.name!, namespace } } }).catch(() => undefined),
+    );
+    const uids = new Set(pods.map((p) => p.metadata!.uid!));
+    await watchUntil<V1Pod>({
+      kc: kube.config,
+      path: `/api/v1/namespaces/${namespace}/pods`,
+      list: async () => {
+        const l = await kube.core.listNamespacedPod({ namespace });
+        return { items: l.items, resourceVersion: l.metadata?.resourceVersion ?? '' };
+      },
+      done: (objects) => ![...objects.keys()].some((uid) => uids.has(uid)),
+      timeoutMs: 300_000,
+    });
+    await Promise.all(batch.map((name) => kube.core.deleteNode({ name })));
+  }
+  return (performance.now() - started) / 1000;
+}
