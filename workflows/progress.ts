@@ -1,6 +1,7 @@
 // Progress reports to another workflow without blocking the sender: a signal is a server round
 // trip, so steps go on while it is in flight. One report in flight at a time, each built when it
 // is sent, so reports made meanwhile coalesce into the newest state.
+import { CancellationScope, sleep } from '@temporalio/workflow';
 export interface ProgressReporter {
   /** Something changed: send the newest state when the channel is free. */
   report(): void;
@@ -25,5 +26,34 @@ export function latestOnly(send: () => Promise<unknown>): ProgressReporter {
     async flush() {
       while (sending) await sending;
     },
+  };
+}
+
+/**
+ * Calls `publish` once things have stood still for `ms` (a timer), unless `changed` is called again
+ * first. A state that passes quickly is never published: a cancelled timer costs two history events
+ * and no workflow task, a report costs a signal and a task on each side.
+ */
+export function whenSettled(ms: number, publish: () => void): { changed(): void; cancel(): void } {
+  let pending: CancellationScope | undefined;
+  const cancel = () => {
+    pending?.cancel();
+    pending = undefined;
+  };
+  return {
+    changed() {
+      cancel();
+      const scope = new CancellationScope();
+      pending = scope;
+      scope.run(() => sleep(ms)).then(
+        () => {
+          if (pending !== scope) return;
+          pending = undefined;
+          publish();
+        },
+        () => undefined, // cancelled: the state moved on
+      );
+    },
+    cancel,
   };
 }

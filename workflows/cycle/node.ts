@@ -20,11 +20,14 @@ import { drainWorkflow } from '../drain/drain.js';
 import { nodeCycleStatusQuery, nodeProgressSignal } from '../messages.js';
 import { NodeGroupAttr, NodesAttr, PhaseAttr } from '../search-attributes.js';
 import type { NodeCycleStatus } from './types.js';
-import { latestOnly } from '../progress.js';
+import { latestOnly, whenSettled } from '../progress.js';
 import { longSteps, steps } from '../proxies.js';
 
 const act = steps;
 const waits = longSteps('4 hours');
+
+/** How long a quick phase may last before the request and the search attributes hear of it. */
+const QUICK_PHASE_REPORT_MS = 2000;
 
 export interface NodeCycleInput {
   parentId: string;
@@ -50,18 +53,27 @@ export async function cycleNodeWorkflow(input: NodeCycleInput): Promise<NodeCycl
   upsertSearchAttributes([
     { key: NodesAttr, value: [node.name] },
     { key: NodeGroupAttr, value: node.nodeGroup },
+    { key: PhaseAttr, value: st.phase },
   ]);
   // Progress goes to the parent without blocking the next step; quick phases coalesce, and the
   // sequence number lets the parent drop a report that arrives late.
   const parent = getExternalWorkflowHandle(input.parentId);
   let seq = 0;
   const progress = latestOnly(() => parent.signal(nodeProgressSignal, { ...st, seq: ++seq }));
-  const phase = (p: CycleNodePhase, message?: string) => {
+  const publish = () => {
+    upsertSearchAttributes([{ key: PhaseAttr, value: st.phase }]);
+    progress.report();
+  };
+  // Quick phases (a single short step) are published only if they turn out slow, e.g. a step
+  // retrying against a failing API; most pass unseen, saving a signal and two workflow tasks each.
+  const slowQuickPhase = whenSettled(QUICK_PHASE_REPORT_MS, publish);
+  const phase = (p: CycleNodePhase, message?: string, quick = false) => {
     st.phase = p;
     st.message = message;
-    upsertSearchAttributes([{ key: PhaseAttr, value: p }]);
     setCurrentDetails(`**${node.name}**: ${p}${message ? `\n\n${message}` : ''}`);
-    progress.report();
+    if (quick) return slowQuickPhase.changed();
+    slowQuickPhase.cancel();
+    publish();
   };
   /** The last phase reaches the parent before the result does. */
   const finish = async (p: 'Successful' | 'Failed', message?: string) => {
@@ -73,7 +85,7 @@ export async function cycleNodeWorkflow(input: NodeCycleInput): Promise<NodeCycl
     throw ApplicationFailure.nonRetryable(`${node.name}: ${message}`, 'NodeCycleFailed');
   };
 
-  phase('Pending');
+  phase('Pending', undefined, true);
   // Someone else removed the node or its instance: nothing left to take away. Independent reads.
   const [cordon, instance] = await Promise.all([
     act.cordonNode.executeWithOptions({ summary: `cordon ${node.name}` }, [node.name]),
@@ -93,7 +105,7 @@ export async function cycleNodeWorkflow(input: NodeCycleInput): Promise<NodeCycl
     if (!w.done) await fail(`cyclingTimeout reached waiting for pods: ${w.remaining.join(', ')}`);
   }
 
-  phase('RemovingLabelsFromPods');
+  phase('RemovingLabelsFromPods', undefined, true);
   if (settings.labelsToRemove.length) {
     await act.removePodLabels.executeWithOptions({ summary: `remove labels ${settings.labelsToRemove.join(', ')}` }, [
       { nodeName: node.name, keys: settings.labelsToRemove },
@@ -123,9 +135,9 @@ export async function cycleNodeWorkflow(input: NodeCycleInput): Promise<NodeCycl
   }
   st.evicted = (await drain).status.evicted;
 
-  phase('DeletingNode');
+  phase('DeletingNode', undefined, true);
   await act.deleteNode.executeWithOptions({ summary: `delete Node ${node.name}` }, [node.name]);
-  phase('TerminatingNode');
+  phase('TerminatingNode', undefined, true);
   await act.terminateInstance.executeWithOptions({ summary: `terminate ${node.providerID}` }, [{ provider: input.provider, providerID: node.providerID }]);
   await finish('Successful', `${st.evicted} pods evicted`);
   return st;

@@ -20,7 +20,7 @@ import { drainProgressSignal, drainStatusQuery, forceDeletePodSignal, retryNowSi
 import { drainMarkdown, drainMessage, emptyStatus, waveStatus, type DrainStatus, type ForcedAction } from './status.js';
 import { podKey, type DrainSettings, type DrainSnapshot, type PodRef, type PodVerdict } from './types.js';
 import { evictionBackoffMs, planWave } from './waves.js';
-import { latestOnly } from '../progress.js';
+import { latestOnly, whenSettled } from '../progress.js';
 import { longSteps, steps } from '../proxies.js';
 
 const act = steps;
@@ -84,16 +84,18 @@ export async function drainWorkflow(input: DrainInput): Promise<DrainResult> {
     wake = true;
   });
 
-  // The listener (a cycle) gets the message whenever it changes; best effort, never blocking.
+  // The listener (a cycle) gets the message once it has held for 2 s (what blocks a drain is what
+  // people need to see; passing states are not worth a signal); best effort, never blocking.
   let reported = '';
   const listener = input.reportTo ? getExternalWorkflowHandle(input.reportTo) : undefined;
   const progress = latestOnly(async () => listener?.signal(drainProgressSignal, { nodeName, message: st.message, evicted: st.evicted }));
+  const settled = whenSettled(2000, () => progress.report());
   const publish = () => {
     st.message = drainMessage(st);
     setCurrentDetails(drainMarkdown(st));
     if (listener && st.message !== reported) {
       reported = st.message;
-      progress.report();
+      settled.changed();
     }
   };
   const fail = (message: string, type: string): never => {
