@@ -4,6 +4,7 @@
 #   down    stop every component (state under $SLIPWAY_HOME is kept; `down --purge` removes it)
 #   status  one line per component
 #   ensure C...  start only the named components if they are not running (they must already be built)
+#   restart C... stop and start the named components (kwok: forget nodes whose deletion it missed)
 #   env     shell exports for KUBECONFIG, TEMPORAL_ADDRESS and the AWS endpoint
 # Components: etcd, kube-apiserver (RBAC + audit log), kube-controller-manager, kube-scheduler,
 # kwok (fake kubelets), temporal (CLI dev server + Web UI, SQLite), moto (AWS), aws-node-sync (glue).
@@ -228,6 +229,7 @@ EOT
 case "${1:-}" in
   up) cmd_up ;;
   ensure) shift; mkdir -p "$RUN" "$LOGS" "$DATA"; ensure_pki; write_kubeconfig; for c in "$@"; do ensure "$c"; done ;;
+  restart) shift; mkdir -p "$RUN" "$LOGS" "$DATA"; ensure_pki; write_kubeconfig; for c in "$@"; do stop_one "$c"; ensure "$c"; done ;;
   down) shift; cmd_down "${1:-}" ;; status) cmd_status ;; env) cmd_env ;;
-  *) echo "usage: stack.sh up|ensure COMPONENT...|down [--purge]|status|env" >&2; exit 2 ;;
+  *) echo "usage: stack.sh up|ensure COMPONENT...|restart COMPONENT...|down [--purge]|status|env" >&2; exit 2 ;;
 esac
