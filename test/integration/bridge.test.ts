@@ -5,6 +5,8 @@
 // no worker on its task queue, so the workflows it starts just wait and the bridge's own behaviour
 // is what is observed; the mirroring tests run a scripted cycle workflow on a real worker.
 import { writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { CoordinationV1Api, V1MicroTime } from '@kubernetes/client-node';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { CYCLE_NODE_REQUEST, CycleNodeRequestSpec } from '../../api/cycle-node-request.js';
@@ -19,7 +21,7 @@ import { NodeGroupAttr, ObjectAttr, PhaseAttr } from '../../workflows/search-att
 import { temporalSettings } from '../../worker/config.js';
 import { createWorker } from '../../worker/worker.js';
 import { ApiserverProxy, BridgeFixture, kubeConfigVia, kubeFrom, validSpec } from '../support/bridge.js';
-import { uniqueName } from '../support/cluster.js';
+import { deleteGroupNodes, uniqueName } from '../support/cluster.js';
 import { mergePatch } from '../support/drain.js';
 import { waitFor } from '../support/wait.js';
 
@@ -48,6 +50,24 @@ const total = (stats: object) => Object.values(stats).reduce((a: number, b: numb
 async function historyHas(workflowId: string, attr: string): Promise<boolean> {
   const h = await f.client.workflow.getHandle(workflowId).fetchHistory();
   return (h.events ?? []).some((e) => (e as Record<string, unknown>)[attr] != null);
+}
+
+/** A kwok node group of `size` and a real worker on a private task queue for `body`; cleaned up after. */
+async function withCycleWorker(prefix: string, size: number, body: (c: { group: string; taskQueue: string; old: string[] }) => Promise<void>): Promise<void> {
+  const group = uniqueName(prefix);
+  const taskQueue = uniqueName(`${prefix}-tq`);
+  const old = await ensureFakeNodeGroup(f.c.core, group, size);
+  const { worker, connection } = await createWorker({ deps: { kube: f.c }, settings: { ...temporalSettings(), taskQueue } });
+  const running = worker.run();
+  try {
+    await body({ group, taskQueue, old });
+  } finally {
+    await f.stopBridges();
+    worker.shutdown();
+    await running.catch(() => undefined);
+    await connection.close();
+    await deleteGroupNodes(f.c, group);
+  }
 }
 
 async function eventReasons(name: string): Promise<string[]> {
@@ -462,12 +482,7 @@ describe('resilience of the watch', () => {
 
 describe('end to end with the real cycle workflow', () => {
   test('a request for a kwok node group is cycled by the worker; the bridge mirrors it to Successful with a CycleNodeStatus per node', async () => {
-    const group = uniqueName('it-bridge-e2e');
-    const tq = uniqueName('it-bridge-e2e-tq');
-    const old = await ensureFakeNodeGroup(f.c.core, group, 2);
-    const { worker, connection } = await createWorker({ deps: { kube: f.c }, settings: { ...temporalSettings(), taskQueue: tq } });
-    const running = worker.run();
-    try {
+    await withCycleWorker('it-bridge-e2e', 2, async ({ group, taskQueue: tq, old }) => {
       await f.bridge({ taskQueue: tq });
       const name = uniqueName('cnr');
       const created = await f.createCnr(name, {
@@ -507,31 +522,34 @@ describe('end to end with the real cycle workflow', () => {
       expect(await eventReasons(name)).toContain('Normal/PhaseSuccessful');
       await f.deleteCnr(name);
       await waitFor('object gone', async () => (await f.getCnr(name)) === undefined, { timeoutMs: 10_000 });
-    } finally {
-      await f.stopBridges();
-      worker.shutdown();
-      await running.catch(() => undefined);
-      await connection.close();
-      const nodes = await f.c.core.listNode({ labelSelector: `${NODE_GROUP_LABEL}=${group}` });
-      for (const n of nodes.items) await f.c.core.deleteNode({ name: n.metadata!.name! }).catch(() => undefined);
-    }
+    });
   }, 240_000);
 });
 
 describe('editing a running request', () => {
   test('a concurrency edit reaches the running cycle (Event, observedGeneration); any other edit is refused by the API and by the workflow', async () => {
-    const group = uniqueName('it-bridge-edit');
-    const tq = uniqueName('it-bridge-edit-tq');
-    const old = await ensureFakeNodeGroup(f.c.core, group, 6);
-    const { worker, connection } = await createWorker({ deps: { kube: f.c }, settings: { ...temporalSettings(), taskQueue: tq } });
-    const running = worker.run();
-    try {
+    // The replacements' health check holds the first batch in ScalingUp until the edits are done.
+    let healthy = false;
+    const gate = createServer((_req, res) => {
+      res.statusCode = healthy ? 200 : 503;
+      res.end();
+    });
+    await new Promise<void>((r) => gate.listen(0, '127.0.0.1', r));
+    const endpoint = `http://127.0.0.1:${(gate.address() as AddressInfo).port}/healthz`;
+    await withCycleWorker('it-bridge-edit', 6, async ({ group, taskQueue: tq, old }) => {
       await f.bridge({ taskQueue: tq });
       const name = uniqueName('cnr');
-      const spec = { nodeGroupName: group, provider: 'kwok', selector: { matchLabels: { [NODE_GROUP_LABEL]: group } }, cycleSettings: { concurrency: 1 } };
+      const spec = {
+        nodeGroupName: group,
+        provider: 'kwok',
+        selector: { matchLabels: { [NODE_GROUP_LABEL]: group } },
+        cycleSettings: { concurrency: 1 },
+        healthChecks: [{ endpoint, waitPeriod: '2m' }],
+        skipInitialHealthChecks: true,
+      };
       const created = await f.createCnr(name, spec);
       const workflowId = cycleWorkflowId(created.metadata);
-      await waitStatus(name, 'cycling', (o) => o.status?.phase === 'WaitingTermination', 60_000);
+      await waitStatus(name, 'the first batch waiting for healthy replacements', (o) => o.status?.phase === 'ScalingUp', 60_000);
 
       // Anything but concurrency: refused at admission, naming the field.
       await expect(f.patchCnr(name, { spec: { selector: { matchLabels: { [NODE_GROUP_LABEL]: 'elsewhere' } } } })).rejects.toThrow(/spec.selector cannot change once the cycle has started/);
@@ -548,6 +566,7 @@ describe('editing a running request', () => {
       expect(await eventReasons(name)).toContain('Normal/SpecChanged');
       expect((await f.events(name)).find((e) => e.reason === 'SpecChanged')?.message).toContain('concurrency 3');
       expect((await f.client.workflow.getHandle(workflowId).query(cycleStatusQuery)).concurrency).toBe(3);
+      healthy = true;
 
       const done = await waitStatus(name, 'Successful', (o) => o.status?.phase === 'Successful', 180_000);
       expect(done.status!.nodesCycled).toBe(6);
@@ -555,13 +574,6 @@ describe('editing a running request', () => {
       const history = await f.client.workflow.getHandle(workflowId).fetchHistory();
       const detaches = history.events!.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'detachNodes').length;
       expect(detaches).toBeLessThan(6);
-    } finally {
-      await f.stopBridges();
-      worker.shutdown();
-      await running.catch(() => undefined);
-      await connection.close();
-      const nodes = await f.c.core.listNode({ labelSelector: `${NODE_GROUP_LABEL}=${group}` });
-      for (const n of nodes.items) await f.c.core.deleteNode({ name: n.metadata!.name! }).catch(() => undefined);
-    }
+    }).finally(() => gate.close());
   }, 240_000);
 });
