@@ -3,7 +3,7 @@
 // terminate old instances, and heal (re-attach, uncordon) on failure. Every step is idempotent.
 import { Context, heartbeat } from '@temporalio/activity';
 import { PatchStrategy, setHeaderOptions, type V1Node } from '@kubernetes/client-node';
-import { matchesSelector, type LabelSelector } from '../../api/label-selector.js';
+import { matchesSelector, selectorToString, type LabelSelector } from '../../api/label-selector.js';
 import type { HealthCheck } from '../../api/cycle-node-request.js';
 import { parseDuration } from '../../api/duration.js';
 import { apiStatus, type Kube } from '../kube.js';
@@ -87,7 +87,9 @@ export function createScaleActivities(kube: Kube, providers: Record<string, Node
         else return true;
         return false;
       };
-      let nodes = (await kube.core.listNode()).items;
+      // Only the selected nodes: a replacement must match the selector to count anyway.
+      const labelSelector = selectorToString(input.selector);
+      let nodes = (await kube.core.listNode({ labelSelector })).items;
       while (!(await check(nodes))) {
         if (Date.now() >= deadline) return { ready: false, newNodes: fresh.map((n) => n.name), message: `${message} (timed out)` };
         // Look again as soon as a replacement registers or turns Ready (watched), and at least every
@@ -97,9 +99,10 @@ export function createScaleActivities(kube: Kube, providers: Record<string, Node
           kc: kube.config,
           path: '/api/v1/nodes',
           list: async () => {
-            const l = await kube.core.listNode();
+            const l = await kube.core.listNode({ labelSelector });
             return { items: l.items, resourceVersion: l.metadata?.resourceVersion ?? '' };
           },
+          labelSelector,
           done: (current) => candidates(current.values()).length !== seen,
           timeoutMs: Math.min(5000, Math.max(0, deadline - Date.now())),
           onTick: () => heartbeat(message),

@@ -153,7 +153,7 @@ export async function cycleNodeRequestWorkflow(input: CycleRequestInput): Promis
     const batches: Array<Promise<unknown>> = [];
     let failure: string | undefined;
     concurrency = r.settings.concurrency;
-    concurrency = effective();
+    concurrency = effective(); // an edit that arrived while Pending wins
     st.concurrency = concurrency;
     while (queue.length && failure === undefined) {
       // Fill the free slots: never more than `concurrency` nodes in flight (it may have been lowered).
