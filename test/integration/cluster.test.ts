@@ -91,9 +91,12 @@ test('with a PDB at minAvailable 3 an eviction answers 429 with the budget messa
 test('at minAvailable 2 the eviction succeeds, the pod leaves at its grace deadline, and is replaced on another node; the audit log records it', async () => {
   await c.policy.patchNamespacedPodDisruptionBudget({ name: 'web', namespace: ns, body: { spec: { minAvailable: 2 } } }, mergePatch);
   await waitFor('PDB allows 1 disruption', () => pdbAllows(1, 3));
-  const [victim] = (await appPods()).filter(isRunning);
+  const before = (await appPods()).filter(isRunning);
+  const [victim] = before;
   const name = victim!.metadata!.name!;
   const node = victim!.spec!.nodeName!;
+  // The scheduler spreads softly, so another pod may share the victim's node; it stays.
+  const neighbours = before.filter((p) => p.spec!.nodeName === node && p.metadata!.name !== name).map((p) => p.metadata!.name);
   // Cordon the victim's node, as a drain would, so the replacement must land elsewhere.
   await c.core.patchNode({ name: node, body: { spec: { unschedulable: true } } }, mergePatch);
 
@@ -122,7 +125,7 @@ test('at minAvailable 2 the eviction succeeds, the pod leaves at its grace deadl
   const newcomer = replacements.find((p) => new Date(p.metadata!.creationTimestamp!).getTime() >= evictedAt - 1000);
   expect(newcomer).toBeDefined();
   expect(newcomer!.spec!.nodeName).not.toBe(node);
-  expect(replacements.filter((p) => p.spec!.nodeName === node)).toHaveLength(0);
+  expect(replacements.filter((p) => p.spec!.nodeName === node).map((p) => p.metadata!.name).sort()).toEqual(neighbours.sort());
 
   const audit = await readAudit();
   const evictions = audit.filter((e) => e.objectRef?.subresource === 'eviction' && e.objectRef?.namespace === ns && e.objectRef?.name === name);
