@@ -1,7 +1,12 @@
 // List-then-watch until a condition over the current set of objects holds, or a deadline passes.
 // Used by every wait in the drain, so waits react to changes at once instead of polling. A watch
-// that ends (server timeout, 410 Gone, apiserver restart) is resumed from a fresh list.
+// that ends (server timeout, 410 Gone, apiserver restart) is resumed from a fresh list, and no watch
+// lives longer than a minute: a stream that stalls without closing (seen under load) costs at most
+// that, not the whole wait.
 import { Watch, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+
+/** The longest a single watch stream is trusted before a fresh list. */
+const WATCH_SEGMENT_MS = 60_000;
 
 export interface WatchUntilOptions<T extends KubernetesObject> {
   kc: KubeConfig;
@@ -18,6 +23,8 @@ export interface WatchUntilOptions<T extends KubernetesObject> {
   onTick?: (objects: Map<string, T>) => void;
   /** Aborts the wait (activity cancellation). */
   signal?: AbortSignal;
+  /** The longest a single watch stream lives before a fresh list (default a minute). */
+  segmentMs?: number;
 }
 
 /** Resolves with the final objects and whether the condition held (false: timed out). */
@@ -33,6 +40,7 @@ export async function watchUntil<T extends KubernetesObject>(o: WatchUntilOption
     const outcome = await watchOnce(o, objects, listed.resourceVersion, deadline);
     if (outcome === 'met') return { met: true, objects };
     if (outcome === 'timeout') return { met: false, objects };
+    if (outcome === 'renew') continue; // the segment ended: list again at once
     // 'relist': the watch ended; list again from scratch, without spinning if it keeps ending.
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -43,11 +51,12 @@ function watchOnce<T extends KubernetesObject>(
   objects: Map<string, T>,
   resourceVersion: string,
   deadline: number,
-): Promise<'met' | 'timeout' | 'relist'> {
+): Promise<'met' | 'timeout' | 'relist' | 'renew'> {
   return new Promise((resolve, reject) => {
     let settled = false;
     let controller: AbortController | undefined;
-    const finish = (r: 'met' | 'timeout' | 'relist' | Error) => {
+    const end = Math.min(deadline, Date.now() + (o.segmentMs ?? WATCH_SEGMENT_MS));
+    const finish = (r: 'met' | 'timeout' | 'relist' | 'renew' | Error) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
@@ -58,7 +67,7 @@ function watchOnce<T extends KubernetesObject>(
       else resolve(r);
     };
     const onAbort = () => finish(o.signal?.reason instanceof Error ? o.signal.reason : new Error('aborted'));
-    const timer = setTimeout(() => finish('timeout'), Math.max(0, deadline - Date.now()));
+    const timer = setTimeout(() => finish(end < deadline ? 'renew' : 'timeout'), Math.max(0, end - Date.now()));
     const tick = setInterval(() => o.onTick?.(objects), 5000);
     o.signal?.addEventListener('abort', onAbort);
     new Watch(o.kc)
@@ -69,7 +78,8 @@ function watchOnce<T extends KubernetesObject>(
           allowWatchBookmarks: true,
           fieldSelector: o.fieldSelector,
           labelSelector: o.labelSelector,
-          timeoutSeconds: Math.max(1, Math.ceil((deadline - Date.now()) / 1000)),
+          // The server's own close comes after ours, so the client's timer decides.
+          timeoutSeconds: Math.ceil((end - Date.now()) / 1000) + 5,
         },
         (type, obj: T) => {
           if (settled) return;

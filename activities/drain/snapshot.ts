@@ -54,14 +54,14 @@ export function createSnapshotActivities(kube: Kube) {
   return {
     async classifyPods(input: { nodeName: string; options?: DrainOptionsInput }): Promise<DrainSnapshot> {
       const parsed = DrainOptions.safeParse(input.options ?? {});
-      const node = await readNode(kube, input.nodeName);
+      // Three independent reads at once: one round trip, not two (a missing node wastes a list).
+      const [node, { items }, { rules, errors }] = await Promise.all([readNode(kube, input.nodeName), listNodePods(kube, input.nodeName), readDrainRules(kube)]);
       const facts = nodeFacts(input.nodeName, node);
       if (!parsed.success) {
         return { node: facts, pods: [], errors: parsed.error.issues.map((i) => `drain options ${i.path.join('.')}: ${i.message}`) };
       }
       const settings = drainSettings(parsed.data);
       if (!node) return { node: facts, pods: [], errors: [], settings };
-      const [{ items }, { rules, errors }] = await Promise.all([listNodePods(kube, input.nodeName), readDrainRules(kube)]);
       if (errors.length) return { node: facts, pods: [], errors, settings };
       const pods = items.map(podFacts);
 

@@ -75,18 +75,19 @@ export function createVolumeActivities(kube: Kube) {
   return {
     async waitForVolumeDetach(input: VolumeWaitInput): Promise<VolumeWaitResult> {
       const ignored = new Set(input.ignoredClaims);
-      let node = await readNode(kube, input.nodeName);
-      if (!node) return { detached: true, message: 'Node is gone', attachedClaims: [] };
-      let pvs = (await kube.core.listPersistentVolume()).items;
-      let current = attachedVolumes(node, [], pvs, ignored);
-      // Watch VolumeAttachments (the attach/detach controller's record); re-read the node and PVs on each change.
+      let node: V1Node | undefined;
+      let pvs: V1PersistentVolume[] = [];
+      let current = attachedVolumes(undefined, [], [], ignored);
+      // Watch VolumeAttachments (the attach/detach controller's record); re-read the node on each
+      // list. PersistentVolumes (every one in the cluster) are read only when something is attached.
       const { met } = await watchUntil<V1VolumeAttachment>({
         kc: kube.config,
         path: '/apis/storage.k8s.io/v1/volumeattachments',
         list: async () => {
-          const l = await storage.listVolumeAttachment();
-          node = await readNode(kube, input.nodeName);
-          pvs = (await kube.core.listPersistentVolume()).items;
+          const [l, n] = await Promise.all([storage.listVolumeAttachment(), readNode(kube, input.nodeName)]);
+          node = n;
+          const anything = (node?.status?.volumesAttached?.length ?? 0) > 0 || l.items.some((a) => a.spec.nodeName === input.nodeName && a.status?.attached);
+          pvs = anything ? (await kube.core.listPersistentVolume()).items : [];
           return { items: l.items, resourceVersion: l.metadata?.resourceVersion ?? '' };
         },
         done: (vas) => {
@@ -97,6 +98,7 @@ export function createVolumeActivities(kube: Kube) {
         onTick: () => heartbeat({ claims: current.claims }),
         signal: Context.current().cancellationSignal,
       });
+      if (met && node === undefined) return { detached: true, message: 'Node is gone', attachedClaims: [] };
       if (met) return { detached: true, message: 'volumes detached', attachedClaims: [] };
       return { detached: false, message: volumesMessage(current), attachedClaims: current.claims };
     },
