@@ -26,19 +26,27 @@ export function poolConnections(kc: KubeConfig): KubeConfig {
   const target = kc as unknown as { createAgent: AgentFactory };
   const original = target.createAgent.bind(kc);
   const agents = new Map<string, HttpAgent>();
+  // The same identity comes back on every request (the CA as a fresh but equal Buffer): compare
+  // with the last one before building a key (JSON of a Buffer is an array of numbers: slow).
+  const same = (a: unknown, b: unknown) => a === b || (Buffer.isBuffer(a) && Buffer.isBuffer(b) && a.equals(b));
+  let last: { parts: unknown[]; agent: HttpAgent } | undefined;
   target.createAgent = (cluster, options) => {
     const c = cluster as { server?: string; proxyUrl?: string } | null;
     if (c?.proxyUrl) return original(cluster, options);
-    const key = JSON.stringify([c?.server, options.ca, options.cert, options.key, options.servername, options.rejectUnauthorized]);
+    const parts = [c?.server, options.ca, options.cert, options.key, options.servername, options.rejectUnauthorized];
+    if (last && parts.every((p, i) => same(p, last!.parts[i]))) return last.agent;
+    const key = JSON.stringify(parts);
     let agent = agents.get(key);
     if (!agent) {
       if (agents.size > 8) agents.clear(); // old identities after rotation: let their sockets close
       const base = original(cluster, options);
-      const keepAlive = { ...options, keepAlive: true, maxFreeSockets: 64 };
+      // Enough idle sockets for a wave of parallel evictions, so the next wave needs no new handshakes.
+      const keepAlive = { ...options, keepAlive: true, maxFreeSockets: 256 };
       agent = base instanceof HttpsAgent ? new HttpsAgent(keepAlive) : new HttpAgent(keepAlive);
       base.destroy();
       agents.set(key, agent);
     }
+    last = { parts, agent };
     return agent;
   };
   return kc;
