@@ -130,7 +130,7 @@ async function main(kubeClient: Kube) {
   await waitPods(node, 3 * WAVE_PODS);
   const w = await slipwayDrain(node);
   const perWave = (w.seconds - 3 * WAVE_GRACE_S) / 3;
-  console.log(`3 waves: ${w.seconds.toFixed(2)} s for ${w.evicted} pods; ideal ${3 * WAVE_GRACE_S} s (3 × grace); overhead per wave ${perWave.toFixed(3)} s`);
+  console.log(`3 waves: ${w.seconds.toFixed(2)} s for ${w.evicted} pods; ideal ${3 * WAVE_GRACE_S} s (3 × grace); overhead per wave ${perWave.toFixed(3)} s (a pod's grace deadline is stored to the whole second, so a wave can end up to 1 s early: values below 0 are within that resolution)`);
 
   console.log(`\n## API requests per evicted pod (apiserver_request_total, last one-wave Slipway drain)`);
   for (const [k, v] of requestSeries) console.log(`  ${k.padEnd(40)} ${v}`);
