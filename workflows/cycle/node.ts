@@ -139,6 +139,6 @@ export async function cycleNodeWorkflow(input: NodeCycleInput): Promise<NodeCycl
   await act.deleteNode.executeWithOptions({ summary: `delete Node ${node.name}` }, [node.name]);
   phase('TerminatingNode', undefined, true);
   await act.terminateInstance.executeWithOptions({ summary: `terminate ${node.providerID}` }, [{ provider: input.provider, providerID: node.providerID }]);
-  await finish('Successful', `${st.evicted} pods evicted`);
+  await finish('Successful', `${st.evicted} ${st.evicted === 1 ? 'pod' : 'pods'} evicted`);
   return st;
 }

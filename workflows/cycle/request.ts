@@ -247,7 +247,7 @@ export async function cycleNodeRequestWorkflow(input: CycleRequestInput): Promis
     await Promise.all(batches);
     await locks.release();
     st.nodesCycled = st.nodes.filter((x) => x.phase === 'Successful').length;
-    phase('Successful', `${st.nodesCycled} nodes cycled`);
+    phase('Successful', `${st.nodesCycled} ${st.nodesCycled === 1 ? 'node' : 'nodes'} cycled`);
     st.completedAt = new Date().toISOString();
     return st;
   } catch (err) {
