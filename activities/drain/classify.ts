@@ -25,6 +25,8 @@ export interface PodFacts {
   hasEmptyDir: boolean;
   claims: string[];
   priority: number;
+  /** Tolerates node.kubernetes.io/unschedulable (by key, or every taint): its replacement may land back here. */
+  toleratesUnschedulable: boolean;
 }
 
 export interface ClassifyContext {
@@ -63,6 +65,7 @@ const skipTerminatingOnUnreachableNode: Filter = (p, ctx) =>
 
 const daemonSetPods: Filter = (p, ctx, type) => {
   if (type !== 'DaemonSet') return undefined;
+  if (finished(p)) return undefined; // a finished pod holds nothing: deleted below, as kubectl and Cluster API do
   if (!ctx.daemonSetExists(p.namespace, p.controller!.name)) return undefined; // orphaned: drained, with a warning
   if (planHas(ctx, 'DaemonSet')) return undefined; // a drain plan names DaemonSet pods explicitly
   return { action: 'Skip', reason: 'DaemonSet-managed' };
@@ -141,7 +144,7 @@ export function classifyPod(p: PodFacts, ctx: ClassifyContext): PodVerdict {
   if (d.action !== 'Skip' && ctx.drainPlan) {
     // KEP-4212: the plan's entry index is the wave. Default pods outside every entry go last.
     const i = planIndex(ctx.drainPlan, p, type);
-    if (i === undefined && type !== 'Default') d = { action: 'Skip', reason: `${type} pod matches no drainPlan entry` };
+    if (i === undefined && type !== 'Default' && !finished(p)) d = { action: 'Skip', reason: `${type} pod matches no drainPlan entry` };
     order = i ?? ctx.drainPlan.length;
   }
   // A finished pod holds nothing: delete it rather than evict it or wait for it.
@@ -158,5 +161,7 @@ export function classifyPod(p: PodFacts, ctx: ClassifyContext): PodVerdict {
     terminating: p.deletionTimestampMs !== undefined,
     phase: p.phase,
     claims: p.claims,
+    controller: p.controller ? `${p.controller.kind} ${p.namespace}/${p.controller.name}` : undefined,
+    toleratesUnschedulable: p.toleratesUnschedulable,
   };
 }

@@ -31,11 +31,12 @@ export interface DeleteInput {
   gracePeriodSeconds?: number;
 }
 
-type Current = (p: PodRef) => { pod?: V1Pod; outcome?: EvictionOutcome };
+/** What is on the node now for a pod the workflow names: the pod, or why there is nothing to do. */
+export type Current = (p: PodRef) => { pod?: V1Pod; outcome?: EvictionOutcome };
 
-async function currentPods(kube: Kube, nodeName: string): Promise<Current> {
-  const { items } = await listNodePods(kube, nodeName);
-  const byKey = new Map(items.map((p) => [`${p.metadata!.namespace}/${p.metadata!.name}`, p]));
+/** A lookup over the node's pods as listed or watched (by namespace/name, checked against the uid). */
+export function currentOf(items: Iterable<V1Pod>): Current {
+  const byKey = new Map([...items].map((p) => [`${p.metadata!.namespace}/${p.metadata!.name}`, p]));
   return (p) => {
     const pod = byKey.get(podKey(p));
     if (!pod || pod.metadata?.uid !== p.uid) return { outcome: 'Gone' };
@@ -44,32 +45,55 @@ async function currentPods(kube: Kube, nodeName: string): Promise<Current> {
   };
 }
 
+async function currentPods(kube: Kube, nodeName: string): Promise<Current> {
+  return currentOf((await listNodePods(kube, nodeName)).items);
+}
+
+export interface EvictOptions {
+  gracePeriodSeconds?: number;
+  concurrency: number;
+  qps: number;
+  /** Called after each pod (activity heartbeat). */
+  onEach?: (done: number) => void;
+}
+
+/**
+ * Evicts the pods that are still on the node with the same uid and not yet terminating (the uid is
+ * also a precondition of the eviction), at most `concurrency` at once and `qps` per second.
+ */
+export async function evictPresent(kube: Kube, pods: PodRef[], current: Current, o: EvictOptions): Promise<EvictResult[]> {
+  const bucket = new TokenBucket(o.qps, Math.max(1, Math.ceil(o.qps)));
+  let done = 0;
+  return mapLimit(pods, o.concurrency, async (p): Promise<EvictResult> => {
+    const c = current(p);
+    if (c.outcome) return { ...p, outcome: c.outcome };
+    await bucket.take();
+    try {
+      await kube.core.createNamespacedPodEviction({
+        name: p.name,
+        namespace: p.namespace,
+        body: {
+          metadata: { name: p.name, namespace: p.namespace },
+          deleteOptions: { preconditions: { uid: p.uid }, gracePeriodSeconds: o.gracePeriodSeconds },
+        },
+      });
+      return { ...p, outcome: 'Evicted' };
+    } catch (err) {
+      return { ...p, ...classifyEvictionError(err) };
+    } finally {
+      o.onEach?.(++done);
+    }
+  });
+}
+
+/** The answers that mean the pod is on its way out (or already gone). */
+export const isLeaving = (r: EvictResult) => r.outcome === 'Evicted' || r.outcome === 'AlreadyTerminating' || r.outcome === 'Gone';
+
 export function createEvictActivities(kube: Kube) {
   return {
     async evictPods(input: EvictInput): Promise<EvictResult[]> {
       const current = await currentPods(kube, input.nodeName);
-      const bucket = new TokenBucket(input.qps, Math.max(1, Math.ceil(input.qps)));
-      let done = 0;
-      return mapLimit(input.pods, input.concurrency, async (p): Promise<EvictResult> => {
-        const c = current(p);
-        if (c.outcome) return { ...p, outcome: c.outcome };
-        await bucket.take();
-        try {
-          await kube.core.createNamespacedPodEviction({
-            name: p.name,
-            namespace: p.namespace,
-            body: {
-              metadata: { name: p.name, namespace: p.namespace },
-              deleteOptions: { preconditions: { uid: p.uid }, gracePeriodSeconds: input.gracePeriodSeconds },
-            },
-          });
-          return { ...p, outcome: 'Evicted' };
-        } catch (err) {
-          return { ...p, ...classifyEvictionError(err) };
-        } finally {
-          heartbeat({ evicted: ++done, of: input.pods.length });
-        }
-      });
+      return evictPresent(kube, input.pods, current, { ...input, onEach: (done) => heartbeat({ evicted: done, of: input.pods.length }) });
     },
 
     async deletePods(input: DeleteInput): Promise<EvictResult[]> {

@@ -1,19 +1,21 @@
-// The drain's activities: cordon, classify the pods, evict a wave, wait until pods are gone,
-// wait for volumes, plus deletions and Events for forced actions.
+// The drain's activities: cordon, classify the pods, evict a wave, wait for the wave (retrying
+// refused evictions), wait for volumes, wait for DrainRules to change, plus deletions and Events for forced actions.
 import type { Kube } from '../kube.js';
 import { createEventActivities } from '../events.js';
 import { createEvictActivities } from './evict.js';
 import { createNodeActivities } from './node.js';
 import { createSnapshotActivities } from './snapshot.js';
 import { createVolumeActivities } from './volumes.js';
-import { createWaitGoneActivities } from './wait-gone.js';
+import { createRuleWaitActivities } from './rules-wait.js';
+import { createWaveWaitActivities } from './wave-wait.js';
 
 export function createDrainActivities(kube: Kube) {
   return {
     ...createNodeActivities(kube),
     ...createSnapshotActivities(kube),
     ...createEvictActivities(kube),
-    ...createWaitGoneActivities(kube),
+    ...createWaveWaitActivities(kube),
+    ...createRuleWaitActivities(kube),
     ...createVolumeActivities(kube),
     ...createEventActivities(kube),
   };

@@ -1,6 +1,7 @@
 // Reading the pods of a node: one paginated list by field selector, and the facts classification needs.
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Kube } from '../kube.js';
+import { UNSCHEDULABLE_TAINT } from '../../api/well-known.js';
 import type { PodFacts } from './classify.js';
 
 export async function listNodePods(kube: Kube, nodeName: string): Promise<{ items: V1Pod[]; resourceVersion: string }> {
@@ -32,5 +33,8 @@ export function podFacts(pod: V1Pod): PodFacts {
       v.persistentVolumeClaim ? [`${pod.metadata!.namespace}/${v.persistentVolumeClaim.claimName}`] : [],
     ),
     priority: pod.spec?.priority ?? 0,
+    toleratesUnschedulable: (pod.spec?.tolerations ?? []).some(
+      (t) => (t.key === UNSCHEDULABLE_TAINT || (!t.key && t.operator === 'Exists')) && (!t.effect || t.effect === 'NoSchedule'),
+    ),
   };
 }

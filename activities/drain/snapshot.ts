@@ -1,6 +1,7 @@
 // The classify activity: reads the node, its pods, the DrainRules and whatever the filters need,
-// and returns one verdict per pod. Read-only, so retries are free. Invalid rules or plan entries
-// are returned as errors, and the workflow stops before it touches anything.
+// and returns one verdict per pod. Read-only, so retries are free. Invalid drain options are
+// returned as errors (the workflow fails before it touches anything); invalid DrainRules that could
+// decide about this node's pods are returned as `heldBy` (the workflow holds until they are fixed).
 import { AppsV1Api, CustomObjectsApi, type V1Node } from '@kubernetes/client-node';
 import { DrainOptions, type DrainOptionsInput } from '../../api/drain-options.js';
 import { parseDuration } from '../../api/duration.js';
@@ -10,13 +11,19 @@ import { apiStatus, type Kube } from '../kube.js';
 import { classifyPod, type ClassifyContext } from './classify.js';
 import { readNode } from './node.js';
 import { listNodePods, podFacts } from './pods.js';
+import { invalidRuleCouldAffect } from './rule-reach.js';
 
 export function nodeFacts(name: string, node: V1Node | undefined): NodeFacts {
   const ready = node?.status?.conditions?.find((c) => c.type === 'Ready')?.status;
   return { name, exists: node !== undefined, unreachable: ready === 'Unknown', cordoned: node?.spec?.unschedulable === true };
 }
 
-async function readDrainRules(kube: Kube): Promise<{ rules: DrainRule[]; errors: string[] }> {
+interface InvalidRule {
+  spec: unknown;
+  error: string;
+}
+
+async function readDrainRules(kube: Kube): Promise<{ rules: DrainRule[]; invalid: InvalidRule[] }> {
   const api = kube.config.makeApiClient(CustomObjectsApi);
   let items: Array<{ metadata?: { name?: string }; spec?: unknown }>;
   try {
@@ -25,19 +32,23 @@ async function readDrainRules(kube: Kube): Promise<{ rules: DrainRule[]; errors:
     };
     items = res.items;
   } catch (err) {
-    if (apiStatus(err) === 404) return { rules: [], errors: [] }; // CRD not installed: no rules
+    if (apiStatus(err) === 404) return { rules: [], invalid: [] }; // CRD not installed: no rules
     throw err;
   }
   const rules: DrainRule[] = [];
-  const errors: string[] = [];
+  const invalid: InvalidRule[] = [];
   for (const item of items) {
     const r = parseDrainRule(item);
     if (r.rule) rules.push(r.rule);
-    else errors.push(r.error!);
+    else invalid.push({ spec: item.spec, error: r.error! });
   }
   rules.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  return { rules, errors };
+  invalid.sort((a, b) => (a.error < b.error ? -1 : a.error > b.error ? 1 : 0));
+  return { rules, invalid };
 }
+
+const hasNamespaceSelector = (spec: unknown) =>
+  Array.isArray((spec as { pods?: unknown })?.pods) && (spec as { pods: unknown[] }).pods.some((e) => (e as { namespaceSelector?: unknown })?.namespaceSelector);
 
 export function drainSettings(o: DrainOptions): DrainSettings {
   return {
@@ -55,14 +66,14 @@ export function createSnapshotActivities(kube: Kube) {
     async classifyPods(input: { nodeName: string; options?: DrainOptionsInput }): Promise<DrainSnapshot> {
       const parsed = DrainOptions.safeParse(input.options ?? {});
       // Three independent reads at once: one round trip, not two (a missing node wastes a list).
-      const [node, { items }, { rules, errors }] = await Promise.all([readNode(kube, input.nodeName), listNodePods(kube, input.nodeName), readDrainRules(kube)]);
+      // Any failed read throws (the activity retries): an error is never an empty list of pods.
+      const [node, { items }, { rules, invalid }] = await Promise.all([readNode(kube, input.nodeName), listNodePods(kube, input.nodeName), readDrainRules(kube)]);
       const facts = nodeFacts(input.nodeName, node);
       if (!parsed.success) {
-        return { node: facts, pods: [], errors: parsed.error.issues.map((i) => `drain options ${i.path.join('.')}: ${i.message}`) };
+        return { node: facts, pods: [], errors: parsed.error.issues.map((i) => `drain options ${i.path.join('.')}: ${i.message}`), heldBy: [] };
       }
       const settings = drainSettings(parsed.data);
-      if (!node) return { node: facts, pods: [], errors: [], settings };
-      if (errors.length) return { node: facts, pods: [], errors, settings };
+      if (!node) return { node: facts, pods: [], errors: [], heldBy: [], settings };
       const pods = items.map(podFacts);
 
       // Only what the filters will ask for: DaemonSets of the namespaces that have DaemonSet pods,
@@ -76,12 +87,15 @@ export function createSnapshotActivities(kube: Kube) {
         }),
       );
       const nsLabels = new Map<string, Record<string, string>>();
-      if (rules.some((r) => (r.spec.pods ?? []).some((e) => e.namespaceSelector))) {
+      if (rules.some((r) => (r.spec.pods ?? []).some((e) => e.namespaceSelector)) || invalid.some((r) => hasNamespaceSelector(r.spec))) {
         const list = await kube.core.listNamespace();
         for (const ns of list.items) nsLabels.set(ns.metadata!.name!, ns.metadata?.labels ?? {});
       }
+      const nodeLabels = node.metadata?.labels ?? {};
+      const live = pods.filter((p) => p.deletionTimestampMs === undefined);
+      const heldBy = invalid.filter((r) => invalidRuleCouldAffect(r.spec, nodeLabels, live, (ns) => nsLabels.get(ns))).map((r) => r.error);
       const ctx: ClassifyContext = {
-        nodeLabels: node.metadata?.labels ?? {},
+        nodeLabels,
         unreachable: facts.unreachable,
         nowMs: Date.now(),
         daemonSetExists: (ns, name) => daemonSets.has(`${ns}/${name}`),
@@ -89,7 +103,7 @@ export function createSnapshotActivities(kube: Kube) {
         rules,
         drainPlan: parsed.data.drainPlan,
       };
-      return { node: facts, pods: pods.map((p) => classifyPod(p, ctx)).sort(byKey), errors: [], settings };
+      return { node: facts, pods: pods.map((p) => classifyPod(p, ctx)).sort(byKey), errors: [], heldBy, settings };
     },
   };
 }

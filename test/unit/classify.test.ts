@@ -25,6 +25,7 @@ function pod(over: Partial<PodFacts> = {}): PodFacts {
     hasEmptyDir: false,
     claims: [],
     priority: 0,
+    toleratesUnschedulable: false,
     ...over,
   };
 }
@@ -80,6 +81,19 @@ describe('classifyPod: DaemonSet and static pods', () => {
     expect(v.action).toBe('Evict');
     expect(v.order).toBe(0);
     expect(v.warnings).toEqual(['evicting orphaned DaemonSet-managed Pod']);
+  });
+
+  test('a finished pod of an existing DaemonSet is deleted, as kubectl and Cluster API do (with or without a drain plan)', () => {
+    for (const phase of ['Succeeded', 'Failed']) {
+      expect(classifyPod(dsPod({ phase }), ctx())).toMatchObject({ action: 'Delete', podType: 'DaemonSet', reason: `finished (${phase})` });
+      expect(classifyPod(dsPod({ phase }), ctx({ drainPlan: plan({}) }))).toMatchObject({ action: 'Delete' });
+    }
+    expect(classifyPod(dsPod({ phase: 'Running' }), ctx())).toMatchObject({ action: 'Skip' });
+  });
+
+  test('a verdict names the pod\'s controller and whether it tolerates the cordon taint', () => {
+    expect(classifyPod(pod({ toleratesUnschedulable: true }), ctx())).toMatchObject({ controller: 'ReplicaSet app/web-abc', toleratesUnschedulable: true });
+    expect(classifyPod(pod({ controller: undefined }), ctx()).controller).toBeUndefined();
   });
 
   test('the DaemonSet filter wins over a wait-completed label and over rules', () => {
@@ -244,9 +258,8 @@ describe('classifyPod: warnings, finished and terminating pods', () => {
     expect(v).toMatchObject({ action: 'Delete', order: 3 });
   });
 
-  test('a finished pod that is skipped stays skipped', () => {
+  test('a finished pod that is skipped by label stays skipped', () => {
     expect(classifyPod(pod({ phase: 'Succeeded', labels: { [DRAIN_LABEL]: 'skip' } }), ctx()).action).toBe('Skip');
-    expect(classifyPod(dsPod({ phase: 'Failed' }), ctx()).action).toBe('Skip');
   });
 
   test('on an unreachable node a pod terminating for more than 5 s is skipped', () => {

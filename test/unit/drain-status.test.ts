@@ -139,6 +139,41 @@ describe('drainMessage', () => {
     expect(drainMessage({ ...emptyStatus('n'), phase: 'Drained', evicted: 2, forced })).toBe('Drain completed: 2 Pods evicted, 1 forced');
   });
 
+  test('a drain that skipped pods says how many and by what, so a Skip rule for every pod is not a silent no-op', () => {
+    const skipped = [
+      { pod: 'a/x', reason: 'DrainRule keep-all' },
+      { pod: 'a/y', reason: 'DrainRule keep-all' },
+      { pod: 'a/z', reason: 'DrainRule keep-all' },
+      { pod: 'kube-system/agent', reason: 'DaemonSet-managed' },
+    ];
+    expect(drainMessage({ ...emptyStatus('n'), phase: 'Drained', evicted: 0, skipped })).toBe(
+      'Drain completed: 0 Pods evicted; 4 Pods skipped (3 by DrainRule keep-all, 1 DaemonSet-managed)',
+    );
+  });
+
+  test('pods that keep coming back are named, with the reason, when the drain ends and while it runs', () => {
+    const returning = [{ pod: 'app/web-9', reason: 'returns after eviction: tolerates node.kubernetes.io/unschedulable (ReplicaSet app/web evicted 3 times in this drain); left on the node' }];
+    expect(drainMessage({ ...emptyStatus('n'), phase: 'Drained', evicted: 4, returning })).toBe(
+      `Drain completed: 4 Pods evicted; 1 Pod left on the Node\n* Pod app/web-9: ${returning[0]!.reason}`,
+    );
+    const plan = planWave([v('a/x', { terminating: true })]);
+    const st = draining({ ...waveStatus(plan, new Map()), returning });
+    expect(drainMessage(st).split('\n')).toContain(`* Pod app/web-9: ${returning[0]!.reason}`);
+  });
+
+  test('a drain held by an invalid DrainRule names the rule and the field, whatever else the status holds', () => {
+    const heldBy = ['DrainRule bad is invalid: spec.drain.order: Too big: expected int to be <=2147483647'];
+    const msg = drainMessage(draining({ heldBy }));
+    expect(msg.split('\n')[0]).toBe('Drain held: an invalid DrainRule could decide about Pods on Node node-1; nothing is evicted until it is fixed or deleted:');
+    expect(msg).toContain(`* ${heldBy[0]}`);
+    expect(drainMarkdown(draining({ heldBy }))).toContain('**held**');
+  });
+
+  test('a node that does not exist, or is deleted mid-drain, says so', () => {
+    expect(drainMessage({ ...emptyStatus('n'), phase: 'Drained', nodeGone: 'before' })).toBe('Node n not found; nothing to drain');
+    expect(drainMessage({ ...emptyStatus('n'), phase: 'Drained', evicted: 2, nodeGone: 'during' })).toBe('Drain completed: 2 Pods evicted (Node n was deleted during the drain)');
+  });
+
   test('while waiting for volumes the volume message is shown', () => {
     expect(drainMessage({ ...emptyStatus('n'), phase: 'WaitingForVolumeDetach', volumes: { message: 'Waiting for X', timedOut: false } })).toBe('Waiting for X');
   });

@@ -2,6 +2,10 @@
 // detach. Usable on its own or as a child of the cycle and maintenance workflows. Every side effect
 // is an activity; this code only decides. A worker killed at any line resumes here from history,
 // and the evict activity re-reads the pods before acting, so no pod is evicted twice.
+//
+// Phases, one handler each (the table below):
+//   Pending → Cordoning → Draining (one pass per change) → WaitingForVolumeDetach → Drained; Failed.
+// A drain finishes only on a fresh read of the node that shows nothing left to evict or wait for.
 import {
   ApplicationFailure,
   CancellationScope,
@@ -17,9 +21,10 @@ import {
 import type { DrainOptionsInput } from '../../api/drain-options.js';
 import type { EvictResult } from '../../activities/drain/evict.js';
 import { drainProgressSignal, drainStatusQuery, forceDeletePodSignal, retryNowSignal, skipPodSignal, type PodTarget } from '../messages.js';
-import { drainMarkdown, drainMessage, emptyStatus, waveStatus, type DrainStatus, type ForcedAction } from './status.js';
-import { podKey, type DrainSettings, type DrainSnapshot, type PodRef, type PodVerdict } from './types.js';
-import { evictionBackoffMs, planWave } from './waves.js';
+import { drainMarkdown, drainMessage, emptyStatus, pdbNames, truncate, waveStatus, type DrainPhase, type DrainStatus, type ForcedAction } from './status.js';
+import { podKey, type DrainSettings, type DrainSnapshot, type NodeFacts, type PodRef, type PodVerdict } from './types.js';
+import { planWave, type WavePlan } from './waves.js';
+import { ReturnsLedger, type ReturnsCarry, type ReturnsVerdict } from './returns.js';
 import { latestOnly, whenSettled } from '../progress.js';
 import { longSteps, steps } from '../proxies.js';
 
@@ -28,23 +33,23 @@ const act = steps;
 const evictions = longSteps('10 minutes');
 const waits = longSteps('10 minutes');
 
-/** Longest single wait before the workflow looks again (status refresh, new pods). */
+/** Longest single wait before the workflow looks again (status refresh, continue-as-new). */
 const MAX_WINDOW_MS = 5 * 60_000;
 const VOLUME_WINDOW_MS = 15_000;
 
-interface BlockedPod {
+/** An eviction the API refused (a PDB, a terminating namespace ...), since when and why. */
+interface Refusal {
   uid: string;
   reason: string;
   sinceMs: number;
-  attempts: number;
-  nextAtMs: number;
 }
 
 /** State carried across continue-as-new. */
 export interface DrainCarry {
   status: DrainStatus;
-  blocked: Array<[string, BlockedPod]>;
+  refused: Array<[string, Refusal]>;
   skipped: Array<[string, string]>;
+  returns: ReturnsCarry;
 }
 
 export interface DrainInput {
@@ -59,260 +64,403 @@ export interface DrainResult {
   status: DrainStatus;
 }
 
-const ref = (p: PodRef): PodRef => ({ namespace: p.namespace, name: p.name, uid: p.uid });
+type Step = Exclude<DrainPhase, 'Drained' | 'Failed'>;
+
+/** The table of contents: one handler per phase, each returning the next phase. */
+const PHASES: Record<Step, (d: Drain) => Promise<DrainPhase>> = {
+  Pending: (d) => d.pending(),
+  Cordoning: (d) => d.cordoning(),
+  Draining: (d) => d.draining(),
+  WaitingForVolumeDetach: (d) => d.waitingForVolumeDetach(),
+};
 
 export async function drainWorkflow(input: DrainInput): Promise<DrainResult> {
-  const { nodeName } = input;
-  const st: DrainStatus = input.carry?.status ?? emptyStatus(nodeName);
-  const blocked = new Map<string, BlockedPod>(input.carry?.blocked ?? []);
-  const skipBySignal = new Map<string, string>(input.carry?.skipped ?? []);
-  const forceDeletes: PodTarget[] = [];
-  const newSkips: PodTarget[] = [];
-  let wake = false;
-
-  setHandler(drainStatusQuery, () => st);
-  setHandler(skipPodSignal, (t) => {
-    newSkips.push(t);
-    wake = true;
-  });
-  setHandler(forceDeletePodSignal, (t) => {
-    forceDeletes.push(t);
-    wake = true;
-  });
-  setHandler(retryNowSignal, () => {
-    for (const b of blocked.values()) b.nextAtMs = 0;
-    wake = true;
-  });
-
-  // The listener (a cycle) gets the message once it has held for 2 s (what blocks a drain is what
-  // people need to see; passing states are not worth a signal); best effort, never blocking.
-  let reported = '';
-  const listener = input.reportTo ? getExternalWorkflowHandle(input.reportTo) : undefined;
-  const progress = latestOnly(async () => listener?.signal(drainProgressSignal, { nodeName, message: st.message, evicted: st.evicted }));
-  const settled = whenSettled(2000, () => progress.report());
-  const publish = () => {
-    st.message = drainMessage(st);
-    setCurrentDetails(drainMarkdown(st));
-    if (listener && st.message !== reported) {
-      reported = st.message;
-      settled.changed();
-    }
-  };
-  const fail = (message: string, type: string): never => {
-    st.phase = 'Failed';
-    st.message = message;
-    setCurrentDetails(`**Drain ${nodeName}: Failed**\n\n${message}`);
-    throw ApplicationFailure.nonRetryable(message, type);
-  };
-  const recordForced = async (pod: PodVerdict, action: ForcedAction['action'], by: ForcedAction['by'], reason: string) => {
-    const at = new Date().toISOString();
-    st.forced.push({ pod: podKey(pod), action, by, at, reason });
-    await act.recordEvent.executeWithOptions({ summary: `event on ${podKey(pod)}: ${action}` }, [{
-      involved: { kind: 'Pod', apiVersion: 'v1', namespace: pod.namespace, name: pod.name, uid: pod.uid },
-      type: 'Warning',
-      reason: { Skip: 'DrainSkippedPod', ForceDelete: 'DrainForceDeletedPod', DeleteAfterTimeout: 'DrainDeletedPodAfterTimeout' }[action],
-      message: `Slipway drain of node ${nodeName}: ${action} by ${by}: ${reason}`,
-      dedupKey: `${workflowInfo().workflowId}/${pod.uid}/${action}`,
-    }]);
-  };
-
-  const classify = () => act.classifyPods.executeWithOptions({ summary: `classify the pods on ${nodeName}` }, [{ nodeName, options: input.options }]);
-  let snap: DrainSnapshot = await classify();
-  // Invalid input touches nothing: no cordon, no eviction.
-  if (snap.errors.length) fail(snap.errors.join('; '), 'InvalidDrainInput');
-  const settings: DrainSettings = snap.settings!;
-  if (!snap.node.exists) {
-    st.phase = 'Drained';
-    publish();
-    st.message = `Node ${nodeName} not found; nothing to drain`;
-    return { status: st };
+  const d = new Drain(input);
+  while (d.st.phase !== 'Drained') {
+    d.st.phase = await PHASES[d.st.phase as Step](d);
+    d.publish();
+    if (d.st.phase !== 'Drained' && workflowInfo().continueAsNewSuggested) await continueAsNew<typeof drainWorkflow>(d.carry());
   }
-  if (!input.carry) {
-    st.startedAt = new Date().toISOString();
-    st.phase = 'Cordoning';
-    publish();
-    // A cycle cordons before it drains: no second round trip for a node that is cordoned already.
-    if (!snap.node.cordoned) await act.cordonNode.executeWithOptions({ summary: `cordon ${nodeName}` }, [nodeName]);
-    snap = { ...snap, node: { ...snap.node, cordoned: true } }; // read before the cordon
+  return { status: d.st };
+}
+
+const ref = (p: PodRef): PodRef => ({ namespace: p.namespace, name: p.name, uid: p.uid });
+
+/** One drain's state and its phase handlers. */
+export class Drain {
+  readonly st: DrainStatus;
+  private readonly node: string;
+  private readonly refused: Map<string, Refusal>;
+  private readonly skipBySignal: Map<string, string>;
+  private readonly returns: ReturnsLedger;
+  private readonly forceDeletes: PodTarget[] = [];
+  private readonly newSkips: PodTarget[] = [];
+  private wake = false;
+  /** The latest read of the node, valid for the next step only. */
+  private fresh?: DrainSnapshot;
+  private settings?: DrainSettings;
+  private reported = '';
+  private readonly report?: { changed(): void };
+
+  constructor(private readonly input: DrainInput) {
+    this.node = input.nodeName;
+    this.st = input.carry?.status ?? emptyStatus(input.nodeName);
+    this.refused = new Map(input.carry?.refused ?? []);
+    this.skipBySignal = new Map(input.carry?.skipped ?? []);
+    this.returns = new ReturnsLedger(input.carry?.returns);
+    this.listen();
+    if (input.reportTo) {
+      // The listener (a cycle) gets the message once it has held for 2 s: what blocks a drain is what
+      // people need to see; passing states are not worth a signal. Best effort, never blocking.
+      const listener = getExternalWorkflowHandle(input.reportTo);
+      const progress = latestOnly(async () => listener.signal(drainProgressSignal, { nodeName: this.node, message: this.st.message, evicted: this.st.evicted }));
+      this.report = whenSettled(2000, () => progress.report());
+    }
   }
-  st.phase = 'Draining';
 
-  for (;;) {
-    if (!snap.node.exists) break; // removed by someone else mid-drain: nothing left to drain
-    if (!snap.node.cordoned) {
-      // Uncordoned mid-drain (kubectl uncordon, a re-registered Node): cordon again, or the
-      // drain would chase replacements landing back on this node.
-      if (!st.warnings.some((w) => w.pod === '' && w.warning.startsWith('node was uncordoned'))) {
-        st.warnings.push({ pod: '', warning: 'node was uncordoned during the drain; cordoned again' });
-      }
-      await act.cordonNode.executeWithOptions({ summary: `cordon ${nodeName} again (uncordoned mid-drain)` }, [nodeName]);
-    }
-    const onNode = new Map(snap.pods.map((p) => [podKey(p), p]));
+  /** Messages: the status query and the operator's signals (each wakes a waiting pass). */
+  private listen(): void {
+    setHandler(drainStatusQuery, () => this.st);
+    setHandler(skipPodSignal, (t) => this.nudge(() => this.newSkips.push(t)));
+    setHandler(forceDeletePodSignal, (t) => this.nudge(() => this.forceDeletes.push(t)));
+    setHandler(retryNowSignal, () => this.nudge(() => undefined)); // the next wait retries refusals at once
+  }
 
-    // Operator signals: skips and force-deletes, each recorded in status and as an Event.
-    for (const t of newSkips.splice(0)) {
-      const pod = onNode.get(podKey(t));
-      if (!pod) {
-        log.warn('skipPod: pod is not on the node', { pod: podKey(t) });
-        continue;
-      }
-      skipBySignal.set(podKey(t), t.reason ?? 'skipped by operator');
-      blocked.delete(podKey(t));
-      await recordForced(pod, 'Skip', 'signal', t.reason ?? 'skipped by operator');
-    }
-    const forced = forceDeletes.splice(0).flatMap((t) => {
-      const pod = onNode.get(podKey(t));
-      if (!pod) log.warn('forceDeletePod: pod is not on the node', { pod: podKey(t) });
-      return pod ? [{ pod, reason: t.reason ?? 'force-deleted by operator' }] : [];
-    });
-    if (forced.length) {
-      await act.deletePods.executeWithOptions({ summary: `force-delete ${forced.map((f) => podKey(f.pod)).join(', ')}` }, [
-        { nodeName, pods: forced.map((f) => ref(f.pod)), gracePeriodSeconds: 0 },
-      ]);
-      for (const f of forced) {
-        blocked.delete(podKey(f.pod));
-        await recordForced(f.pod, 'ForceDelete', 'signal', f.reason);
-      }
-      snap = await classify();
-      continue;
-    }
+  private nudge(f: () => unknown): void {
+    f();
+    this.wake = true;
+  }
 
-    const plan = planWave(snap.pods, { skipped: new Set(skipBySignal.keys()) });
-    if (st.wave && (plan.done || plan.order !== st.wave.order) && !st.completedWaves.includes(st.wave.order)) {
-      st.completedWaves.push(st.wave.order);
+  // ---- Pending: read everything, refuse bad input, hold for invalid rules; nothing touched yet.
+  async pending(): Promise<DrainPhase> {
+    const snap = await this.classify();
+    if (snap.errors.length) this.fail(snap.errors.join('; '), 'InvalidDrainInput');
+    if (!snap.node.exists) {
+      this.st.nodeGone = 'before';
+      return 'Drained';
     }
+    if (snap.heldBy.length) return this.hold(snap);
+    this.st.heldBy = [];
+    this.st.startedAt ??= new Date().toISOString();
+    this.fresh = snap;
+    return 'Cordoning';
+  }
+
+  // ---- Cordoning: one patch (none when the node is cordoned already, e.g. by a cycle).
+  async cordoning(): Promise<DrainPhase> {
+    const snap = this.fresh;
+    if (!snap?.node.cordoned) await act.cordonNode.executeWithOptions({ summary: `cordon ${this.node}` }, [this.node]);
+    if (snap) this.fresh = { ...snap, node: { ...snap.node, cordoned: true } }; // read before the cordon
+    return 'Draining';
+  }
+
+  // ---- Draining: one pass per change: read, obey signals, plan the wave, evict, wait.
+  async draining(): Promise<DrainPhase> {
+    const snap = this.take() ?? (await this.classify());
+    if (!snap.node.exists) {
+      this.st.nodeGone = 'during'; // removed by someone else: nothing left to drain
+      return 'Drained';
+    }
+    if (snap.heldBy.length) return this.hold(snap);
+    this.st.heldBy = [];
+    await this.keepCordoned(snap.node);
+    if (await this.applySignals(snap)) return 'Draining'; // force-deleted: read again first
+    this.returns.start(snap.pods);
+    const returns = this.returns.judge(snap.pods, Date.now());
+    const plan = this.planPass(snap, returns);
     if (plan.done) {
-      st.wave = undefined;
-      Object.assign(st, waveStatus(plan, new Map()));
-      break;
+      this.fresh = snap;
+      return 'WaitingForVolumeDetach';
     }
-
-    // Forget refusals of pods that are no longer waiting for eviction.
-    const evictable = new Set(plan.toEvict.map(podKey));
-    for (const k of [...blocked.keys()]) if (!evictable.has(k)) blocked.delete(k);
-
-    const now = Date.now();
-    const due = plan.toEvict.filter((p) => (blocked.get(podKey(p))?.nextAtMs ?? 0) <= now);
-    const leaving: string[] = [...plan.terminating.map((p) => p.uid)];
-    if (due.length) {
-      const results: EvictResult[] = await evictions.evictPods.executeWithOptions({ summary: `evict ${due.length} pods (wave ${plan.order})` }, [{
-        nodeName,
-        pods: due.map(ref),
-        gracePeriodSeconds: snap.node.unreachable ? 1 : undefined, // no kubelet to honour a longer one
-        concurrency: settings.evictionConcurrency,
-        qps: settings.evictionQPS,
-      }]);
-      for (const r of results) {
-        const k = podKey(r);
-        if (r.outcome === 'Evicted' || r.outcome === 'AlreadyTerminating' || r.outcome === 'Gone') {
-          if (r.outcome === 'Evicted') st.evicted++;
-          if (r.outcome !== 'Gone') leaving.push(r.uid);
-          blocked.delete(k);
-        } else {
-          const b = blocked.get(k) ?? { uid: r.uid, reason: '', sinceMs: now, attempts: 0, nextAtMs: 0 };
-          b.attempts++;
-          b.reason = r.reason ?? r.outcome;
-          b.nextAtMs = now + evictionBackoffMs(b.attempts);
-          blocked.set(k, b);
-        }
-      }
-    }
-    if (plan.toDelete.length) {
-      await act.deletePods.executeWithOptions({ summary: `delete ${plan.toDelete.length} finished pods` }, [{ nodeName, pods: plan.toDelete.map(ref) }]);
-      leaving.push(...plan.toDelete.map((p) => p.uid));
-    }
-
-    // The escape hatch for evictions refused longer than podEvictionTimeout.
-    const timeoutMs = settings.podEvictionTimeoutMs;
-    if (timeoutMs !== undefined) {
-      const expired = [...blocked.entries()].filter(([, b]) => now - b.sinceMs >= timeoutMs);
-      if (expired.length && settings.podEvictionTimeoutPolicy === 'Fail') {
-        fail(
-          `eviction refused for longer than podEvictionTimeout (${timeoutMs / 1000}s): ${expired.map(([k, b]) => `${k}: ${b.reason}`).join('; ')}`,
-          'PodEvictionTimeout',
-        );
-      }
-      if (expired.length && settings.podEvictionTimeoutPolicy === 'Delete') {
-        const pods = expired.map(([k]) => onNode.get(k)!).filter(Boolean);
-        // Grace period honoured.
-        await act.deletePods.executeWithOptions({ summary: `delete ${pods.length} pods after podEvictionTimeout` }, [{ nodeName, pods: pods.map(ref) }]);
-        for (const p of pods) {
-          const reason = `eviction refused for longer than ${timeoutMs / 1000}s: ${blocked.get(podKey(p))!.reason}`;
-          blocked.delete(podKey(p));
-          leaving.push(p.uid);
-          await recordForced(p, 'DeleteAfterTimeout', 'policy', reason);
-        }
-      }
-    }
-
-    for (const p of snap.pods) {
-      for (const w of p.warnings) {
-        if (!st.warnings.some((x) => x.pod === podKey(p) && x.warning === w)) st.warnings.push({ pod: podKey(p), warning: w });
-      }
-    }
-    const reasons = new Map([...blocked].map(([k, b]) => [k, b.reason]));
-    Object.assign(st, waveStatus(plan, reasons));
-    publish();
-
-    // Wait for the wave to leave, for a WaitCompleted pod to finish, for the next retry, or for a signal.
-    const nextRetry = Math.min(...[...blocked.values()].map((b) => b.nextAtMs), Infinity);
-    const nextPolicy =
-      timeoutMs !== undefined && settings.podEvictionTimeoutPolicy !== 'Wait'
-        ? Math.min(...[...blocked.values()].map((b) => b.sinceMs + timeoutMs), Infinity)
-        : Infinity;
-    const windowMs = Math.max(0, Math.min(nextRetry, nextPolicy, now + MAX_WINDOW_MS) - now);
-    const completion = plan.waitingCompletion.map((p) => p.uid);
-    // Nothing to wait for (e.g. every due pod was already gone): look again at once.
-    const idle = !leaving.length && !completion.length && !blocked.size;
-    if (windowMs > 0 && !wake && !idle) {
-      if (leaving.length || completion.length) {
-        const scope = new CancellationScope();
-        const summary = `wait for ${leaving.length} pods to leave${completion.length ? ` and ${completion.length} to complete` : ''} (wave ${plan.order})`;
-        const waiting = scope.run(() =>
-          waits.waitForPodsGone.executeWithOptions({ summary }, [{ nodeName, uids: leaving, completionUids: completion, timeoutMs: windowMs }]),
-        );
-        const left = await Promise.race([waiting.catch(() => undefined), condition(() => wake).then(() => undefined)]);
-        // Pods just left, so a PDB may allow the next disruption: retry refusals now, not after their backoff.
-        if (left && left.remaining.length < leaving.length) for (const b of blocked.values()) b.nextAtMs = 0;
-        if (wake) {
-          scope.cancel();
-          await waiting.catch((err) => {
-            if (!isCancellation(err)) throw err;
-          });
-        }
-      } else {
-        await condition(() => wake, windowMs);
-      }
-    }
-    wake = false;
-
-    if (workflowInfo().continueAsNewSuggested) {
-      const next: DrainInput = { nodeName, options: input.options, reportTo: input.reportTo, carry: { status: st, blocked: [...blocked], skipped: [...skipBySignal] } };
-      await continueAsNew<typeof drainWorkflow>(next);
-    }
-    snap = await classify();
+    const leaving = await this.evictDue(plan, returns, snap.node);
+    leaving.push(...(await this.applyTimeoutPolicy(snap)));
+    this.showWave(plan, returns, snap);
+    this.publish();
+    await this.waitForWave(plan, returns, snap, leaving);
+    return 'Draining';
   }
 
-  // Volumes: wait until only the skipped pods' volumes are attached (not on an unreachable node).
-  if (!snap.node.unreachable) {
-    st.phase = 'WaitingForVolumeDetach';
-    const kept = new Set([...skipBySignal.keys()]);
+  // ---- WaitingForVolumeDetach: until only the kept pods' volumes are attached (not on an unreachable node).
+  async waitingForVolumeDetach(): Promise<DrainPhase> {
+    const snap = this.take() ?? (await this.classify());
+    const settings = this.settings!;
+    if (snap.node.unreachable || !snap.node.exists) return 'Drained';
+    const kept = new Set([...this.skipBySignal.keys(), ...this.st.returning.map((r) => r.pod)]);
     const ignoredClaims = snap.pods.filter((p) => p.action === 'Skip' || kept.has(podKey(p))).flatMap((p) => p.claims);
     const deadline = settings.volumeDetachTimeoutMs !== undefined ? Date.now() + settings.volumeDetachTimeoutMs : Infinity;
     // The first look returns at once, so status shows what is attached before any waiting.
     for (let first = true; ; first = false) {
       const windowMs = Math.min(first ? 0 : VOLUME_WINDOW_MS, deadline - Date.now());
       if (windowMs < 0 || (windowMs === 0 && !first)) {
-        st.volumes = { message: `${st.volumes?.message ?? 'volumes still attached'}\n(volumeDetachTimeout reached; continuing)`, timedOut: true };
-        break;
+        this.st.volumes = { message: `${this.st.volumes?.message ?? 'volumes still attached'}\n(volumeDetachTimeout reached; continuing)`, timedOut: true };
+        return 'Drained';
       }
-      const v = await waits.waitForVolumeDetach.executeWithOptions({ summary: `wait for volumes to detach from ${nodeName}` }, [{ nodeName, ignoredClaims, windowMs }]);
-      st.volumes = { message: v.message, timedOut: false };
-      publish();
-      if (v.detached) break;
+      const v = await waits.waitForVolumeDetach.executeWithOptions({ summary: `wait for volumes to detach from ${this.node}` }, [
+        { nodeName: this.node, ignoredClaims, windowMs },
+      ]);
+      this.st.volumes = { message: v.message, timedOut: false };
+      this.publish();
+      if (v.detached) return 'Drained';
     }
   }
-  st.phase = 'Drained';
-  publish();
-  return { status: st };
+
+  // ---- Steps of a pass.
+
+  private take(): DrainSnapshot | undefined {
+    const s = this.fresh;
+    this.fresh = undefined;
+    return s;
+  }
+
+  private async classify(): Promise<DrainSnapshot> {
+    const snap = await act.classifyPods.executeWithOptions({ summary: `classify the pods on ${this.node}` }, [{ nodeName: this.node, options: this.input.options }]);
+    this.settings = snap.settings ?? this.settings;
+    return snap;
+  }
+
+  /** An invalid DrainRule could decide about these pods: touch nothing until it changes (or a signal). */
+  private async hold(snap: DrainSnapshot): Promise<DrainPhase> {
+    this.st.heldBy = snap.heldBy;
+    this.publish();
+    const summary = `held by ${snap.heldBy.length === 1 ? 'an invalid DrainRule' : `${snap.heldBy.length} invalid DrainRules`}: waiting for a fix or deletion`;
+    await this.untilWoken(() => waits.waitForDrainRuleChange.executeWithOptions({ summary }, [{ timeoutMs: MAX_WINDOW_MS }]));
+    return this.st.phase;
+  }
+
+  /** Uncordoned mid-drain (kubectl uncordon, a re-registered Node): cordon again, or replacements land back here. */
+  private async keepCordoned(node: NodeFacts): Promise<void> {
+    if (node.cordoned) return;
+    if (!this.st.warnings.some((w) => w.pod === '' && w.warning.startsWith('node was uncordoned'))) {
+      this.st.warnings.push({ pod: '', warning: 'node was uncordoned during the drain; cordoned again' });
+    }
+    await act.cordonNode.executeWithOptions({ summary: `cordon ${this.node} again (uncordoned mid-drain)` }, [this.node]);
+  }
+
+  /** Operator signals: skips and force-deletes, each recorded in status and as an Event. True: pods were deleted. */
+  private async applySignals(snap: DrainSnapshot): Promise<boolean> {
+    const onNode = new Map(snap.pods.map((p) => [podKey(p), p]));
+    const find = (t: PodTarget, what: string) => {
+      const pod = onNode.get(podKey(t));
+      if (!pod) log.warn(`${what}: pod is not on the node`, { pod: podKey(t) });
+      return pod;
+    };
+    for (const t of this.newSkips.splice(0)) {
+      const pod = find(t, 'skipPod');
+      if (!pod) continue;
+      this.skipBySignal.set(podKey(t), t.reason ?? 'skipped by operator');
+      this.refused.delete(podKey(t));
+      await this.recordForced(pod, 'Skip', 'signal', t.reason ?? 'skipped by operator');
+    }
+    const forced = this.forceDeletes.splice(0).flatMap((t) => {
+      const pod = find(t, 'forceDeletePod');
+      return pod ? [{ pod, reason: t.reason ?? 'force-deleted by operator' }] : [];
+    });
+    if (!forced.length) return false;
+    await act.deletePods.executeWithOptions({ summary: `force-delete ${forced.map((f) => podKey(f.pod)).join(', ')}` }, [
+      { nodeName: this.node, pods: forced.map((f) => ref(f.pod)), gracePeriodSeconds: 0 },
+    ]);
+    for (const f of forced) {
+      this.refused.delete(podKey(f.pod));
+      await this.recordForced(f.pod, 'ForceDelete', 'signal', f.reason);
+    }
+    return true;
+  }
+
+  /** The wave of this pass; pods that keep coming back are left out of it (returns.ts). */
+  private planPass(snap: DrainSnapshot, returns: ReturnsVerdict): WavePlan {
+    this.st.returning = snap.pods.filter((p) => returns.left.has(p.uid)).map((p) => ({ pod: podKey(p), reason: returns.left.get(p.uid)! }));
+    const plan = planWave(snap.pods.filter((p) => !returns.left.has(p.uid)), { skipped: new Set(this.skipBySignal.keys()) });
+    const wave = this.st.wave;
+    if (wave && (plan.done || plan.order !== wave.order) && !this.st.completedWaves.includes(wave.order)) this.st.completedWaves.push(wave.order);
+    if (plan.done) {
+      this.st.wave = undefined;
+      Object.assign(this.st, waveStatus(plan, new Map()));
+    }
+    // Forget refusals of pods that are no longer waiting for eviction.
+    const evictable = new Set(plan.toEvict.map(podKey));
+    for (const k of [...this.refused.keys()]) if (!evictable.has(k)) this.refused.delete(k);
+    return plan;
+  }
+
+  /** Evicts the wave's pods not yet tried (refusals are retried by the wait), deletes finished ones. Returns uids now leaving. */
+  private async evictDue(plan: WavePlan, returns: ReturnsVerdict, node: NodeFacts): Promise<string[]> {
+    const leaving = plan.terminating.map((p) => p.uid);
+    const due = plan.toEvict.filter((p) => !this.refused.has(podKey(p)) && !returns.paused.has(p.uid));
+    if (due.length) {
+      const results: EvictResult[] = await evictions.evictPods.executeWithOptions({ summary: `evict ${due.length} pods (wave ${plan.order})` }, [{
+        nodeName: this.node,
+        pods: due.map(ref),
+        gracePeriodSeconds: node.unreachable ? 1 : undefined, // no kubelet to honour a longer one
+        concurrency: this.settings!.evictionConcurrency,
+        qps: this.settings!.evictionQPS,
+      }]);
+      leaving.push(...this.account(results, due));
+    }
+    if (plan.toDelete.length) {
+      await act.deletePods.executeWithOptions({ summary: `delete ${plan.toDelete.length} finished pods` }, [{ nodeName: this.node, pods: plan.toDelete.map(ref) }]);
+      leaving.push(...plan.toDelete.map((p) => p.uid));
+    }
+    return leaving;
+  }
+
+  /** Books eviction answers: counts, refusals (kept since their first), returns. Returns the uids leaving. */
+  private account(results: EvictResult[], pods: PodVerdict[]): string[] {
+    const now = Date.now();
+    const byUid = new Map(pods.map((p) => [p.uid, p]));
+    const leaving: string[] = [];
+    for (const r of results) {
+      const k = podKey(r);
+      if (r.outcome === 'Evicted' || r.outcome === 'AlreadyTerminating' || r.outcome === 'Gone') {
+        if (r.outcome === 'Evicted') this.st.evicted++;
+        if (r.outcome !== 'Gone') leaving.push(r.uid);
+        this.refused.delete(k);
+        const pod = byUid.get(r.uid);
+        if (pod && r.outcome === 'Evicted') this.returns.record([pod], now);
+      } else {
+        this.refused.set(k, { uid: r.uid, reason: r.reason ?? r.outcome, sinceMs: this.refused.get(k)?.sinceMs ?? now });
+      }
+    }
+    return leaving;
+  }
+
+  /** The escape hatch for evictions refused longer than podEvictionTimeout. Returns uids it deleted. */
+  private async applyTimeoutPolicy(snap: DrainSnapshot): Promise<string[]> {
+    const { podEvictionTimeoutMs: timeoutMs, podEvictionTimeoutPolicy: policy } = this.settings!;
+    if (timeoutMs === undefined || policy === 'Wait') return [];
+    const now = Date.now();
+    const expired = [...this.refused.entries()].filter(([, b]) => now - b.sinceMs >= timeoutMs);
+    if (!expired.length) return [];
+    if (policy === 'Fail') {
+      this.fail(`eviction refused for longer than podEvictionTimeout (${timeoutMs / 1000}s): ${expired.map(([k, b]) => `${k}: ${b.reason}`).join('; ')}`, 'PodEvictionTimeout');
+    }
+    const onNode = new Map(snap.pods.map((p) => [podKey(p), p]));
+    const pods = expired.map(([k]) => onNode.get(k)).filter((p): p is PodVerdict => p !== undefined);
+    // Grace period honoured.
+    await act.deletePods.executeWithOptions({ summary: `delete ${pods.length} pods after podEvictionTimeout` }, [{ nodeName: this.node, pods: pods.map(ref) }]);
+    for (const p of pods) {
+      const reason = `eviction refused for longer than ${timeoutMs / 1000}s: ${this.refused.get(podKey(p))!.reason}`;
+      this.refused.delete(podKey(p));
+      await this.recordForced(p, 'DeleteAfterTimeout', 'policy', reason);
+    }
+    return pods.map((p) => p.uid);
+  }
+
+  /** The wave, its refusals and pauses, and pod warnings, into status. */
+  private showWave(plan: WavePlan, returns: ReturnsVerdict, snap: DrainSnapshot): void {
+    for (const p of snap.pods) {
+      for (const w of p.warnings) {
+        if (!this.st.warnings.some((x) => x.pod === podKey(p) && x.warning === w)) this.st.warnings.push({ pod: podKey(p), warning: w });
+      }
+    }
+    const reasons = new Map([...this.refused].map(([k, b]) => [k, b.reason]));
+    for (const p of plan.toEvict) if (returns.paused.has(p.uid)) reasons.set(podKey(p), returns.paused.get(p.uid)!.reason);
+    Object.assign(this.st, waveStatus(plan, reasons));
+  }
+
+  /**
+   * Waits for the wave to leave, a WaitCompleted pod to finish, a newcomer, a refused eviction to go
+   * through (retried inside the activity), the next policy deadline or pause, or a signal.
+   */
+  private async waitForWave(plan: WavePlan, returns: ReturnsVerdict, snap: DrainSnapshot, leaving: string[]): Promise<void> {
+    const now = Date.now();
+    const refused = plan.toEvict.filter((p) => this.refused.has(podKey(p)));
+    const completion = plan.waitingCompletion.map((p) => p.uid);
+    const { podEvictionTimeoutMs: timeoutMs, podEvictionTimeoutPolicy: policy } = this.settings!;
+    const nextPolicy = timeoutMs !== undefined && policy !== 'Wait' ? Math.min(...[...this.refused.values()].map((b) => b.sinceMs + timeoutMs)) : Infinity;
+    const nextPause = Math.min(...[...returns.paused.values()].map((p) => p.atMs));
+    const windowMs = Math.max(0, Math.min(nextPolicy, nextPause, now + MAX_WINDOW_MS) - now);
+    if (!leaving.length && !completion.length && !refused.length) {
+      // Nothing to watch: look again at once, or after the pause for pods that came back.
+      if (Number.isFinite(nextPause) && !this.wake) await condition(() => this.wake, windowMs, { summary: 'pause before evicting pods that came back' });
+      this.wake = false;
+      return;
+    }
+    const summary = waitSummary(plan, refused.map((p) => this.refused.get(podKey(p))!.reason), leaving.length, completion.length);
+    const r = await this.untilWoken(() =>
+      waits.waitForWave.executeWithOptions({ summary }, [{
+        nodeName: this.node,
+        leaving,
+        completion,
+        refused: refused.map(ref),
+        known: snap.pods.map((p) => p.uid),
+        gracePeriodSeconds: snap.node.unreachable ? 1 : undefined,
+        concurrency: this.settings!.evictionConcurrency,
+        qps: this.settings!.evictionQPS,
+        timeoutMs: windowMs,
+      }]),
+    );
+    if (!r) return;
+    this.account(r.evicted, refused);
+    for (const x of r.refusals) {
+      const b = this.refused.get(podKey(x));
+      if (b) b.reason = x.reason ?? x.outcome;
+    }
+  }
+
+  /** Runs a wait that a signal may cut short (cancelled, then undefined). */
+  private async untilWoken<T>(wait: () => Promise<T>): Promise<T | undefined> {
+    if (this.wake) {
+      this.wake = false;
+      return undefined;
+    }
+    const scope = new CancellationScope();
+    const waiting = scope.run(wait);
+    const done = await Promise.race([waiting.then((v) => ({ v }), (err: unknown) => ({ err })), condition(() => this.wake).then(() => undefined)]);
+    if (done === undefined) {
+      scope.cancel();
+      await waiting.catch((err) => {
+        if (!isCancellation(err)) throw err;
+      });
+    }
+    this.wake = false;
+    if (done && 'err' in done) throw done.err;
+    return done?.v;
+  }
+
+  // ---- Reporting.
+
+  publish(): void {
+    this.st.message = drainMessage(this.st);
+    setCurrentDetails(drainMarkdown(this.st));
+    if (this.report && this.st.message !== this.reported) {
+      this.reported = this.st.message;
+      this.report.changed();
+    }
+  }
+
+  private fail(message: string, type: string): never {
+    this.st.phase = 'Failed';
+    this.st.message = message;
+    setCurrentDetails(`**Drain ${this.node}: Failed**\n\n${message}`);
+    throw ApplicationFailure.nonRetryable(message, type);
+  }
+
+  private async recordForced(pod: PodVerdict, action: ForcedAction['action'], by: ForcedAction['by'], reason: string): Promise<void> {
+    this.st.forced.push({ pod: podKey(pod), action, by, at: new Date().toISOString(), reason });
+    await act.recordEvent.executeWithOptions({ summary: `event on ${podKey(pod)}: ${action}` }, [{
+      involved: { kind: 'Pod', apiVersion: 'v1', namespace: pod.namespace, name: pod.name, uid: pod.uid },
+      type: 'Warning',
+      reason: { Skip: 'DrainSkippedPod', ForceDelete: 'DrainForceDeletedPod', DeleteAfterTimeout: 'DrainDeletedPodAfterTimeout' }[action],
+      message: `Slipway drain of node ${this.node}: ${action} by ${by}: ${reason}`,
+      dedupKey: `${workflowInfo().workflowId}/${pod.uid}/${action}`,
+    }]);
+  }
+
+  /** The next run's input (continue-as-new). */
+  carry(): DrainInput {
+    const carry: DrainCarry = { status: this.st, refused: [...this.refused], skipped: [...this.skipBySignal], returns: this.returns.carry() };
+    return { nodeName: this.node, options: this.input.options, reportTo: this.input.reportTo, carry };
+  }
+}
+
+/** What the Web UI's pending activity says while the wave is out: the PDB that blocks it, first. */
+function waitSummary(plan: WavePlan, refusals: string[], leaving: number, completion: number): string {
+  const wave = `(wave ${plan.order})`;
+  if (refusals.length) {
+    const pdbs = [...new Set(refusals.flatMap(pdbNames))];
+    const by = pdbs.length ? `PDB ${truncate(pdbs, 2)}` : truncate([...new Set(refusals)], 1);
+    return `blocked by ${by}: retrying eviction of ${refusals.length} pod${refusals.length === 1 ? '' : 's'} ${wave}`;
+  }
+  const parts = [leaving ? `${leaving} pod${leaving === 1 ? '' : 's'} to leave` : '', completion ? `${completion} to complete` : ''].filter(Boolean);
+  return `wait for ${parts.join(' and ')} ${wave}`;
 }

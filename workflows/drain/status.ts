@@ -36,15 +36,21 @@ export interface DrainStatus {
   };
   later: Array<{ order: number; pods: string[] }>;
   skipped: Array<{ pod: string; reason: string }>;
+  /** Pods that kept coming back after eviction, left on the node (see returns.ts). */
+  returning: Array<{ pod: string; reason: string }>;
+  /** Invalid DrainRules that hold the drain (nothing is evicted until they are fixed or deleted). */
+  heldBy: string[];
   forced: ForcedAction[];
   warnings: Array<{ pod: string; warning: string }>;
   volumes?: { message: string; timedOut: boolean };
+  /** The Node was missing when the drain started, or was deleted while it ran. */
+  nodeGone?: 'before' | 'during';
   evicted: number;
   message: string;
 }
 
 export function emptyStatus(node: string): DrainStatus {
-  return { node, phase: 'Pending', completedWaves: [], later: [], skipped: [], forced: [], warnings: [], evicted: 0, message: '' };
+  return { node, phase: 'Pending', completedWaves: [], later: [], skipped: [], returning: [], heldBy: [], forced: [], warnings: [], evicted: 0, message: '' };
 }
 
 export function truncate(list: string[], max = 3): string {
@@ -84,9 +90,37 @@ export function waveStatus(plan: WavePlan, blocked: Map<string, string>): Pick<D
   };
 }
 
+/** "3 Pods skipped (2 by DrainRule keep, 1 DaemonSet-managed)": a drain that skipped everything says so. */
+export function skippedSummary(skipped: DrainStatus['skipped']): string {
+  if (!skipped.length) return '';
+  const by = new Map<string, number>();
+  for (const s of skipped) by.set(s.reason, (by.get(s.reason) ?? 0) + 1);
+  // The largest group first: a rule that skips everything leads the line.
+  const parts = [...by.entries()].sort(([a, m], [b, n]) => n - m || (a < b ? -1 : a > b ? 1 : 0)).map(([r, n]) => `${n} ${r.startsWith('DrainRule ') ? `by ${r}` : r}`);
+  return `${skipped.length} ${pods(skipped.length)} skipped (${truncate(parts, 3)})`;
+}
+
+const heldLines = (s: DrainStatus) => [
+  `Drain held: ${s.heldBy.length === 1 ? 'an invalid DrainRule could decide' : `${s.heldBy.length} invalid DrainRules could decide`} about Pods on Node ${s.node}; nothing is evicted until ${s.heldBy.length === 1 ? 'it is' : 'they are'} fixed or deleted:`,
+  ...s.heldBy.slice(0, 3).map((h) => `* ${h}`),
+  ...(s.heldBy.length > 3 ? [`* ... (${s.heldBy.length - 3} more)`] : []),
+];
+
+const returningLine = (r: DrainStatus['returning']) =>
+  r.length ? [`* ${pods(r.length)} ${truncate(r.map((x) => x.pod))}: ${r[0]!.reason}${r.length > 1 ? ' (and others alike)' : ''}`] : [];
+
 /** Cluster API's drain condition message shape (research/drain.md §A.6). */
 export function drainMessage(s: DrainStatus): string {
-  if (s.phase === 'Drained') return `Drain completed: ${s.evicted} ${pods(s.evicted)} evicted${s.forced.length ? `, ${s.forced.length} forced` : ''}`;
+  if (s.heldBy.length && s.phase !== 'Drained' && s.phase !== 'Failed') return heldLines(s).join('\n');
+  if (s.phase === 'Drained' && s.nodeGone === 'before') return `Node ${s.node} not found; nothing to drain`;
+  if (s.phase === 'Drained') {
+    const done = [`Drain completed: ${s.evicted} ${pods(s.evicted)} evicted${s.forced.length ? `, ${s.forced.length} forced` : ''}`];
+    const skipped = skippedSummary(s.skipped);
+    if (skipped) done[0] += `; ${skipped}`;
+    if (s.returning.length) done[0] += `; ${s.returning.length} ${pods(s.returning.length)} left on the Node`;
+    if (s.nodeGone === 'during') done[0] += ` (Node ${s.node} was deleted during the drain)`;
+    return [...done, ...returningLine(s.returning)].join('\n');
+  }
   if (s.phase === 'WaitingForVolumeDetach') return s.volumes?.message ?? 'Waiting for Node volumes to be detached';
   if (!s.wave) return s.phase === 'Failed' ? s.message : `${s.phase}`;
   const lines = [`Drain not completed yet (started at ${s.startedAt ?? '?'}), wave order ${s.wave.order}:`];
@@ -96,6 +130,7 @@ export function drainMessage(s: DrainStatus): string {
   const other = s.wave.blocked.slice(5).reduce((n, g) => n + g.pods.length, 0);
   if (other) lines.push(`* ${other} ${pods(other)} with other issues`);
   if (s.wave.waitingCompletion.length) lines.push(`* ${pods(s.wave.waitingCompletion.length)} ${truncate(s.wave.waitingCompletion)}: waiting for completion`);
+  lines.push(...returningLine(s.returning));
   const later = s.later.flatMap((l) => l.pods);
   if (later.length) lines.push(`After above Pods have been removed from the Node, the following Pods will be evicted: ${truncate(later)}`);
   return lines.join('\n');
@@ -104,6 +139,7 @@ export function drainMessage(s: DrainStatus): string {
 /** Short markdown for the Web UI's current details: phase, wave, blockers with their PDBs. */
 export function drainMarkdown(s: DrainStatus): string {
   const out = [`**Drain ${s.node}**: ${s.phase}${s.wave ? `, wave order ${s.wave.order}` : ''}; ${s.evicted} evicted`];
+  if (s.heldBy.length) out.push(`- **held** by invalid DrainRules (fix or delete them to resume):`, ...s.heldBy.map((h) => `  - ${h}`));
   if (s.completedWaves.length) out.push(`Waves done: ${s.completedWaves.join(', ')}`);
   if (s.wave?.evicting.length) out.push(`- leaving (${s.wave.evicting.length}): ${truncate(s.wave.evicting, 5)}`);
   for (const g of s.wave?.blocked ?? []) {
@@ -111,6 +147,8 @@ export function drainMarkdown(s: DrainStatus): string {
   }
   if (s.wave?.waitingCompletion.length) out.push(`- waiting to complete: ${truncate(s.wave.waitingCompletion, 5)}`);
   for (const l of s.later) out.push(`- later, order ${l.order} (${l.pods.length}): ${truncate(l.pods, 5)}`);
+  for (const r of s.returning) out.push(`- left on the node: ${r.pod}: _${r.reason}_`);
+  if (s.skipped.length) out.push(`- ${skippedSummary(s.skipped)}`);
   if (s.forced.length) out.push(`- forced: ${s.forced.map((f) => `${f.action} ${f.pod} (${f.by})`).join('; ')}`);
   if (s.volumes) out.push(`- volumes: ${s.volumes.message}`);
   return out.join('\n');

@@ -25,6 +25,10 @@ export interface PodVerdict extends PodRef {
   phase: string;
   /** ns/claim of the PersistentVolumeClaims it mounts (for the volume-detach wait). */
   claims: string[];
+  /** `Kind namespace/name` of its controller: pods that come back after eviction are counted per controller. */
+  controller?: string;
+  /** It tolerates the cordon's taint (node.kubernetes.io/unschedulable), so the scheduler may put its replacement back here. */
+  toleratesUnschedulable?: boolean;
 }
 
 export interface NodeFacts {
@@ -47,8 +51,14 @@ export interface DrainSettings {
 export interface DrainSnapshot {
   node: NodeFacts;
   pods: PodVerdict[];
-  /** Invalid DrainRules or drain options: the drain must not touch anything. */
+  /** Invalid drain options: the drain fails before it touches anything. */
   errors: string[];
+  /**
+   * Invalid DrainRules that could decide about this node's pods (each message names the rule and the
+   * field). While any is listed the drain holds: it evicts nothing until the rule is fixed or deleted.
+   * Invalid rules that cannot match this node or its pods are left out and do not hold it.
+   */
+  heldBy: string[];
   settings?: DrainSettings;
 }
 

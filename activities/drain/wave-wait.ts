@@ -1,0 +1,153 @@
+// Waiting for a wave: until the pods it evicted have left the node, a WaitCompleted pod finishes,
+// a new pod arrives, or a refused eviction goes through. Refused evictions (a PDB's 429) are retried
+// here, at once, then 1 s doubling to 10 s, and at once whenever a pod leaves (a budget may then
+// allow the next), so a drain blocked for hours is one pending activity in the Web UI, named by its
+// summary, with the refusal in its heartbeat details, not a history that grows with every retry.
+// Watch-based; heartbeats; stops when the workflow cancels it (a signal arrived).
+import { Context, heartbeat } from '@temporalio/activity';
+import type { V1Pod } from '@kubernetes/client-node';
+import type { PodRef } from '../../workflows/drain/types.js';
+import type { Kube } from '../kube.js';
+import { watchUntil } from '../watch.js';
+import { currentOf, evictPresent, isLeaving, type EvictResult } from './evict.js';
+import { listNodePods } from './pods.js';
+
+export interface WaveWaitInput {
+  nodeName: string;
+  /** uids that are leaving (evicted, deleted, terminating). */
+  leaving: string[];
+  /** uids of WaitCompleted pods: the wait ends as soon as one has finished. */
+  completion: string[];
+  /** Pods whose eviction was refused: retried here until one goes through. */
+  refused: PodRef[];
+  /** Every uid on the node when the workflow last looked: a pod not among them ends the wait. */
+  known: string[];
+  gracePeriodSeconds?: number;
+  concurrency: number;
+  qps: number;
+  timeoutMs: number;
+}
+
+/** Why the wait ended: the workflow looks again in each case but Timeout, where it only refreshes. */
+export type WaveWaitEnd = 'Left' | 'Completed' | 'Evicted' | 'Arrived' | 'Refresh' | 'Timeout';
+
+export interface WaveWaitResult {
+  end: WaveWaitEnd;
+  /** Leaving uids still on the node. */
+  remaining: string[];
+  /** Refused pods whose eviction went through here. */
+  evicted: EvictResult[];
+  /** The latest answer for each pod still refused. */
+  refusals: EvictResult[];
+}
+
+/** A long wait shows pods that have left only for so long: then the workflow refreshes its status. */
+export const WAVE_REFRESH_MS = 10_000;
+
+const isFinished = (p: V1Pod | undefined) => p?.status?.phase === 'Succeeded' || p?.status?.phase === 'Failed';
+export const retryBackoffMs = (attempt: number) => Math.min(10_000, 1000 * 2 ** Math.max(0, attempt - 1));
+
+export function createWaveWaitActivities(kube: Kube) {
+  return {
+    async waitForWave(input: WaveWaitInput): Promise<WaveWaitResult> {
+      const ctx = Context.current();
+      const started = Date.now();
+      const known = new Set([...input.known, ...input.leaving]);
+      const leaving = new Set(input.leaving);
+      const refused = new Map(input.refused.map((p) => [p.uid, p]));
+      const refusals = new Map<string, EvictResult>();
+      const evicted: EvictResult[] = [];
+      let pods = new Map<string, V1Pod>();
+      let lastRemaining = leaving.size;
+      let end: WaveWaitEnd | undefined;
+      const remaining = () => [...leaving].filter((u) => pods.has(u));
+      const details = () => ({ remaining: remaining().length, refused: [...refusals.values()].map((r) => `${r.namespace}/${r.name}: ${r.reason ?? r.outcome}`) });
+
+      // Refused evictions, retried until one goes through; `kick` retries at once.
+      const stop = new AbortController();
+      let kicked = false;
+      let wake = () => {};
+      const kick = () => {
+        kicked = true;
+        wake();
+      };
+      let listed = () => {};
+      const firstList = new Promise<void>((resolve) => (listed = resolve));
+      const retrying = (async () => {
+        await Promise.race([firstList, new Promise((r) => stop.signal.addEventListener('abort', r, { once: true }))]);
+        for (let attempt = 1; refused.size && !stop.signal.aborted; attempt++) {
+          const current = currentOf(pods.values());
+          const results = await evictPresent(kube, [...refused.values()], current, input);
+          for (const r of results) {
+            if (isLeaving(r)) {
+              refused.delete(r.uid);
+              refusals.delete(r.uid);
+              evicted.push(r);
+            } else refusals.set(r.uid, r);
+          }
+          heartbeat(details());
+          if (evicted.length) return 'Evicted' as const;
+          if (!kicked) {
+            await new Promise<void>((resolve) => {
+              const t = setTimeout(resolve, retryBackoffMs(attempt));
+              wake = () => {
+                clearTimeout(t);
+                resolve();
+              };
+              stop.signal.addEventListener('abort', () => wake(), { once: true });
+            });
+          }
+          if (kicked) attempt = 0; // the loop's ++ makes it 1: back to the shortest backoff
+          kicked = false;
+        }
+        return undefined;
+      })();
+
+      const evaluate = (): WaveWaitEnd | undefined => {
+        if (input.completion.some((u) => isFinished(pods.get(u)))) return 'Completed';
+        if ([...pods.keys()].some((u) => !known.has(u))) return 'Arrived';
+        const left = remaining().length;
+        if (left < lastRemaining) kick(); // a pod left: a budget may allow the next eviction now
+        const changed = left !== lastRemaining;
+        lastRemaining = left;
+        if (leaving.size && left === 0) return 'Left';
+        if (changed && Date.now() - started >= WAVE_REFRESH_MS) return 'Refresh';
+        return undefined;
+      };
+      const watchAbort = new AbortController();
+      const onCancel = () => watchAbort.abort(ctx.cancellationSignal.reason);
+      ctx.cancellationSignal.addEventListener('abort', onCancel, { once: true });
+      const watching = watchUntil<V1Pod>({
+        kc: kube.config,
+        path: '/api/v1/pods',
+        fieldSelector: `spec.nodeName=${input.nodeName}`,
+        list: () => listNodePods(kube, input.nodeName),
+        done: (objects) => {
+          pods = objects;
+          listed(); // the retries judge 'still on the node' by what the watch sees, never by an empty map
+          end ??= evaluate();
+          return end !== undefined;
+        },
+        timeoutMs: input.timeoutMs,
+        onTick: () => heartbeat(details()),
+        signal: watchAbort.signal,
+      });
+      try {
+        const first = await Promise.race([
+          watching.then((w) => (w.met ? end! : ('Timeout' as const))),
+          retrying.then((r) => r ?? new Promise<never>(() => {})),
+        ]);
+        end = first;
+      } catch (err) {
+        if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;
+        throw err;
+      } finally {
+        stop.abort();
+        watchAbort.abort(new Error('wave wait ended'));
+        ctx.cancellationSignal.removeEventListener('abort', onCancel);
+        await Promise.allSettled([watching, retrying]);
+      }
+      return { end, remaining: remaining(), evicted, refusals: [...refusals.values()] };
+    },
+  };
+}

@@ -1,0 +1,177 @@
+// Defects found by trying drains as a user would (issue: a drain that reports success with pods
+// still on the node, an eviction loop, a stuck drain that hides why), each reproduced on the local
+// stack: a DrainRule that turns invalid mid-drain holds only the drains it could affect; pods that
+// keep coming back to the cordoned node are not chased; the status lists only pods still on the
+// node; a PDB-blocked drain is one pending activity named for the PDB, not a growing history.
+import { BatchV1Api } from '@kubernetes/client-node';
+import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
+import { drainStatusQuery } from '../../workflows/messages.js';
+import { uniqueName } from '../support/cluster.js';
+import { DrainFixture, evictionsOf, mergePatch } from '../support/drain.js';
+import { deleteDrainRule, storeUnvalidatedDrainRule } from '../support/drain-rules.js';
+import { waitFor } from '../support/wait.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('a DrainRule that turns invalid while a drain is blocked by a PDB', () => {
+  const f = new DrainFixture('it-heldrule');
+  const other = new DrainFixture('it-heldother');
+  const rule = uniqueName('it-invalid-rule');
+  beforeAll(async () => {
+    await f.setup();
+    await other.setup({ worker: false });
+  });
+  afterAll(async () => {
+    await deleteDrainRule(f.c, rule);
+    await other.teardown();
+    await f.teardown();
+  });
+
+  test('holds the drains it could affect (no success with pods on the node), names the rule, leaves other drains alone, and resumes once it is deleted', async () => {
+    await f.deploy('web', 2);
+    const pods = await f.waitRunning(2);
+    await f.pdb('web', 2);
+    await f.addSpare();
+    const handle = await f.startDrain();
+    await waitFor('the drain blocked by the PDB', async () => ((await handle.query(drainStatusQuery)).wave?.blocked.length ?? 0) > 0);
+
+    // order 2^31 is outside int32: the zod check refuses it, so the rule is invalid at drain time.
+    await storeUnvalidatedDrainRule(f.c, rule, {
+      drain: { behavior: 'Drain', order: 2 ** 31 },
+      nodes: [{ selector: { matchLabels: { [NODE_GROUP_LABEL]: f.group } } }],
+      pods: [{ selector: { matchLabels: { app: 'web' } } }],
+    });
+    const held = await waitFor('the drain held by the rule', async () => {
+      const s = await handle.query(drainStatusQuery);
+      return s.heldBy.length ? s : undefined;
+    });
+    expect(held.heldBy[0]).toContain(`DrainRule ${rule} is invalid: spec.drain.order`);
+    expect(held.message).toContain('Drain held');
+    const heldAt = Date.now();
+    await sleep(8000);
+    // Before the fix the drain finished here as "Drain completed: 0 Pods evicted".
+    expect((await handle.describe()).status.name).toBe('RUNNING');
+    const still = (await f.pods('app=web')).filter((p) => p.spec?.nodeName === f.node && !p.metadata?.deletionTimestamp);
+    expect(still.map((p) => p.metadata!.uid).sort()).toEqual(pods.map((p) => p.metadata!.uid).sort());
+
+    // A drain the rule cannot affect (another node group) goes on and finishes.
+    await other.deploy('api', 1);
+    await other.waitRunning(1);
+    const otherResult = await (await f.client.workflow.start('drainWorkflow', {
+      taskQueue: f.taskQueue, workflowId: uniqueName('drain-other'), args: [{ nodeName: other.node }],
+    })).result() as { status: { phase: string; evicted: number; heldBy: string[] } };
+    expect(otherResult.status).toMatchObject({ phase: 'Drained', evicted: 1, heldBy: [] });
+
+    // While held, nothing was evicted.
+    const heldEvictions = evictionsOf(await f.audit()).filter((e) => new Date(e.requestReceivedTimestamp).getTime() > heldAt + 2000);
+    expect(heldEvictions).toHaveLength(0);
+
+    await deleteDrainRule(f.c, rule);
+    await waitFor('the drain back to waiting on the PDB', async () => {
+      const s = await handle.query(drainStatusQuery);
+      return s.heldBy.length === 0 && (s.wave?.blocked.length ?? 0) > 0;
+    });
+    await f.c.apps.patchNamespacedDeployment({ name: 'web', namespace: f.ns, body: { spec: { replicas: 3 } } }, mergePatch);
+    const result = await handle.result();
+    expect(result.status).toMatchObject({ phase: 'Drained', evicted: 2, heldBy: [] });
+  });
+});
+
+describe('pods that come back to the cordoned node', () => {
+  const f = new DrainFixture('it-returns');
+  beforeAll(() => f.setup());
+  afterAll(() => f.teardown());
+
+  test('are evicted at most 3 more times, then left and named with the reason; the drain ends', async () => {
+    // Tolerates every taint, so its ReplicaSet's replacement is scheduled straight back here.
+    const template = f.podTemplate({ app: 'sticky' }, 1);
+    (template.spec as Record<string, unknown>).tolerations = [{ operator: 'Exists' }];
+    await f.c.apps.createNamespacedDeployment({
+      namespace: f.ns,
+      body: { metadata: { name: 'sticky' }, spec: { replicas: 1, selector: { matchLabels: { app: 'sticky' } }, template } },
+    });
+    await f.waitRunning(1);
+    const started = Date.now();
+    const result = await (await f.startDrain()).result();
+    expect(Date.now() - started).toBeLessThan(90_000);
+    expect(result.status.phase).toBe('Drained');
+    expect(result.status.returning).toHaveLength(1);
+    expect(result.status.returning[0]!.reason).toContain('returns after eviction: tolerates node.kubernetes.io/unschedulable');
+    expect(result.status.message).toContain('1 Pod left on the Node');
+    const evictions = evictionsOf(await f.audit()).filter((e) => e.responseStatus?.code === 201 && e.objectRef?.name?.startsWith('sticky-'));
+    // The pod found at the start, plus at most three that came back (before: one a second, for minutes).
+    expect(evictions.length).toBeGreaterThanOrEqual(2);
+    expect(evictions.length).toBeLessThanOrEqual(4);
+    expect(new Set(evictions.map((e) => e.objectRef!.name)).size).toBe(evictions.length); // each pod once
+  });
+});
+
+describe('while a WaitCompleted pod runs', () => {
+  const f = new DrainFixture('it-waitlist');
+  beforeAll(() => f.setup());
+  afterAll(() => f.teardown());
+
+  test('the status lists only pods still on the node: evicted pods that have left are not "still not removed"', async () => {
+    await f.c.config.makeApiClient(BatchV1Api).createNamespacedJob({
+      namespace: f.ns,
+      body: {
+        metadata: { name: 'backup' },
+        spec: {
+          backoffLimit: 0,
+          template: f.podTemplate({ app: 'backup', 'slipway.dev/drain': 'wait-completed' }, 1, {
+            annotations: { 'pod-complete.stage.kwok.x-k8s.io/delay': '60s' },
+            restartPolicy: 'Never',
+          }) as never,
+        },
+      },
+    });
+    await f.deploy('web', 2);
+    await f.waitRunning(1, 'app=backup');
+    await f.waitRunning(3);
+    await f.addSpare();
+    const handle = await f.startDrain();
+    await waitFor('the web pods gone from the node', async () => {
+      const web = (await f.pods('app=web')).filter((p) => p.spec?.nodeName === f.node);
+      return web.length === 0 && evictionsOf(await f.audit()).length >= 2;
+    });
+    const s = await waitFor('a status without the departed pods', async () => {
+      const st = await handle.query(drainStatusQuery);
+      return st.wave && !st.wave.evicting.some((p) => p.includes('/web-')) ? st : undefined;
+    }, { timeoutMs: 12_000 });
+    expect(s.wave!.waitingCompletion).toHaveLength(1);
+    expect(s.message).not.toContain('still not removed');
+    await handle.terminate('test done');
+  });
+});
+
+describe('a drain blocked by a PDB, seen from the Temporal Web UI', () => {
+  const f = new DrainFixture('it-blockedui');
+  beforeAll(() => f.setup());
+  afterAll(() => f.teardown());
+
+  test('is one pending activity whose summary names the PDB, retrying inside it, while the history stands still', async () => {
+    await f.deploy('web', 2);
+    await f.waitRunning(2);
+    await f.pdb('web', 2);
+    const handle = await f.startDrain();
+    await waitFor('the drain blocked by the PDB', async () => ((await handle.query(drainStatusQuery)).wave?.blocked.length ?? 0) > 0);
+    await sleep(3000);
+    const before = (await handle.fetchHistory()).events!.length;
+    const refusalsBefore = evictionsOf(await f.audit()).filter((e) => e.responseStatus?.code === 429).length;
+    await sleep(25_000);
+    const history = (await handle.fetchHistory()).events!;
+    // Before the fix every retry was an activity and a workflow task: ~7 events each, ~8 retries here.
+    expect(history.length - before).toBeLessThanOrEqual(4);
+    // ... yet the evictions were retried all along.
+    expect(evictionsOf(await f.audit()).filter((e) => e.responseStatus?.code === 429).length - refusalsBefore).toBeGreaterThanOrEqual(3);
+
+    const desc = await handle.describe();
+    const pending = desc.raw.pendingActivities ?? [];
+    expect(pending.map((a) => a.activityType?.name)).toEqual(['waitForWave']);
+    const summaries = history
+      .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'waitForWave')
+      .map((e) => Buffer.from(e.userMetadata?.summary?.data ?? []).toString());
+    expect(summaries.at(-1)).toBe('blocked by PDB web: retrying eviction of 2 pods (wave 0)');
+    await handle.terminate('test done');
+  });
+});
