@@ -70,6 +70,8 @@ function watchOnce<T extends KubernetesObject>(
     const timer = setTimeout(() => finish(end < deadline ? 'renew' : 'timeout'), Math.max(0, end - Date.now()));
     const tick = setInterval(() => o.onTick?.(objects), 5000);
     o.signal?.addEventListener('abort', onAbort);
+    // Aborted while the list was in flight: the event has fired already, so it would never come.
+    if (o.signal?.aborted) return onAbort();
     new Watch(o.kc)
       .watch(
         o.path,

@@ -6,36 +6,44 @@ import { DRAIN_RULE } from '../../api/drain-rule.js';
 import type { Kube } from '../kube.js';
 import { watchUntil } from '../watch.js';
 
-const fingerprint = (objects: Map<string, KubernetesObject>) =>
+/** Identity of the set of DrainRules: any create, change or delete alters it. */
+export const rulesFingerprint = (objects: Map<string, KubernetesObject>) =>
   [...objects.values()].map((o) => `${o.metadata?.uid}@${o.metadata?.resourceVersion}`).sort().join(',');
 
-export function createRuleWaitActivities(kube: Kube) {
+/** One list of every DrainRule, as watchUntil wants it. */
+export function drainRuleLister(kube: Kube): () => Promise<{ items: KubernetesObject[]; resourceVersion: string }> {
   const api = kube.config.makeApiClient(CustomObjectsApi);
-  const list = async () => {
+  return async () => {
     const res = (await api.listClusterCustomObject({ group: DRAIN_RULE.group, version: DRAIN_RULE.version, plural: DRAIN_RULE.plural })) as {
       items: KubernetesObject[];
       metadata?: { resourceVersion?: string };
     };
     return { items: res.items, resourceVersion: res.metadata?.resourceVersion ?? '' };
   };
+}
+
+/** Resolves when the DrainRules differ from the first list it makes. */
+export function untilDrainRulesChange(kube: Kube, o: { timeoutMs: number; signal?: AbortSignal; onTick?: () => void }) {
+  let before: string | undefined;
+  return watchUntil<KubernetesObject>({
+    kc: kube.config,
+    path: '/apis/slipway.dev/v1alpha1/drainrules', // literal: the RBAC test reads watched paths from the code
+    list: drainRuleLister(kube),
+    done: (objects) => {
+      const now = rulesFingerprint(objects);
+      before ??= now;
+      return now !== before;
+    },
+    ...o,
+  });
+}
+
+export function createRuleWaitActivities(kube: Kube) {
   return {
     /** Returns true once any DrainRule was created, changed or deleted, false after timeoutMs. */
     async waitForDrainRuleChange(input: { timeoutMs: number }): Promise<boolean> {
       const ctx = Context.current();
-      let before: string | undefined;
-      const { met } = await watchUntil<KubernetesObject>({
-        kc: kube.config,
-        path: '/apis/slipway.dev/v1alpha1/drainrules', // literal: the RBAC test reads watched paths from the code
-        list,
-        done: (objects) => {
-          const now = fingerprint(objects);
-          before ??= now;
-          return now !== before;
-        },
-        timeoutMs: input.timeoutMs,
-        onTick: () => heartbeat(),
-        signal: ctx.cancellationSignal,
-      });
+      const { met } = await untilDrainRulesChange(kube, { timeoutMs: input.timeoutMs, signal: ctx.cancellationSignal, onTick: () => heartbeat() });
       return met;
     },
   };

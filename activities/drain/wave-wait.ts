@@ -5,12 +5,13 @@
 // summary, with the refusal in its heartbeat details, not a history that grows with every retry.
 // Watch-based; heartbeats; stops when the workflow cancels it (a signal arrived).
 import { Context, heartbeat } from '@temporalio/activity';
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import type { PodRef } from '../../workflows/drain/types.js';
 import type { Kube } from '../kube.js';
 import { watchUntil } from '../watch.js';
 import { currentOf, evictPresent, isLeaving, type EvictResult } from './evict.js';
 import { listNodePods } from './pods.js';
+import { untilDrainRulesChange } from './rules-wait.js';
 
 export interface WaveWaitInput {
   nodeName: string;
@@ -28,8 +29,12 @@ export interface WaveWaitInput {
   timeoutMs: number;
 }
 
-/** Why the wait ended: the workflow looks again in each case but Timeout, where it only refreshes. */
-export type WaveWaitEnd = 'Left' | 'Completed' | 'Evicted' | 'Arrived' | 'Refresh' | 'Timeout';
+/**
+ * Why the wait ended: the workflow looks again in every case. Besides the pods, the node (an
+ * uncordon, a deletion) and the DrainRules (one that turned invalid must hold the drain before the
+ * next retry) end it, so a long wait never hides a change the drain must act on.
+ */
+export type WaveWaitEnd = 'Left' | 'Completed' | 'Evicted' | 'Arrived' | 'Refresh' | 'NodeChanged' | 'RulesChanged' | 'Timeout';
 
 export interface WaveWaitResult {
   end: WaveWaitEnd;
@@ -132,10 +137,23 @@ export function createWaveWaitActivities(kube: Kube) {
         onTick: () => heartbeat(details()),
         signal: watchAbort.signal,
       });
+      const nodeChanged = watchUntil<V1Node>({
+        kc: kube.config,
+        path: '/api/v1/nodes',
+        fieldSelector: `metadata.name=${input.nodeName}`,
+        list: () => kube.core.listNode({ fieldSelector: `metadata.name=${input.nodeName}` }).then((l) => ({ items: l.items, resourceVersion: l.metadata?.resourceVersion ?? '' })),
+        done: (nodes) => ![...nodes.values()].some((n) => n.spec?.unschedulable === true),
+        timeoutMs: input.timeoutMs,
+        signal: watchAbort.signal,
+      });
+      const rulesChanged = untilDrainRulesChange(kube, { timeoutMs: input.timeoutMs, signal: watchAbort.signal });
+      const never = new Promise<never>(() => {});
       try {
         const first = await Promise.race([
           watching.then((w) => (w.met ? end! : ('Timeout' as const))),
-          retrying.then((r) => r ?? new Promise<never>(() => {})),
+          retrying.then((r) => r ?? never),
+          nodeChanged.then((w) => (w.met ? ('NodeChanged' as const) : never)),
+          rulesChanged.then((w) => (w.met ? ('RulesChanged' as const) : never)),
         ]);
         end = first;
       } catch (err) {
@@ -145,7 +163,7 @@ export function createWaveWaitActivities(kube: Kube) {
         stop.abort();
         watchAbort.abort(new Error('wave wait ended'));
         ctx.cancellationSignal.removeEventListener('abort', onCancel);
-        await Promise.allSettled([watching, retrying]);
+        await Promise.allSettled([watching, retrying, nodeChanged, rulesChanged]);
       }
       return { end, remaining: remaining(), evicted, refusals: [...refusals.values()] };
     },

@@ -170,7 +170,7 @@ describe('a drain blocked by a PDB, seen from the Temporal Web UI', () => {
     expect(pending.map((a) => a.activityType?.name)).toEqual(['waitForWave']);
     const summaries = history
       .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'waitForWave')
-      .map((e) => Buffer.from(e.userMetadata?.summary?.data ?? []).toString());
+      .map((e) => JSON.parse(Buffer.from(e.userMetadata?.summary?.data ?? []).toString()) as string);
     expect(summaries.at(-1)).toBe('blocked by PDB web: retrying eviction of 2 pods (wave 0)');
     await handle.terminate('test done');
   });

@@ -1,6 +1,6 @@
 // watchUntil against the real apiserver: it sees changes made while it watches, renews a watch
 // stream after its segment (so a stream that stalls silently cannot hold a wait), and gives up at
-// its deadline with the objects it last saw.
+// its deadline with the objects it last saw, and stops at once when aborted.
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { watchUntil } from '../../activities/watch.js';
 import { createNamespace, testCluster, uniqueName } from '../support/cluster.js';
@@ -56,4 +56,23 @@ test('at the deadline it returns not met, with what it saw', async () => {
   expect(Date.now() - started).toBeGreaterThanOrEqual(2400);
   expect(Date.now() - started).toBeLessThan(10_000);
   expect([...objects.values()].map((o) => o.metadata!.name)).toEqual(expect.arrayContaining(['a', 'b']));
+});
+
+test('an abort that lands while the list is in flight ends the wait at once (it once held a wave wait for its whole segment)', async () => {
+  const abort = new AbortController();
+  const started = Date.now();
+  const result = watchUntil<V1ConfigMap>({
+    kc: c.config,
+    path: `/api/v1/namespaces/${ns}/configmaps`,
+    list: async () => {
+      const l = await c.core.listNamespacedConfigMap({ namespace: ns });
+      abort.abort(new Error('stop'));
+      return { items: l.items, resourceVersion: l.metadata?.resourceVersion ?? '' };
+    },
+    done: () => false,
+    timeoutMs: 30_000,
+    signal: abort.signal,
+  });
+  await expect(result).rejects.toThrow('stop');
+  expect(Date.now() - started).toBeLessThan(2000);
 });
