@@ -16,6 +16,7 @@ import {
   log,
   setCurrentDetails,
   setHandler,
+  upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { DrainOptionsInput } from '../../api/drain-options.js';
@@ -26,6 +27,7 @@ import { podKey, type DrainSettings, type DrainSnapshot, type NodeFacts, type Po
 import { planWave, type WavePlan } from './waves.js';
 import { ReturnsLedger, type ReturnsCarry, type ReturnsVerdict } from './returns.js';
 import { latestOnly, whenSettled } from '../progress.js';
+import { NodesAttr, PhaseAttr } from '../search-attributes.js';
 import { longSteps, steps } from '../proxies.js';
 
 const act = steps;
@@ -76,8 +78,12 @@ const PHASES: Record<Step, (d: Drain) => Promise<DrainPhase>> = {
 
 export async function drainWorkflow(input: DrainInput): Promise<DrainResult> {
   const d = new Drain(input);
+  // Every drain (CLI, cycle, maintenance) is found by node and phase in the Web UI.
+  upsertSearchAttributes([{ key: NodesAttr, value: [input.nodeName] }, { key: PhaseAttr, value: d.st.phase }]);
   while (d.st.phase !== 'Drained') {
+    const from = d.st.phase;
     d.st.phase = await PHASES[d.st.phase as Step](d);
+    if (d.st.phase !== from) upsertSearchAttributes([{ key: PhaseAttr, value: d.st.phase }]);
     d.publish();
     if (d.st.phase !== 'Drained' && workflowInfo().continueAsNewSuggested) await continueAsNew<typeof drainWorkflow>(d.carry());
   }
@@ -430,6 +436,7 @@ export class Drain {
 
   private fail(message: string, type: string): never {
     this.st.phase = 'Failed';
+    upsertSearchAttributes([{ key: PhaseAttr, value: 'Failed' }]);
     this.st.message = message;
     setCurrentDetails(`**Drain ${this.node}: Failed**\n\n${message}`);
     throw ApplicationFailure.nonRetryable(message, type);
