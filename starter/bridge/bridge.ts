@@ -21,6 +21,8 @@ export interface BridgeOptions {
   namespace?: string;
   /** How often running workflows are queried. */
   pollIntervalMs?: number;
+  /** How often each running workflow (and its children) is checked for a failing workflow task. */
+  taskCheckIntervalMs?: number;
   queryTimeoutMs?: number;
   /** Every request is reconciled at least this often (a safety net; a no-op when nothing changed). */
   resyncIntervalMs?: number;
@@ -46,6 +48,7 @@ export class Bridge {
     const workflows = cycleWorkflows(o.client, o.taskQueue);
     this.trackers = new WorkflowTrackers(workflows, {
       pollIntervalMs: o.pollIntervalMs ?? 500,
+      taskCheckIntervalMs: o.taskCheckIntervalMs ?? 5000,
       queryTimeoutMs: o.queryTimeoutMs ?? 2000,
       onChange: (key) => this.enqueue(key),
       log: o.log,

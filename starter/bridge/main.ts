@@ -38,6 +38,7 @@ export interface StartBridgeOptions {
   retryIntervalMs?: number;
   renewDeadlineMs?: number;
   pollIntervalMs?: number;
+  taskCheckIntervalMs?: number;
   queryTimeoutMs?: number;
   resyncIntervalMs?: number;
   /** One line per action (default: stdout with a timestamp). */
@@ -94,6 +95,7 @@ export async function startBridge(opts: StartBridgeOptions = {}): Promise<Runnin
           taskQueue,
           namespace,
           pollIntervalMs: opts.pollIntervalMs,
+          taskCheckIntervalMs: opts.taskCheckIntervalMs,
           queryTimeoutMs: opts.queryTimeoutMs,
           resyncIntervalMs: opts.resyncIntervalMs,
           isLeader: () => elector.isLeader(),

@@ -2,7 +2,7 @@
 // bodies: CycleNodeRequests (finalizer, status subresource) and CycleNodeStatuses (create, status).
 // Metadata changes carry the resourceVersion they were computed from (409 on a concurrent change);
 // status writes are merge patches of the status subresource.
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig, type KubernetesObject, type V1ObjectMeta } from '@kubernetes/client-node';
+import { ApiException, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig, type KubernetesObject, type V1ObjectMeta } from '@kubernetes/client-node';
 import type { CycleNodeRequestStatus, CycleNodeStatusStatus, CycleSettings } from '../../api/cycle-node-request.js';
 import { CYCLE_NODE_REQUEST, CYCLE_NODE_STATUS } from '../../api/cycle-node-request.js';
 import { apiStatus } from '../../activities/kube.js';
@@ -100,6 +100,27 @@ export class CycleObjects {
     const { group, version, plural } = CYCLE_NODE_STATUS;
     return (await this.custom.patchNamespacedCustomObjectStatus({ group, version, plural, namespace, name, body: { status } }, mergePatch)) as CycleNodeStatusObject;
   }
+}
+
+/**
+ * A write that can never succeed because its target is going away: 404 (the object or its
+ * namespace is gone), or 403 because the namespace is terminating (NamespaceLifecycle refuses
+ * every create there). Retrying it would only loop; the bridge skips it.
+ */
+export function isGoneOrTerminating(err: unknown): boolean {
+  if (!(err instanceof ApiException)) return false;
+  if (err.code === 404) return true;
+  if (err.code !== 403) return false;
+  let body: unknown = err.body;
+  if (typeof body === 'string') {
+    try {
+      body = JSON.parse(body);
+    } catch {
+      return /because it is being terminated/.test(body as string);
+    }
+  }
+  const s = (body ?? {}) as { message?: string; details?: { causes?: Array<{ reason?: string }> } };
+  return (s.details?.causes ?? []).some((c) => c.reason === 'NamespaceTerminating') || /because it is being terminated/.test(s.message ?? '');
 }
 
 /** The controller ownerReference of a CycleNodeStatus to its request (garbage collection deletes it with the request). */

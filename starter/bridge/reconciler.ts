@@ -12,18 +12,19 @@ import { webUiLink } from '../../worker/config.js';
 import { cycleWorkflowId, type NodeCycleStatus } from '../../workflows/cycle/types.js';
 import type { ObjectCache } from './cache.js';
 import { cycleNodeStatusName, FINALIZER, objectKey, REQUEST_LABEL, requestLabelValue } from './names.js';
-import { CNS_API_VERSION, ownerReference, type CycleNodeRequestObject, type CycleNodeStatusObject, type CycleObjects } from './objects.js';
+import { CNS_API_VERSION, isGoneOrTerminating, ownerReference, type CycleNodeRequestObject, type CycleNodeStatusObject, type CycleObjects } from './objects.js';
 import {
   closedNodes,
   closedState,
   invalidSpecMessage,
   invalidSpecStatus,
+  mayCreateNodeStatuses,
   mergePatchOf,
   nodeStatus,
-  phaseEvent,
   requestStatus,
   stateFromStatus,
   statusChanged,
+  statusEvents,
 } from './status.js';
 import type { CycleWorkflows } from './temporal.js';
 import type { Tracked, WorkflowTrackers } from './tracker.js';
@@ -142,27 +143,39 @@ export class Reconciler {
 
   // ---- status -----------------------------------------------------------------------------------
 
-  /** Writes the workflow's state into status (when it changed) and the CycleNodeStatus objects. */
+  /**
+   * Writes the workflow's state into status (when it changed), with the Events the change calls
+   * for, and brings the CycleNodeStatus objects up to date (creating missing ones only while the
+   * request lives). Writes whose target is going away are skipped, never retried.
+   */
   private async mirror(obj: CycleNodeRequestObject, t: Tracked): Promise<void> {
     const prevState = obj.status?.workflowId === t.workflowId ? stateFromStatus(obj.status) : undefined;
     const state = t.closed ? closedState(t.closed, t.state ?? prevState, t.workflowId) : t.state;
-    const desired = requestStatus({ prev: obj.status, workflow: { workflowId: t.workflowId, runId: t.runId }, state, observedGeneration: t.generation, now: this.now() });
+    const taskFailure = t.closed ? undefined : t.taskFailure;
+    const desired = requestStatus({ prev: obj.status, workflow: { workflowId: t.workflowId, runId: t.runId }, state, observedGeneration: t.generation, taskFailure, now: this.now() });
     if (statusChanged(obj.status, desired)) {
-      const ev = phaseEvent(obj.status?.phase, desired.phase!, desired.message ?? '');
-      if (ev) await this.event(obj, ev.type, ev.reason, ev.message, `${t.workflowId}/${obj.status?.phase ?? ''}->${desired.phase}`);
-      await this.writeStatus(obj, desired);
+      for (const ev of statusEvents(obj.status, desired, t.workflowId, taskFailure)) await this.event(obj, ev.type, ev.reason, ev.message, ev.dedup);
+      if (!(await this.writeStatus(obj, desired))) return;
       this.d.log(`${objectKey(obj.metadata.namespace, obj.metadata.name)}: status ${desired.phase} (${desired.nodesCycled ?? 0}/${desired.nodesTotal ?? 0}) ${desired.message ?? ''}`);
     }
     // Per-node objects only from the workflow's own word: a query answer, or its result.
     const nodes = t.closed ? closedNodes(t.closed) : t.state?.nodes;
-    if (nodes) await this.syncNodeStatuses(obj, nodes);
+    if (nodes) await this.syncNodeStatuses(obj, nodes, mayCreateNodeStatuses(obj, t.workflowId));
   }
 
-  private async writeStatus(obj: CycleNodeRequestObject, desired: object): Promise<void> {
+  /** Merge-patches status; false when the object is gone (nothing to write to, nothing to retry). */
+  private async writeStatus(obj: CycleNodeRequestObject, desired: object): Promise<boolean> {
     this.mustLead();
-    const updated = await this.d.objects.patchRequestStatus(obj, mergePatchOf(obj.status, desired));
-    this.d.stats.statusWrites++;
-    this.d.requests.put(updated);
+    try {
+      const updated = await this.d.objects.patchRequestStatus(obj, mergePatchOf(obj.status, desired));
+      this.d.stats.statusWrites++;
+      this.d.requests.put(updated);
+      return true;
+    } catch (err) {
+      if (!isGoneOrTerminating(err)) throw err;
+      this.d.log(`${objectKey(obj.metadata.namespace, obj.metadata.name)}: status not written, the object is gone`);
+      return false;
+    }
   }
 
   private async reportInvalid(obj: CycleNodeRequestObject, message: string): Promise<void> {
@@ -173,21 +186,27 @@ export class Reconciler {
     this.d.log(`${objectKey(obj.metadata.namespace, obj.metadata.name)}: ${message}`);
   }
 
+  /** Records an Event on the request; skipped (not retried) when its namespace is terminating or gone. */
   private async event(obj: CycleNodeRequestObject, type: 'Normal' | 'Warning', reason: string, message: string, dedup: string): Promise<void> {
     this.mustLead();
-    await this.d.recordEvent({
-      involved: { kind: 'CycleNodeRequest', apiVersion: REQUEST_API_VERSION, namespace: obj.metadata.namespace, name: obj.metadata.name, uid: obj.metadata.uid },
-      type,
-      reason,
-      message,
-      dedupKey: `${obj.metadata.uid}/${dedup}`,
-    });
-    this.d.stats.events++;
+    try {
+      await this.d.recordEvent({
+        involved: { kind: 'CycleNodeRequest', apiVersion: REQUEST_API_VERSION, namespace: obj.metadata.namespace, name: obj.metadata.name, uid: obj.metadata.uid },
+        type,
+        reason,
+        message,
+        dedupKey: `${obj.metadata.uid}/${dedup}`,
+      });
+      this.d.stats.events++;
+    } catch (err) {
+      if (!isGoneOrTerminating(err)) throw err;
+      this.d.log(`${objectKey(obj.metadata.namespace, obj.metadata.name)}: Event ${reason} not recorded: namespace terminating or gone`);
+    }
   }
 
   // ---- CycleNodeStatus --------------------------------------------------------------------------
 
-  private async syncNodeStatuses(req: CycleNodeRequestObject, nodes: NodeCycleStatus[]): Promise<void> {
+  private async syncNodeStatuses(req: CycleNodeRequestObject, nodes: NodeCycleStatus[], mayCreate: boolean): Promise<void> {
     const { namespace, name: requestName, uid } = req.metadata;
     const parsedSettings = CycleSettings.safeParse((req.spec as { cycleSettings?: unknown } | undefined)?.cycleSettings ?? {});
     const cycleSettings = parsedSettings.success ? parsedSettings.data : CycleSettings.parse({});
@@ -196,13 +215,21 @@ export class Reconciler {
       let cur = this.d.statuses.get(objectKey(namespace, name));
       if (cur && !cur.metadata.ownerReferences?.some((o) => o.uid === uid)) continue; // a previous request's: garbage collection removes it
       if (!cur) {
+        if (!mayCreate) continue; // finished or deleted: what is gone stays gone
         this.mustLead();
-        const created = await this.d.objects.createNodeStatus({
-          apiVersion: CNS_API_VERSION,
-          kind: 'CycleNodeStatus',
-          metadata: { name, namespace, labels: { [REQUEST_LABEL]: requestLabelValue(requestName) }, ownerReferences: [ownerReference(req)] },
-          spec: { nodeName: n.nodeName, requestName, cycleSettings },
-        });
+        let created: CycleNodeStatusObject | undefined;
+        try {
+          created = await this.d.objects.createNodeStatus({
+            apiVersion: CNS_API_VERSION,
+            kind: 'CycleNodeStatus',
+            metadata: { name, namespace, labels: { [REQUEST_LABEL]: requestLabelValue(requestName) }, ownerReferences: [ownerReference(req)] },
+            spec: { nodeName: n.nodeName, requestName, cycleSettings },
+          });
+        } catch (err) {
+          if (!isGoneOrTerminating(err)) throw err;
+          this.d.log(`${namespace}/${requestName}: CycleNodeStatus ${name} not created: namespace terminating or gone`);
+          return;
+        }
         if (!created) continue; // exists already; its watch event brings this request back here
         this.d.statuses.put(created);
         this.d.stats.nodeStatusesCreated++;
@@ -212,7 +239,13 @@ export class Reconciler {
       const desired = nodeStatus(n);
       if (!statusChanged(cur.status, desired)) continue;
       this.mustLead();
-      const updated = await this.d.objects.patchNodeStatus(namespace, name, mergePatchOf(cur.status, desired));
+      let updated: CycleNodeStatusObject;
+      try {
+        updated = await this.d.objects.patchNodeStatus(namespace, name, mergePatchOf(cur.status, desired));
+      } catch (err) {
+        if (!isGoneOrTerminating(err)) throw err;
+        continue; // deleted meanwhile (its watch event removes it from the cache)
+      }
       this.d.statuses.put(updated);
       this.d.stats.nodeStatusWrites++;
       this.d.log(`${namespace}/${name}: node ${n.nodeName} ${n.phase}${n.message ? ` ${n.message}` : ''}`);
@@ -291,7 +324,14 @@ export class Reconciler {
       await this.mirror(obj, t);
       return; // the close watch brings the object back here
     }
-    if (t) await this.mirror(obj, t);
+    // The workflow is closed: its last state is worth a try, but nothing may keep the object (and
+    // so its namespace) from going.
+    if (t) {
+      await this.mirror(obj, t).catch((err: unknown) => {
+        if (err instanceof NotLeaderError) throw err;
+        this.d.log(`${key}: final status not mirrored (${err instanceof Error ? err.message : String(err)}); removing the finalizer anyway`);
+      });
+    }
     const r = await this.updateFinalizers(obj, (f) => (f.includes(FINALIZER) ? f.filter((x) => x !== FINALIZER) : undefined), false);
     if (r.changed) {
       this.d.stats.finalizersRemoved++;

@@ -1,6 +1,7 @@
 // Pure mapping from a cycle workflow's state to the status of its CycleNodeRequest and
-// CycleNodeStatus objects: phase, nodes, metav1 Conditions (lastTransitionTime kept while a
-// condition's status stays the same), change detection, and the invalid-spec report.
+// CycleNodeStatus objects: phase, nodes (with what blocks their drains), metav1 Conditions
+// (lastTransitionTime kept while a condition's status stays the same), a failing workflow task,
+// change detection, the Events a change calls for, and the invalid-spec report.
 import type { z } from 'zod';
 import {
   CycleRequestPhase,
@@ -10,6 +11,7 @@ import {
   type CycleNodeStatusStatus,
 } from '../../api/cycle-node-request.js';
 import type { CycleStatus, NodeCycleStatus } from '../../workflows/cycle/types.js';
+import type { TaskFailure } from './task-failure.js';
 
 type Phase = CycleRequestPhase;
 const TERMINAL: ReadonlySet<Phase> = new Set<Phase>(['Successful', 'Failed']);
@@ -85,10 +87,69 @@ export function phaseConditions(
   return c;
 }
 
-// ---- request status -----------------------------------------------------------------------------
+// ---- what blocks a drain --------------------------------------------------------------------------
 
+/** Lines of a drain message about pods on their way out or finishing: progress, not a blocker. */
+const PASSING = /deletionTimestamp set|waiting for completion/;
+
+/**
+ * What blocks a drain, read from its message (Cluster API's shape, `drainMessage` of
+ * workflows/drain/status.ts): the `* Pods …: reason` lines of pods the drain cannot remove (a
+ * refused eviction, …), without the lines of pods leaving or running to completion. Empty: not blocked.
+ */
+export function drainBlockers(message: string | undefined): string[] {
+  if (!message) return [];
+  return message
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l.startsWith('* ') && !PASSING.test(l))
+    .map((l) => l.slice(2));
+}
+
+/** The drain's message of a node while it drains (the workflow clears it after; this makes sure). */
+const drainOf = (n: NodeCycleStatus) => (n.phase === 'DrainingPods' ? n.drainMessage : undefined);
+
+/** A node's entry in status.nodes: its message is its own and, while it drains, its drain's. */
 const nodeOf = (n: NodeCycleStatus): CycledNode =>
-  dropUndefined({ name: n.nodeName, providerID: n.providerID, nodeGroup: n.nodeGroup, phase: n.phase, message: n.message });
+  dropUndefined({
+    name: n.nodeName,
+    providerID: n.providerID,
+    nodeGroup: n.nodeGroup,
+    phase: n.phase,
+    message: [n.message, drainOf(n)].filter(Boolean).join('\n') || undefined,
+  });
+
+/** Nodes named in the Ready message; more are counted. */
+const MAX_NODES_SHOWN = 3;
+
+const indent = (text: string, by: string) => text.replace(/\n/g, `\n${by}`);
+
+/**
+ * The Ready message while nodes drain, in Cluster API's aggregated shape: the request's message,
+ * then one `* Node <name>: <drain message>` per draining node that reported one (blocked ones
+ * first), its lines indented under it; beyond a few nodes, how many more.
+ */
+export function readyMessage(message: string, nodes: readonly CycledNode[] | undefined): string {
+  const draining = (nodes ?? [])
+    .filter((n) => n.phase === 'DrainingPods' && n.message)
+    .map((n) => ({ n, blocked: drainBlockers(n.message).length > 0 }))
+    .sort((a, b) => Number(b.blocked) - Number(a.blocked) || (a.n.name < b.n.name ? -1 : a.n.name > b.n.name ? 1 : 0));
+  if (!draining.length) return message;
+  const lines = [message].filter(Boolean);
+  for (const { n } of draining.slice(0, MAX_NODES_SHOWN)) lines.push(`* Node ${n.name}: ${indent(n.message!, '  ')}`);
+  const more = draining.length - MAX_NODES_SHOWN;
+  if (more > 0) lines.push(`* ${more} more ${more === 1 ? 'node' : 'nodes'} draining`);
+  return lines.join('\n');
+}
+
+// ---- a failing workflow task --------------------------------------------------------------------
+
+export const TASK_FAILING = 'WorkflowTaskFailing';
+
+export const taskFailureMessage = (f: TaskFailure) =>
+  `workflow task of ${f.workflowId} keeps failing (Temporal retries it until the workflow code or its input is fixed): ${f.error}`;
+
+// ---- request status -----------------------------------------------------------------------------
 
 /** Whether a value (a query answer or a workflow result) has the shape of a CycleStatus. */
 export function isCycleStatus(v: unknown): v is CycleStatus {
@@ -105,6 +166,8 @@ export interface StatusInput {
   state: CycleStatus | undefined;
   /** The generation the workflow was started for. */
   observedGeneration: number | undefined;
+  /** A workflow task of the running workflow (or a child) that keeps failing. */
+  taskFailure?: TaskFailure;
   now: Date;
 }
 
@@ -137,12 +200,22 @@ export function requestStatus(i: StatusInput): CycleNodeRequestStatus {
       : { phase: 'Pending', message: started };
   const phase = base.phase!;
   const progress = base.nodesTotal !== undefined ? `${base.nodesCycled ?? 0}/${base.nodesTotal} nodes cycled` : phase;
+  // While it runs, Ready also says what the draining nodes wait for; once ended, only how it ended.
+  const ready = isTerminalPhase(phase) ? (base.message ?? '') : readyMessage(base.message ?? '', base.nodes);
+  let conditions = phaseConditions(prev.conditions, phase, ready, progress, i.now, i.observedGeneration);
+  // A task that keeps failing stops the workflow where it is, while it still shows as running:
+  // that, not the last phase message, is what Ready and the message must say.
+  const failing = i.taskFailure && !isTerminalPhase(phase) ? taskFailureMessage(i.taskFailure) : undefined;
+  if (failing) {
+    conditions = setCondition(conditions, { type: 'Ready', status: 'False', reason: TASK_FAILING, message: failing, observedGeneration: i.observedGeneration }, i.now);
+  }
   return dropUndefined({
     ...base,
+    message: failing ?? base.message,
     workflowId: i.workflow.workflowId,
     runId: i.workflow.runId ?? (same ? prev.runId : undefined),
     observedGeneration: i.observedGeneration,
-    conditions: phaseConditions(prev.conditions, phase, base.message ?? '', progress, i.now, i.observedGeneration),
+    conditions,
   });
 }
 
@@ -205,6 +278,18 @@ export function invalidSpecStatus(prev: CycleNodeRequestStatus | undefined, mess
 
 // ---- CycleNodeStatus ----------------------------------------------------------------------------
 
+/**
+ * Whether the bridge may create a request's CycleNodeStatus objects: only while the request lives,
+ * i.e. it is not being deleted and the end of its workflow is not recorded in its status yet. A
+ * finished or deleted request never creates anything: what garbage collection, the namespace
+ * controller or a user deleted stays deleted (and a terminating namespace refuses creates anyway).
+ * Existing objects are still brought up to date.
+ */
+export function mayCreateNodeStatuses(req: { metadata: { deletionTimestamp?: unknown }; status?: CycleNodeRequestStatus }, workflowId: string): boolean {
+  if (req.metadata.deletionTimestamp) return false;
+  return !(req.status?.workflowId === workflowId && isTerminalPhase(req.status.phase));
+}
+
 export function nodeStatus(n: NodeCycleStatus): CycleNodeStatusStatus {
   return dropUndefined({
     phase: n.phase,
@@ -255,6 +340,53 @@ export function dropUndefined<T extends object>(o: T): T {
 export function phaseEvent(from: Phase | undefined, to: Phase, message: string): { type: 'Normal' | 'Warning'; reason: string; message: string } | undefined {
   if (from === to) return undefined;
   return { type: to === 'Failed' ? 'Warning' : 'Normal', reason: `Phase${to}`, message: `${from ?? 'none'} → ${to}${message ? `: ${message}` : ''}` };
+}
+
+export interface StatusEvent {
+  type: 'Normal' | 'Warning';
+  reason: string;
+  message: string;
+  /** Stable for this occurrence (with the object's uid it names the Event: a retry writes nothing). */
+  dedup: string;
+}
+
+/** The pods a blocker line names (`Pods a, b` of `* Pods a, b: reason`): what identifies a block. */
+const blockedPods = (line: string) => line.slice(0, line.indexOf(':') >= 0 ? line.indexOf(':') : undefined);
+
+/**
+ * The Events a status change calls for: the phase change; `DrainBlocked` (Warning) for each node
+ * whose drain has just become blocked (not while it stays blocked: once per block, not per
+ * retry); `WorkflowTaskFailing` (Warning) when a workflow task starts failing.
+ */
+export function statusEvents(prev: CycleNodeRequestStatus | undefined, next: CycleNodeRequestStatus, workflowId: string, taskFailure?: TaskFailure): StatusEvent[] {
+  const out: StatusEvent[] = [];
+  const ev = phaseEvent(prev?.phase, next.phase!, next.message ?? '');
+  if (ev) out.push({ ...ev, dedup: `${workflowId}/${prev?.phase ?? ''}->${next.phase}` });
+  const before = new Map((prev?.workflowId === workflowId ? (prev.nodes ?? []) : []).map((n) => [n.name, n]));
+  for (const n of next.nodes ?? []) {
+    if (n.phase !== 'DrainingPods') continue;
+    const blockers = drainBlockers(n.message);
+    if (!blockers.length) continue;
+    const was = before.get(n.name);
+    if (was?.phase === 'DrainingPods' && drainBlockers(was.message).length) continue;
+    out.push({
+      type: 'Warning',
+      reason: 'DrainBlocked',
+      message: `drain of node ${n.name} is blocked:\n${blockers.map((b) => `* ${b}`).join('\n')}`,
+      dedup: `${workflowId}/DrainBlocked/${n.name}/${blockers.map(blockedPods).join('|')}`,
+    });
+  }
+  const failing = next.conditions?.find((c) => c.type === 'Ready' && c.reason === TASK_FAILING);
+  const wasFailing = prev?.conditions?.some((c) => c.type === 'Ready' && c.reason === TASK_FAILING && c.message === failing?.message);
+  if (failing && taskFailure && !wasFailing) {
+    out.push({
+      type: 'Warning',
+      reason: TASK_FAILING,
+      message: `${taskFailureMessage(taskFailure)} (attempt ${taskFailure.attempt})`,
+      dedup: `${taskFailure.workflowId}/${taskFailure.runId ?? ''}/${TASK_FAILING}/${taskFailure.eventId}`,
+    });
+  }
+  return out;
 }
 
 /** A closed workflow's nodes as it reported them itself (result or final query), for CycleNodeStatus. */

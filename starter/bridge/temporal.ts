@@ -1,14 +1,24 @@
 // The bridge's side of Temporal: start a request's workflow by name (one per object, replays are
-// no-ops), query its status with a deadline, wait for it to close, and cancel it.
-import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+// no-ops), query its status with a deadline, wait for it to close, cancel it, and look for a
+// workflow task failing in it or its children.
+import { isGrpcServiceError, WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import type { CycleNodeRequestSpec } from '../../api/cycle-node-request.js';
 import { nodeGroupsOf } from '../../api/cycle-node-request.js';
 import { CYCLE_WORKFLOW_TYPE, type CycleRequestInput, type CycleRequestRef, type CycleStatus } from '../../workflows/cycle/types.js';
 import { cycleStatusQuery, specChangedUpdate } from '../../workflows/messages.js';
 import { NodeGroupAttr, ObjectAttr, PhaseAttr } from '../../workflows/search-attributes.js';
 import { isCycleStatus, type ClosedWorkflow } from './status.js';
+import { FAILING_ATTEMPT, taskFailureIn, type HistoryEventLike, type TaskFailure } from './task-failure.js';
 
 const FINAL_QUERY_TIMEOUT_MS = 2000;
+const GRPC_NOT_FOUND = 5;
+/** A request's tree: the request, its node children and their drains (and the node-group locks). */
+const MAX_TREE_DEPTH = 2;
+/** Describes per check at most; a tree larger than this is checked in part. */
+const MAX_DESCRIBES = 64;
+/** History events read back from the newest to find a task's failure. */
+const HISTORY_PAGE = 100;
+const HISTORY_PAGES = 3;
 
 export interface Described {
   runId: string;
@@ -34,6 +44,11 @@ export interface CycleWorkflows {
   waitClosed(workflowId: string, signal: AbortSignal): Promise<ClosedWorkflow>;
   /** Requests cancellation; the workflow runs its compensations, then closes. */
   cancel(workflowId: string): Promise<void>;
+  /**
+   * A workflow task failing again and again in the running workflow or one of its running
+   * children (checked top down; the first found), else undefined.
+   */
+  taskFailure(workflowId: string): Promise<TaskFailure | undefined>;
   /** Sends an edited spec: applied (the concurrency now in effect) or refused (why, in the workflow's words). */
   changeSpec(workflowId: string, spec: CycleNodeRequestSpec, generation: number | undefined): Promise<{ applied: true; concurrency: number } | { applied: false; reason: string }>;
 }
@@ -108,6 +123,47 @@ export function cycleWorkflows(client: Client, taskQueue: string): CycleWorkflow
 
     async cancel(workflowId) {
       await client.workflow.getHandle(workflowId).cancel();
+    },
+
+    async taskFailure(workflowId) {
+      const namespace = client.options.namespace;
+      const svc = client.workflowService;
+      let budget = MAX_DESCRIBES;
+      const failureOf = async (id: string, runId: string, attempt: number): Promise<TaskFailure | undefined> => {
+        let nextPageToken: Uint8Array | undefined;
+        for (let page = 0; page < HISTORY_PAGES; page++) {
+          const h = await svc.getWorkflowExecutionHistoryReverse({ namespace, execution: { workflowId: id, runId }, maximumPageSize: HISTORY_PAGE, nextPageToken });
+          const found = taskFailureIn(id, runId, attempt, (h.history?.events ?? []) as HistoryEventLike[]);
+          if (found !== 'unknown') return found;
+          nextPageToken = h.nextPageToken ?? undefined;
+          if (!nextPageToken?.length) break;
+        }
+        return { workflowId: id, runId, attempt, error: `attempt ${attempt}; the failure is not among the newest ${HISTORY_PAGE * HISTORY_PAGES} history events`, eventId: 'unknown' };
+      };
+      const walk = async (id: string, runId: string | undefined, depth: number): Promise<TaskFailure | undefined> => {
+        if (budget-- <= 0) return undefined;
+        let d;
+        try {
+          d = await svc.describeWorkflowExecution({ namespace, execution: { workflowId: id, runId } });
+        } catch (err) {
+          if (isGrpcServiceError(err) && err.code === GRPC_NOT_FOUND) return undefined; // closed and gone meanwhile
+          throw err;
+        }
+        const run = d.workflowExecutionInfo?.execution?.runId ?? runId;
+        const attempt = d.pendingWorkflowTask?.attempt ?? 0;
+        if (attempt >= FAILING_ATTEMPT && run) {
+          const f = await failureOf(id, run, attempt);
+          if (f) return f;
+        }
+        if (depth >= MAX_TREE_DEPTH) return undefined;
+        for (const c of d.pendingChildren ?? []) {
+          if (!c.workflowId) continue;
+          const f = await walk(c.workflowId, c.runId ?? undefined, depth + 1);
+          if (f) return f;
+        }
+        return undefined;
+      };
+      return walk(workflowId, undefined, 0);
     },
 
     async changeSpec(workflowId, spec, generation) {

@@ -1,9 +1,11 @@
 // Follows the workflows of the requests the bridge owns: one cycleStatus query per running workflow
-// per tick (skipped while the previous one is in flight, backed off while it fails), and one
-// long-poll per workflow for its close. Every new state or close is reported by key, and the
-// reconciler turns it into status.
+// per tick (skipped while the previous one is in flight, backed off while it fails), one long-poll
+// per workflow for its close, and, less often, a look for a workflow task that keeps failing in it
+// or its children (the workflow still shows as running then, and its queries may fail too). Every
+// new state, failure or close is reported by key, and the reconciler turns it into status.
 import type { CycleStatus } from '../../workflows/cycle/types.js';
 import { canonical, isCycleStatus, type ClosedWorkflow } from './status.js';
+import type { TaskFailure } from './task-failure.js';
 import type { CycleWorkflows } from './temporal.js';
 
 export interface Tracked {
@@ -18,6 +20,8 @@ export interface Tracked {
   state?: CycleStatus;
   /** Set once the workflow is closed. */
   closed?: ClosedWorkflow;
+  /** A workflow task of it (or of a child) failing again and again, while it runs. */
+  taskFailure?: TaskFailure;
   cancelRequested: boolean;
 }
 
@@ -27,12 +31,17 @@ interface Internal extends Tracked {
   failures: number;
   notBefore: number;
   lastError?: string;
+  checkingTasks: boolean;
+  nextTaskCheck: number;
+  lastTaskError?: string;
   abort: AbortController;
 }
 
 export interface TrackerOptions {
   pollIntervalMs: number;
   queryTimeoutMs: number;
+  /** How often each running workflow tree is checked for a failing workflow task. */
+  taskCheckIntervalMs: number;
   onChange: (key: string) => void;
   log: (msg: string) => void;
 }
@@ -55,7 +64,7 @@ export class WorkflowTrackers {
   track(t: Omit<Tracked, 'cancelRequested' | 'state' | 'closed'>): Tracked {
     const cur = this.byUid.get(t.uid);
     if (cur) return cur;
-    const it: Internal = { ...t, cancelRequested: false, querying: false, failures: 0, notBefore: 0, abort: new AbortController() };
+    const it: Internal = { ...t, cancelRequested: false, querying: false, failures: 0, notBefore: 0, checkingTasks: false, nextTaskCheck: 0, abort: new AbortController() };
     this.byUid.set(t.uid, it);
     void this.watchClose(it);
     return it;
@@ -94,6 +103,7 @@ export class WorkflowTrackers {
   private tick(): void {
     const now = Date.now();
     for (const t of this.byUid.values()) {
+      if (!t.closed && !t.checkingTasks && now >= t.nextTaskCheck) this.checkTasks(t);
       if (t.closed || t.querying || now < t.notBefore) continue;
       t.querying = true;
       this.workflows
@@ -119,6 +129,33 @@ export class WorkflowTrackers {
           t.querying = false;
         });
     }
+  }
+
+  /** Looks for a workflow task failing in the workflow's tree; reports when that changes. */
+  private checkTasks(t: Internal): void {
+    t.checkingTasks = true;
+    this.workflows
+      .taskFailure(t.workflowId)
+      .then((f) => {
+        t.lastTaskError = undefined;
+        if (t.closed || this.byUid.get(t.uid) !== t) return;
+        // Only what identifies the failure counts as a change, not its growing attempt number.
+        const key = (x: TaskFailure | undefined) => (x ? `${x.workflowId}/${x.runId}/${x.eventId}/${x.error}` : '');
+        const changed = key(f) !== key(t.taskFailure);
+        t.taskFailure = f;
+        if (!changed) return;
+        this.o.log(f ? `workflow task of ${f.workflowId} failing (attempt ${f.attempt}): ${f.error}` : `workflow ${t.workflowId}: no failing workflow task any more`);
+        this.o.onChange(t.key);
+      })
+      .catch((err: unknown) => {
+        const msg = errorText(err);
+        if (msg !== t.lastTaskError && !t.closed && this.byUid.get(t.uid) === t) this.o.log(`checking ${t.workflowId} for failing workflow tasks: ${msg} (retrying)`);
+        t.lastTaskError = msg;
+      })
+      .finally(() => {
+        t.checkingTasks = false;
+        t.nextTaskCheck = Date.now() + this.o.taskCheckIntervalMs;
+      });
   }
 
   /** Waits for the workflow to close (retrying through connection trouble), then reports it. */

@@ -11,17 +11,14 @@ import { CoordinationV1Api, V1MicroTime } from '@kubernetes/client-node';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { CYCLE_NODE_REQUEST, CycleNodeRequestSpec } from '../../api/cycle-node-request.js';
 import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
-import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
 import { FINALIZER, REQUEST_LABEL, cycleNodeStatusName } from '../../starter/bridge/names.js';
 import type { CycleNodeRequestObject } from '../../starter/bridge/objects.js';
 import { runReflector } from '../../starter/bridge/reflector.js';
 import { cycleWorkflowId, type CycleStatus, type NodeCycleStatus } from '../../workflows/cycle/types.js';
 import { cycleStatusQuery, specChangedUpdate } from '../../workflows/messages.js';
 import { NodeGroupAttr, ObjectAttr, PhaseAttr } from '../../workflows/search-attributes.js';
-import { temporalSettings } from '../../worker/config.js';
-import { createWorker } from '../../worker/worker.js';
 import { ApiserverProxy, BridgeFixture, kubeConfigVia, kubeFrom, validSpec } from '../support/bridge.js';
-import { deleteGroupNodes, uniqueName } from '../support/cluster.js';
+import { uniqueName } from '../support/cluster.js';
 import { mergePatch } from '../support/drain.js';
 import { waitFor } from '../support/wait.js';
 
@@ -50,24 +47,6 @@ const total = (stats: object) => Object.values(stats).reduce((a: number, b: numb
 async function historyHas(workflowId: string, attr: string): Promise<boolean> {
   const h = await f.client.workflow.getHandle(workflowId).fetchHistory();
   return (h.events ?? []).some((e) => (e as Record<string, unknown>)[attr] != null);
-}
-
-/** A kwok node group of `size` and a real worker on a private task queue for `body`; cleaned up after. */
-async function withCycleWorker(prefix: string, size: number, body: (c: { group: string; taskQueue: string; old: string[] }) => Promise<void>): Promise<void> {
-  const group = uniqueName(prefix);
-  const taskQueue = uniqueName(`${prefix}-tq`);
-  const old = await ensureFakeNodeGroup(f.c.core, group, size);
-  const { worker, connection } = await createWorker({ deps: { kube: f.c }, settings: { ...temporalSettings(), taskQueue } });
-  const running = worker.run();
-  try {
-    await body({ group, taskQueue, old });
-  } finally {
-    await f.stopBridges();
-    worker.shutdown();
-    await running.catch(() => undefined);
-    await connection.close();
-    await deleteGroupNodes(f.c, group);
-  }
 }
 
 async function eventReasons(name: string): Promise<string[]> {
@@ -482,7 +461,7 @@ describe('resilience of the watch', () => {
 
 describe('end to end with the real cycle workflow', () => {
   test('a request for a kwok node group is cycled by the worker; the bridge mirrors it to Successful with a CycleNodeStatus per node', async () => {
-    await withCycleWorker('it-bridge-e2e', 2, async ({ group, taskQueue: tq, old }) => {
+    await f.cycleWorker('it-bridge-e2e', 2, async ({ group, taskQueue: tq, old }) => {
       await f.bridge({ taskQueue: tq });
       const name = uniqueName('cnr');
       const created = await f.createCnr(name, {
@@ -536,7 +515,7 @@ describe('editing a running request', () => {
     });
     await new Promise<void>((r) => gate.listen(0, '127.0.0.1', r));
     const endpoint = `http://127.0.0.1:${(gate.address() as AddressInfo).port}/healthz`;
-    await withCycleWorker('it-bridge-edit', 6, async ({ group, taskQueue: tq, old }) => {
+    await f.cycleWorker('it-bridge-edit', 6, async ({ group, taskQueue: tq, old }) => {
       await f.bridge({ taskQueue: tq });
       const name = uniqueName('cnr');
       const spec = {

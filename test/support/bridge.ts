@@ -4,7 +4,7 @@
 // cleanup of everything created (finalizers removed, workflows terminated).
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { CoreV1Api, CustomObjectsApi, KubeConfig, type CoreV1Event } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, KubeConfig, type CoreV1Event, type RequestContext } from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { apiStatus, createKube, type Kube } from '../../activities/kube.js';
@@ -12,7 +12,9 @@ import { CYCLE_NODE_REQUEST, CYCLE_NODE_STATUS, type CycleNodeRequestSpecInput }
 import { connectClient } from '../../starter/client.js';
 import { startBridge, type RunningBridge, type StartBridgeOptions } from '../../starter/bridge/main.js';
 import type { CycleNodeRequestObject, CycleNodeStatusObject } from '../../starter/bridge/objects.js';
+import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
 import { temporalSettings } from '../../worker/config.js';
+import { createWorker } from '../../worker/worker.js';
 import { createNamespace, deleteGroupNodes, testCluster, uniqueName, type TestCluster } from './cluster.js';
 import { mergePatch } from './drain.js';
 
@@ -78,6 +80,24 @@ export class BridgeFixture {
     const connection = await NativeConnection.connect(settings.connection);
     const worker = await Worker.create({ connection, namespace: settings.namespace, taskQueue, workflowsPath: scriptedWorkflowsPath() });
     this.workers.push({ worker, connection, running: worker.run() });
+  }
+
+  /** A kwok node group of `size` and a real worker on a private task queue for `body`; cleaned up after. */
+  async cycleWorker(prefix: string, size: number, body: (c: { group: string; taskQueue: string; old: string[] }) => Promise<void>): Promise<void> {
+    const group = uniqueName(prefix);
+    const taskQueue = uniqueName(`${prefix}-tq`);
+    const old = await ensureFakeNodeGroup(this.c.core, group, size);
+    const { worker, connection } = await createWorker({ deps: { kube: this.c }, settings: { ...temporalSettings(), taskQueue } });
+    const running = worker.run();
+    try {
+      await body({ group, taskQueue, old });
+    } finally {
+      await this.stopBridges();
+      worker.shutdown();
+      await running.catch(() => undefined);
+      await connection.close();
+      await deleteGroupNodes(this.c, group);
+    }
   }
 
   async createCnr(name: string, spec: unknown, namespace = this.ns): Promise<CycleNodeRequestObject> {
@@ -174,6 +194,32 @@ export function kubeConfigWithToken(token: string, base: KubeConfig = createKube
 }
 
 export const kubeFrom = (kc: KubeConfig): Kube => ({ config: kc, core: kc.makeApiClient(CoreV1Api) });
+
+export interface ApiCall {
+  method: string;
+  /** Path and query, e.g. /apis/slipway.dev/v1alpha1/namespaces/ns/cyclenodestatuses. */
+  path: string;
+  at: number;
+}
+
+/**
+ * A client like the tests' own that records every API call its clients make (method and path,
+ * in order), so a test sees what the bridge asked the apiserver for, including refused calls,
+ * which the audit log of the stack does not keep for custom resources.
+ */
+export function recordingKube(base: KubeConfig = createKube().config): Kube & { calls: ApiCall[] } {
+  const calls: ApiCall[] = [];
+  class RecordingKubeConfig extends KubeConfig {
+    override async applySecurityAuthentication(context: RequestContext): Promise<void> {
+      const u = new URL(context.getUrl());
+      calls.push({ method: context.getHttpMethod().toString(), path: `${u.pathname}${u.search}`, at: Date.now() });
+      return super.applySecurityAuthentication(context);
+    }
+  }
+  const kc = new RecordingKubeConfig();
+  kc.loadFromClusterAndUser(base.getCurrentCluster()!, base.getCurrentUser()!);
+  return { ...createKube(kc), calls };
+}
 
 /**
  * A TCP proxy in front of the apiserver whose outage() drops every connection and refuses new ones

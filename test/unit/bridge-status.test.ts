@@ -1,22 +1,30 @@
 // The bridge's pure mapping from a cycle workflow's state to CycleNodeRequest / CycleNodeStatus
-// status: conditions and their transition times, change detection, closed workflows, invalid specs.
+// status: conditions and their transition times, change detection, closed workflows, invalid specs,
+// what blocks a drain (node entries, Ready, DrainBlocked Events), a failing workflow task, and when
+// CycleNodeStatus objects may be created.
 import { CycleNodeRequestSpec, type CycleNodeRequestStatus } from '../../api/cycle-node-request.js';
-import type { CycleStatus } from '../../workflows/cycle/types.js';
+import type { CycleStatus, NodeCycleStatus } from '../../workflows/cycle/types.js';
+import { drainMessage, emptyStatus, type DrainStatus } from '../../workflows/drain/status.js';
 import {
   canonical,
   closedNodes,
   closedState,
+  drainBlockers,
   invalidSpecMessage,
   invalidSpecStatus,
   isCycleStatus,
+  mayCreateNodeStatuses,
   mergePatchOf,
   nodeStatus,
   phaseEvent,
+  readyMessage,
   requestStatus,
   setCondition,
   stateFromStatus,
   statusChanged,
+  statusEvents,
 } from '../../starter/bridge/status.js';
+import type { TaskFailure } from '../../starter/bridge/task-failure.js';
 
 const t0 = new Date('2026-01-01T10:00:00.123Z');
 const t1 = new Date('2026-01-01T10:05:00Z');
@@ -45,7 +53,7 @@ describe('requestStatus', () => {
       phase: 'ScalingUp',
       message: 'ScalingUp message',
       nodes: [
-        { name: 'n1', providerID: 'kwok://n1', nodeGroup: 'g', phase: 'DrainingPods' },
+        { name: 'n1', providerID: 'kwok://n1', nodeGroup: 'g', phase: 'DrainingPods', message: 'Drain not completed yet' },
         { name: 'n2', phase: 'Pending' },
       ],
       nodesCycled: 0,
@@ -55,7 +63,7 @@ describe('requestStatus', () => {
       runId: 'run-1',
       observedGeneration: 3,
       conditions: [
-        { type: 'Ready', status: 'Unknown', reason: 'ScalingUp', message: 'ScalingUp message', lastTransitionTime: '2026-01-01T10:00:00Z', observedGeneration: 3 },
+        { type: 'Ready', status: 'Unknown', reason: 'ScalingUp', message: 'ScalingUp message\n* Node n1: Drain not completed yet', lastTransitionTime: '2026-01-01T10:00:00Z', observedGeneration: 3 },
         { type: 'Progressing', status: 'True', reason: 'ScalingUp', message: '0/2 nodes cycled', lastTransitionTime: '2026-01-01T10:00:00Z', observedGeneration: 3 },
       ],
     });
@@ -235,5 +243,199 @@ describe('phase events', () => {
     expect(phaseEvent('ScalingUp', 'Failed', 'boom')).toMatchObject({ type: 'Warning', reason: 'PhaseFailed' });
     expect(phaseEvent(undefined, 'Pending', '')).toMatchObject({ type: 'Normal', reason: 'PhasePending' });
     expect(phaseEvent('ScalingUp', 'ScalingUp', 'x')).toBeUndefined();
+  });
+});
+
+// ---- a drain that is blocked ----------------------------------------------------------------------
+
+const PDB =
+  "cannot evict pod as it would violate the pod's disruption budget. The disruption budget web-pdb needs 2 healthy pods and has 2 currently";
+
+/** A drain's message as the drain renders it (workflows/drain/status.ts), so the two cannot drift apart. */
+function rendered(wave: Partial<NonNullable<DrainStatus['wave']>>, extra: Partial<DrainStatus> = {}): string {
+  return drainMessage({
+    ...emptyStatus('n1'),
+    phase: 'Draining',
+    startedAt: '2026-01-01T10:01:00Z',
+    wave: { order: 0, evicting: [], blocked: [], waitingCompletion: [], ...wave },
+    ...extra,
+  });
+}
+const blockedBy = (pods: string[], reason = PDB) => rendered({ blocked: [{ reason, pdbs: ['web-pdb'], pods }] });
+const drainingNode = (name: string, drain: string | undefined, over: Partial<NodeCycleStatus> = {}): NodeCycleStatus => ({ nodeName: name, phase: 'DrainingPods', drainMessage: drain, ...over });
+const cycling = (nodes: NodeCycleStatus[], extra: Partial<CycleStatus> = {}): CycleStatus => ({
+  phase: 'WaitingTermination',
+  message: `${nodes.length} nodes draining`,
+  nodes,
+  nodesCycled: 0,
+  nodesTotal: nodes.length,
+  ...extra,
+});
+const statusOf = (s: CycleStatus, prev?: CycleNodeRequestStatus, taskFailure?: TaskFailure) =>
+  requestStatus({ prev, workflow: wf, state: s, observedGeneration: 1, taskFailure, now: t1 });
+
+describe('drainBlockers', () => {
+  test('a refused eviction is a blocker: its pods and reason, one line per reason', () => {
+    const msg = rendered({
+      evicting: ['ns/leaving-0'],
+      blocked: [
+        { reason: PDB, pdbs: ['web-pdb'], pods: ['ns/web-0', 'ns/web-1'] },
+        { reason: 'conflict, will retry: x', pdbs: [], pods: ['ns/other'] },
+      ],
+    });
+    expect(drainBlockers(msg)).toEqual([`Pods ns/web-0, ns/web-1: ${PDB}`, 'Pod ns/other: conflict, will retry: x']);
+  });
+
+  test('pods leaving, pods running to completion, later waves and finished drains are not', () => {
+    expect(drainBlockers(rendered({ evicting: ['ns/a', 'ns/b'], waitingCompletion: ['ns/job-0'] }, { later: [{ order: 10, pods: ['ns/db-0'] }] }))).toEqual([]);
+    expect(drainBlockers(drainMessage({ ...emptyStatus('n1'), phase: 'Drained', evicted: 3 }))).toEqual([]);
+    expect(drainBlockers(undefined)).toEqual([]);
+    expect(drainBlockers('')).toEqual([]);
+  });
+});
+
+describe('a blocked drain in the request status', () => {
+  test("the node's entry carries its drain message, only while it drains", () => {
+    const msg = blockedBy(['ns/web-0']);
+    const s = statusOf(cycling([drainingNode('n1', msg), { nodeName: 'n2', phase: 'DeletingNode', message: 'deleting', drainMessage: 'stale' }]));
+    expect(s.nodes).toEqual([
+      { name: 'n1', phase: 'DrainingPods', message: msg },
+      { name: 'n2', phase: 'DeletingNode', message: 'deleting' },
+    ]);
+    // Its own message first, then the drain's.
+    expect(statusOf(cycling([drainingNode('n1', 'drain', { message: 'own' })])).nodes![0]!.message).toBe('own\ndrain');
+  });
+
+  test("Ready: the request's message, then each draining node in Cluster API's shape, blocked ones first", () => {
+    const msg = blockedBy(['ns/web-0', 'ns/web-1']);
+    const s = statusOf(cycling([drainingNode('a', rendered({ evicting: ['ns/x'] })), drainingNode('b', msg), { nodeName: 'c', phase: 'Pending' }]));
+    expect(cond(s, 'Ready')).toMatchObject({ status: 'Unknown', reason: 'WaitingTermination' });
+    expect(cond(s, 'Ready').message).toBe(
+      [
+        '3 nodes draining',
+        '* Node b: Drain not completed yet (started at 2026-01-01T10:01:00Z), wave order 0:',
+        `  * Pods ns/web-0, ns/web-1: ${PDB}`,
+        '* Node a: Drain not completed yet (started at 2026-01-01T10:01:00Z), wave order 0:',
+        '  * Pod ns/x: deletionTimestamp set, but still not removed from the Node',
+      ].join('\n'),
+    );
+    // The request's own message stays the workflow's; Progressing keeps the count.
+    expect(s.message).toBe('3 nodes draining');
+    expect(cond(s, 'Progressing').message).toBe('0/3 nodes cycled');
+  });
+
+  test('beyond three draining nodes, Ready counts the rest', () => {
+    const nodes = ['n1', 'n2', 'n3', 'n4', 'n5'].map((n) => ({ name: n, phase: 'DrainingPods' as const, message: `Drain of ${n}` }));
+    expect(readyMessage('5 nodes draining', nodes)).toBe('5 nodes draining\n* Node n1: Drain of n1\n* Node n2: Drain of n2\n* Node n3: Drain of n3\n* 2 more nodes draining');
+    expect(readyMessage('m', [{ name: 'n1', phase: 'DrainingPods' }])).toBe('m'); // no drain message yet
+  });
+
+  test('the same blocked state again is no change; a bridge restart (state from status) keeps it', () => {
+    const a = statusOf(cycling([drainingNode('n1', blockedBy(['ns/web-0']))]));
+    expect(statusChanged(a, statusOf(cycling([drainingNode('n1', blockedBy(['ns/web-0']))]), a))).toBe(false);
+    const restarted = requestStatus({ prev: a, workflow: wf, state: stateFromStatus(a), observedGeneration: 1, now: t2 });
+    expect(statusChanged(a, restarted)).toBe(false);
+  });
+});
+
+describe('statusEvents', () => {
+  const blockedEvents = (prev: CycleNodeRequestStatus | undefined, next: CycleNodeRequestStatus) => statusEvents(prev, next, wf.workflowId).filter((e) => e.reason === 'DrainBlocked');
+
+  test('one Warning DrainBlocked when a drain becomes blocked, naming the node, pods and reason', () => {
+    const before = statusOf(cycling([drainingNode('n1', rendered({ evicting: ['ns/web-0'] }))]));
+    const after = statusOf(cycling([drainingNode('n1', blockedBy(['ns/web-0']))]), before);
+    const ev = blockedEvents(before, after);
+    expect(ev).toEqual([
+      {
+        type: 'Warning',
+        reason: 'DrainBlocked',
+        message: `drain of node n1 is blocked:\n* Pod ns/web-0: ${PDB}`,
+        dedup: `${wf.workflowId}/DrainBlocked/n1/Pod ns/web-0`,
+      },
+    ]);
+    // The first sight of a node already blocked counts too (no earlier status).
+    expect(blockedEvents(undefined, after)).toHaveLength(1);
+  });
+
+  test('none while it stays blocked, even as the refusal text or the pods change', () => {
+    const a = statusOf(cycling([drainingNode('n1', blockedBy(['ns/web-0']))]));
+    const b = statusOf(cycling([drainingNode('n1', blockedBy(['ns/web-0', 'ns/web-1'], PDB.replace('has 2', 'has 3')))]), a);
+    expect(statusChanged(a, b)).toBe(true);
+    expect(blockedEvents(a, b)).toEqual([]);
+  });
+
+  test('unblocked, then blocked again by other pods: a new Event; by the same pods: the same one (deduplicated)', () => {
+    const a = statusOf(cycling([drainingNode('n1', blockedBy(['ns/web-0']))]));
+    const free = statusOf(cycling([drainingNode('n1', rendered({ evicting: ['ns/web-0'] }))]), a);
+    expect(blockedEvents(a, free)).toEqual([]);
+    const again = blockedEvents(free, statusOf(cycling([drainingNode('n1', blockedBy(['ns/db-0']))]), free));
+    expect(again).toHaveLength(1);
+    expect(again[0]!.dedup).not.toBe(blockedEvents(undefined, a)[0]!.dedup);
+    expect(blockedEvents(free, statusOf(cycling([drainingNode('n1', blockedBy(['ns/web-0']))]), free))[0]!.dedup).toBe(blockedEvents(undefined, a)[0]!.dedup);
+  });
+
+  test('the phase change Event is among them', () => {
+    const a = statusOf(cycling([], { phase: 'ScalingUp', message: 'up' }));
+    const b = statusOf(cycling([], { phase: 'CordoningNode', message: 'cordon' }), a);
+    expect(statusEvents(a, b, wf.workflowId)).toEqual([{ type: 'Normal', reason: 'PhaseCordoningNode', message: 'ScalingUp → CordoningNode: cordon', dedup: `${wf.workflowId}/ScalingUp->CordoningNode` }]);
+  });
+});
+
+// ---- a workflow task that keeps failing ---------------------------------------------------------
+
+describe('a failing workflow task', () => {
+  const child = `${wf.workflowId}/node/n1`;
+  const failure = (over: Partial<TaskFailure> = {}): TaskFailure => ({ workflowId: child, runId: 'r1', attempt: 4, error: 'RangeError: Invalid time value', eventId: '11', ...over });
+  const running = cycling([{ nodeName: 'n1', phase: 'Pending' }], { message: '1 nodes draining' });
+
+  test('Ready=False WorkflowTaskFailing, and the message, name the workflow and the error; the phase stays', () => {
+    const s = statusOf(running, undefined, failure());
+    const text = `workflow task of ${child} keeps failing (Temporal retries it until the workflow code or its input is fixed): RangeError: Invalid time value`;
+    expect(s.phase).toBe('WaitingTermination');
+    expect(s.message).toBe(text);
+    expect(cond(s, 'Ready')).toEqual({ type: 'Ready', status: 'False', reason: 'WorkflowTaskFailing', message: text, lastTransitionTime: '2026-01-01T10:05:00Z', observedGeneration: 1 });
+    expect(cond(s, 'Progressing')).toMatchObject({ status: 'True', reason: 'WaitingTermination' });
+  });
+
+  test('more attempts are no change; the failure gone, the status is the workflow’s again', () => {
+    const a = statusOf(running, undefined, failure());
+    expect(statusChanged(a, statusOf(running, a, failure({ attempt: 9 })))).toBe(false);
+    const fixed = statusOf(running, a);
+    expect(fixed.message).toBe('1 nodes draining');
+    expect(cond(fixed, 'Ready')).toMatchObject({ status: 'Unknown', reason: 'WaitingTermination' });
+  });
+
+  test('an ended workflow is not held back by a failure seen before', () => {
+    const done = statusOf(cycling([], { phase: 'Successful', message: 'ok' }), undefined, failure());
+    expect(cond(done, 'Ready')).toMatchObject({ status: 'True', reason: 'Successful' });
+  });
+
+  test('one Warning Event when the failure starts (with its attempt), none while it lasts', () => {
+    const before = statusOf(running);
+    const a = statusOf(running, before, failure());
+    const ev = statusEvents(before, a, wf.workflowId, failure()).filter((e) => e.reason === 'WorkflowTaskFailing');
+    expect(ev).toEqual([
+      {
+        type: 'Warning',
+        reason: 'WorkflowTaskFailing',
+        message: `${a.message} (attempt 4)`,
+        dedup: `${child}/r1/WorkflowTaskFailing/11`,
+      },
+    ]);
+    const later = statusOf(running, a, failure({ attempt: 7 }));
+    expect(statusEvents(a, later, wf.workflowId, failure({ attempt: 7 }))).toEqual([]);
+  });
+});
+
+describe('mayCreateNodeStatuses', () => {
+  const live = { metadata: {}, status: { workflowId: wf.workflowId, phase: 'WaitingTermination' as const } };
+  test('only while the request lives: not deleted, its end not recorded', () => {
+    expect(mayCreateNodeStatuses(live, wf.workflowId)).toBe(true);
+    expect(mayCreateNodeStatuses({ metadata: {} }, wf.workflowId)).toBe(true);
+    expect(mayCreateNodeStatuses({ ...live, metadata: { deletionTimestamp: '2026-01-01T10:00:00Z' } }, wf.workflowId)).toBe(false);
+    expect(mayCreateNodeStatuses({ metadata: {}, status: { workflowId: wf.workflowId, phase: 'Successful' } }, wf.workflowId)).toBe(false);
+    expect(mayCreateNodeStatuses({ metadata: {}, status: { workflowId: wf.workflowId, phase: 'Failed' } }, wf.workflowId)).toBe(false);
+    // A Failed status of no workflow (an invalid spec, since fixed) does not stop the new workflow's.
+    expect(mayCreateNodeStatuses({ metadata: {}, status: { phase: 'Failed' } }, wf.workflowId)).toBe(true);
   });
 });

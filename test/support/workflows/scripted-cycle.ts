@@ -1,14 +1,33 @@
 // A stand-in cycle workflow for the bridge's tests: a real Temporal workflow, registered under the
 // real type name, whose cycleStatus answers are scripted by the test through signals. It lets the
 // tests drive every phase the bridge must mirror, at the moment they choose.
-import { ApplicationFailure, CancellationScope, condition, defineSignal, isCancellation, setHandler } from '@temporalio/workflow';
-import type { CycleRequestInput, CycleStatus } from '../../../workflows/cycle/types.js';
+import { ApplicationFailure, CancellationScope, condition, defineSignal, isCancellation, setHandler, startChild, workflowInfo } from '@temporalio/workflow';
+import { nodeCycleWorkflowId, type CycleRequestInput, type CycleStatus } from '../../../workflows/cycle/types.js';
 import { cycleStatusQuery } from '../../../workflows/messages.js';
 
 /** Replaces the status the cycleStatus query returns. */
 export const scriptStatusSignal = defineSignal<[CycleStatus]>('scriptStatus');
 /** Ends the workflow: completes with `result` (default: the current status) or fails with `fail` (after setting `status`). */
 export const scriptFinishSignal = defineSignal<[ScriptFinish]>('scriptFinish');
+
+/**
+ * A bug in workflow code, as Temporal sees one: a plain Error thrown fails the workflow *task*, which
+ * the server retries for ever (the signal is replayed each time, so every attempt fails the same way).
+ * `self`: in this workflow; `child`: in a node child (`<id>/node/<node>`) that it starts.
+ */
+export const scriptBreakSignal = defineSignal<[ScriptBreak]>('scriptBreak');
+
+export interface ScriptBreak {
+  where: 'self' | 'child';
+  message: string;
+  /** The child's node name (default `broken`). */
+  node?: string;
+}
+
+/** A node child whose every workflow task fails with `message`. */
+export async function brokenNodeWorkflow(message: string): Promise<void> {
+  throw new RangeError(message);
+}
 
 export interface ScriptFinish {
   result?: CycleStatus;
@@ -23,6 +42,10 @@ export async function cycleNodeRequestWorkflow(input: CycleRequestInput): Promis
   setHandler(cycleStatusQuery, () => status);
   setHandler(scriptStatusSignal, (s) => {
     status = s;
+  });
+  setHandler(scriptBreakSignal, (b) => {
+    if (b.where === 'self') throw new TypeError(b.message);
+    void startChild(brokenNodeWorkflow, { workflowId: nodeCycleWorkflowId(workflowInfo().workflowId, b.node ?? 'broken'), args: [b.message] });
   });
   setHandler(scriptFinishSignal, (f) => {
     finish = f;
