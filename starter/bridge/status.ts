@@ -90,7 +90,9 @@ export function phaseConditions(
 // ---- what blocks a drain --------------------------------------------------------------------------
 
 /** Lines of a drain message about pods on their way out or finishing: progress, not a blocker. */
-const PASSING = /deletionTimestamp set|waiting for completion/;
+// Pods leaving, running to completion, pausing before a re-eviction, or left on the node because
+// they keep coming back (the drain ends without them) do not block it.
+const PASSING = /deletionTimestamp set|waiting for completion|evicted again after a pause|left on the node/;
 
 /**
  * What blocks a drain, read from its message (Cluster API's shape, `drainMessage` of

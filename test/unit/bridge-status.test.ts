@@ -292,6 +292,14 @@ describe('drainBlockers', () => {
     expect(drainBlockers(undefined)).toEqual([]);
     expect(drainBlockers('')).toEqual([]);
   });
+
+  test('pods that came back (pausing before a re-eviction, or left on the node) are not; an invalid DrainRule that holds the drain is', () => {
+    const returning = [{ pod: 'ns/sticky-1', reason: 'returns after eviction: tolerates node.kubernetes.io/unschedulable (ReplicaSet ns/sticky evicted 3 times in this drain); left on the node' }];
+    const paused = { reason: 'came back after eviction (1 of 3 times); evicted again after a pause', pdbs: [], pods: ['ns/sticky-2'] };
+    expect(drainBlockers(rendered({ blocked: [paused] }, { returning }))).toEqual([]);
+    const held = drainMessage({ ...emptyStatus('n1'), phase: 'Draining', heldBy: ['DrainRule bad is invalid: spec.drain.order: too big'] });
+    expect(drainBlockers(held)).toEqual(['DrainRule bad is invalid: spec.drain.order: too big']);
+  });
 });
 
 describe('a blocked drain in the request status', () => {
