@@ -91,11 +91,21 @@ export async function queryCycle(client: Client, id: string): Promise<CycleStatu
   });
 }
 
-/** Follows a request's workflow until it closes; returns 0 when Successful. */
+/** A followed cycle ended other than Successful (one line: the ID, how and when it ended, why). */
+export class CycleFailed extends Error {}
+
+/** Follows a request's workflow until it closes; returns 0 when Successful, else 1. */
 export async function followCycle(client: Client, ref: { namespace: string; name: string; uid: string }, out = console.log, err = console.error): Promise<number> {
-  return followCycleId(client, cycleWorkflowId(ref), { out, err });
+  try {
+    return await followCycleId(client, cycleWorkflowId(ref), { out, err });
+  } catch (e) {
+    if (!(e instanceof CycleFailed)) throw e;
+    err(e.message);
+    return 1;
+  }
 }
 
+/** Follows a request's workflow until it closes: 0 when Successful; CycleFailed otherwise. */
 export async function followCycleId(client: Client, id: string, io: { out: (l: string) => void; err: (l: string) => void }): Promise<number> {
   io.out(`workflow ${id}: ${webUiLink(id)}`);
   let last = '';
@@ -123,8 +133,7 @@ export async function followCycleId(client: Client, id: string, io: { out: (l: s
       if (!running) {
         if (status?.phase === 'Successful') return 0;
         const why = status?.message ?? (await closedCycleMessage(client, id));
-        io.err(`${id} ${status?.phase ?? desc.status.name.toLowerCase()} at ${desc.closeTime?.toISOString() ?? '?'}${why ? `: ${why}` : ''}`);
-        return 1;
+        throw new CycleFailed(`${id} ${status?.phase ?? desc.status.name.toLowerCase()} at ${desc.closeTime?.toISOString() ?? '?'}${why ? `: ${why}` : ''}`);
       }
     }
     await new Promise((r) => setTimeout(r, 1000));

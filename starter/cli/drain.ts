@@ -51,7 +51,7 @@ export async function closedDrain(session: Session, client: Client, t: Target & 
   const left = await readPodsLeft(session, t.node, new Set(status?.skipped.map((s) => s.pod) ?? []));
   const stillThere = left?.length ? `${podsWord(left.length)} still on node ${t.node}: ${truncate(left, 10)}` : '';
   if (failure) return { ok: false, line: `${head}: drain failed: ${failure}${stillThere ? `; ${stillThere}` : ''}` };
-  const message = drainMessage(status!);
+  const message = drainMessage(status!).split('\n').map((l) => l.trim()).join(' '); // one line
   if (stillThere) return { ok: false, line: `${head}: ${message}, but ${stillThere}` };
   return { ok: true, line: `${head}: ${message}` };
 }
@@ -76,7 +76,12 @@ async function notStarted(client: Client, t: Target & { kind: 'drain' }): Promis
 export async function drainStatus(session: Session, t: Target & { kind: 'drain' }, io: Io): Promise<number> {
   const client = await session.client();
   const desc = await describe(client, t.id);
-  if (!desc) throw new CliError((await notStarted(client, t)) ?? `no workflow ${t.id} in Temporal namespace ${session.settings.namespace}`);
+  if (!desc) {
+    const why = await notStarted(client, t);
+    if (!why) throw new CliError(`no workflow ${t.id} in Temporal namespace ${session.settings.namespace}`);
+    io.out(why);
+    return 0;
+  }
   if (desc.status.name !== 'RUNNING') {
     io.out((await closedDrain(session, client, t, desc)).line);
     return 0;
@@ -89,7 +94,7 @@ export async function drainStatus(session: Session, t: Target & { kind: 'drain' 
   return 0;
 }
 
-/** Follows a drain until it ends: 0 when the node is left empty, 1 when it failed or pods are left. */
+/** Follows a drain until it ends: 0 when the node is left empty; a CliError when it failed or left pods. */
 export async function followDrain(session: Session, t: Target & { kind: 'drain' }, io: Io): Promise<number> {
   const client = await session.client();
   let last = '';
@@ -116,8 +121,9 @@ export async function followDrain(session: Session, t: Target & { kind: 'drain' 
       }
     } else {
       const end = await closedDrain(session, client, t, desc);
-      (end.ok ? io.out : io.err)(end.line);
-      return end.ok ? 0 : 1;
+      if (!end.ok) throw new CliError(end.line);
+      io.out(end.line);
+      return 0;
     }
     await sleep(POLL_MS);
   }
@@ -142,12 +148,16 @@ export async function drainCommand(session: Session, cmd: { node: string; again:
   const follow = (t: Target & { kind: 'drain' }) => (cmd.follow ? followDrain(session, t, io) : Promise.resolve(0));
   const own: Target & { kind: 'drain' } = { kind: 'drain', id, node };
 
-  const running = await drainOfNode(session, node).catch(() => undefined);
-  if (running && running.kind === 'drain') {
-    const d = await describe(client, running.id);
-    if (d?.status.name === 'RUNNING') {
-      io.out(`${running.id} is already draining ${node}; following it: ${webUiLink(running.id)}`);
-      return follow(running);
+  // Never a second drain of a node that a drain (or a cycle about to drain it) already has.
+  const current = await drainOfNode(session, node).catch(() => undefined);
+  if (current?.kind === 'drain') {
+    if ((await describe(client, current.id))?.status.name === 'RUNNING') {
+      io.out(`${current.id} is already draining ${node}; following it: ${webUiLink(current.id)}`);
+      return follow(current);
+    }
+    if (current.cycleId && (await describe(client, current.cycleId))?.status.name === 'RUNNING') {
+      io.out(`${node} is being cycled by ${current.cycleId}, which drains it as ${current.id}; following that: ${webUiLink(current.cycleId)}`);
+      return follow(current);
     }
   }
   const refuse = async (desc: WorkflowExecutionDescription): Promise<never> => {

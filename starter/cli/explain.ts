@@ -3,6 +3,7 @@
 import { ApiException } from '@kubernetes/client-node';
 import { ServiceError, WorkflowFailedError } from '@temporalio/client';
 import { NamespaceNotFoundError, WorkflowNotFoundError } from '@temporalio/common';
+import { CycleFailed } from '../cycle-cli.js';
 import { CliError, UsageError } from './errors.js';
 
 /** The message of a Kubernetes API error: the Status object's own words, not the HTTP dump. */
@@ -37,7 +38,7 @@ export interface ErrorContext {
 /** One line for any error, naming where it came from when it is known. */
 export function oneLine(err: unknown, ctx: ErrorContext): string {
   const first = (s: string) => s.split('\n')[0]!.trim();
-  if (err instanceof CliError || err instanceof UsageError) return err.message;
+  if (err instanceof CliError || err instanceof UsageError || err instanceof CycleFailed) return err.message;
   if (err instanceof WorkflowNotFoundError) {
     return `no workflow ${err.workflowId} in Temporal namespace ${ctx.temporalNamespace} at ${ctx.temporalAddress}`;
   }
