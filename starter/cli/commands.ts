@@ -100,6 +100,13 @@ async function signal(session: Session, c: Of<'skip-pod' | 'force-delete-pod' | 
 }
 
 async function inventory(session: Session, c: Of<'inventory'>, io: Io): Promise<number> {
+  if (c.selector !== undefined) {
+    // The apiserver parses selectors; a bad one would have the workflow's activity retry forever.
+    await session.kube().core.listNode({ labelSelector: c.selector, limit: 1 }).catch((err: unknown) => {
+      if (apiStatus(err) === 400) throw new UsageError(`invalid --selector "${c.selector}": ${oneLine(err, session.ctx).replace(/^.*?: 400 /, '')}`, 'inventory');
+      throw new CliError(`checking --selector: ${oneLine(err, session.ctx)}`);
+    });
+  }
   const client = await session.client();
   const { taskQueue, namespace, address } = session.settings;
   if (!(await workerPolls(client, namespace, taskQueue))) throw new CliError(`no worker polls task queue ${taskQueue} at ${address}: start one (npm run worker)`);

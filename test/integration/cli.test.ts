@@ -24,11 +24,14 @@ interface Run {
   ms: number;
 }
 
-/** Runs dist/starter/cli.js (globalSetup builds it) without blocking this process's worker. */
+/** The CLI under test: the build globalSetup makes (SLIPWAY_TEST_CLI runs these tests against another). */
+const CLI = process.env.SLIPWAY_TEST_CLI ?? 'dist/starter/cli.js';
+
+/** Runs the compiled CLI without blocking this process's worker. */
 function cli(args: string[], env: Record<string, string> = {}, timeoutMs = 90_000): Promise<Run> {
   const started = Date.now();
   return new Promise((resolve) => {
-    execFile('node', ['dist/starter/cli.js', ...args], { env: { ...process.env, ...env }, timeout: timeoutMs }, (err, stdout, stderr) => {
+    execFile('node', [CLI, ...args], { env: { ...process.env, ...env }, timeout: timeoutMs }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
       resolve({ code, stdout, stderr, ms: Date.now() - started });
     });
@@ -192,6 +195,13 @@ describe('drains from the CLI', () => {
 
     // Signals to a finished drain: said so, in one line.
     expectOneLineError(await cli(['retry-now', `drain/${f.node}`], env()), `nothing to retry-now: drain/${f.node} failed at`);
+  });
+
+  test('a malformed --selector is refused, not retried forever by the inventory workflow', async () => {
+    expectUsageError(await cli(['inventory', '--selector', 'bad key!=x'], env(), 30_000), 'invalid --selector "bad key!=x"');
+    const ok = await cli(['inventory', '--selector', `${NODE_GROUP_LABEL}=${f.group}`], env());
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toMatch(new RegExp(`${f.group}\\s+2\\s+2\\s+1`));
   });
 
   test('a missing workflow and a missing request are named, in one line', async () => {
