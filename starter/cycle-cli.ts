@@ -1,13 +1,15 @@
 // `slipway cycle`: create a CycleNodeRequest (like kubectl-cycle), show what a dry run would do,
 // and follow a cycle live: nodes done out of total, each node's phase, and what blocks its drain.
 import { CustomObjectsApi } from '@kubernetes/client-node';
-import type { Client } from '@temporalio/client';
+import { WorkflowFailedError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
+import { WorkflowNotFoundError } from '@temporalio/common';
 import { CYCLE_NODE_REQUEST, CycleNodeRequestSpec, nodeGroupsOf, type CycleNodeRequestSpecInput } from '../api/cycle-node-request.js';
 import { selectorToString } from '../api/label-selector.js';
 import { NODE_GROUP_LABEL } from '../activities/inventory.js';
 import type { Kube } from '../activities/kube.js';
 import { webUiLink } from '../worker/config.js';
-import { cycleWorkflowId, type CycleStatus } from '../workflows/cycle/types.js';
+import type { CycleStatus } from '../workflows/cycle/types.js';
+import { cycleWorkflowId, nodeCycleWorkflowId, nodeDrainWorkflowId } from '../workflows/ids.js';
 import { cycleStatusQuery } from '../workflows/messages.js';
 
 export interface CycleArgs {
@@ -67,36 +69,84 @@ export async function createCycle(kube: Kube, a: CycleArgs): Promise<{ uid: stri
   return { uid: obj.metadata.uid };
 }
 
-export function renderCycle(s: CycleStatus): string {
+/** The cycle for a terminal: each node's phase, and for a draining node its drain's ID and blocker. */
+export function renderCycle(s: CycleStatus, requestId?: string): string {
   const lines = [`${s.phase}: ${s.nodesCycled}/${s.nodesTotal} nodes cycled${s.message ? ` — ${s.message}` : ''}`];
   for (const n of s.nodes) {
     lines.push(`  ${n.nodeName.padEnd(32)} ${n.phase}${n.message && n.phase !== 'DrainingPods' ? ` (${n.message})` : ''}`);
-    if (n.phase === 'DrainingPods' && n.drainMessage) lines.push(...n.drainMessage.split('\n').slice(1, 4).map((l) => `      ${l}`));
+    if (n.phase !== 'DrainingPods') continue;
+    if (requestId) lines.push(`      drain ${nodeDrainWorkflowId(nodeCycleWorkflowId(requestId, n.nodeName))}`);
+    if (n.drainMessage) lines.push(...n.drainMessage.split('\n').slice(1, 4).map((l) => `      ${l}`));
   }
   return lines.join('\n');
 }
 
-/** Follows the request's workflow until it closes; returns 0 when Successful. */
-export async function followCycle(client: Client, ref: { namespace: string; name: string; uid: string }, out = console.log): Promise<number> {
-  const id = cycleWorkflowId(ref);
-  out(`workflow ${id}: ${webUiLink(id)}`);
+const QUERY_TIMEOUT_MS = 10_000;
+
+/** The request's status, answered by a worker; undefined when no worker answers in time. */
+export async function queryCycle(client: Client, id: string): Promise<CycleStatus | undefined> {
+  return client.withDeadline(Date.now() + QUERY_TIMEOUT_MS, () => client.workflow.getHandle(id).query(cycleStatusQuery)).catch((err: unknown) => {
+    if (err instanceof WorkflowNotFoundError) throw err;
+    return undefined;
+  });
+}
+
+/** A followed cycle ended other than Successful (one line: the ID, how and when it ended, why). */
+export class CycleFailed extends Error {}
+
+/** Follows a request's workflow until it closes; returns 0 when Successful, else 1. */
+export async function followCycle(client: Client, ref: { namespace: string; name: string; uid: string }, out = console.log, err = console.error): Promise<number> {
+  try {
+    return await followCycleId(client, cycleWorkflowId(ref), { out, err });
+  } catch (e) {
+    if (!(e instanceof CycleFailed)) throw e;
+    err(e.message);
+    return 1;
+  }
+}
+
+/** Follows a request's workflow until it closes: 0 when Successful; CycleFailed otherwise. */
+export async function followCycleId(client: Client, id: string, io: { out: (l: string) => void; err: (l: string) => void }): Promise<number> {
+  io.out(`workflow ${id}: ${webUiLink(id)}`);
   let last = '';
+  let note = '';
+  const once = (line: string) => {
+    if (line !== note) io.out(line);
+    note = line;
+  };
   for (;;) {
-    const handle = client.workflow.getHandle(id);
-    let status: CycleStatus | undefined;
-    let running = true;
+    let desc: WorkflowExecutionDescription | undefined;
     try {
-      running = (await handle.describe()).status.name === 'RUNNING';
-      status = await handle.query(cycleStatusQuery);
-    } catch {
-      // not started yet (the bridge starts it): look again
+      desc = await client.workflow.getHandle(id).describe();
+    } catch (e) {
+      if (!(e instanceof WorkflowNotFoundError)) throw e;
+      once(`waiting for the bridge to start ${id}`);
     }
-    if (status) {
-      const text = renderCycle(status);
-      if (text !== last) out(`[${new Date().toISOString()}] ${text}`);
-      last = text;
-      if (!running) return status.phase === 'Successful' ? 0 : 1;
+    if (desc) {
+      const running = desc.status.name === 'RUNNING';
+      const status = await queryCycle(client, id);
+      if (status) {
+        const text = renderCycle(status, id);
+        if (text !== last) io.out(`[${new Date().toISOString()}] ${text}`);
+        last = text;
+      } else if (running) once(`waiting: no worker answered within ${QUERY_TIMEOUT_MS / 1000} s: is a worker polling task queue ${desc.taskQueue}?`);
+      if (!running) {
+        if (status?.phase === 'Successful') return 0;
+        const why = status?.message ?? (await closedCycleMessage(client, id));
+        throw new CycleFailed(`${id} ${status?.phase ?? desc.status.name.toLowerCase()} at ${desc.closeTime?.toISOString() ?? '?'}${why ? `: ${why}` : ''}`);
+      }
     }
     await new Promise((r) => setTimeout(r, 1000));
+  }
+}
+
+/** Why a closed request ended, from its result (no worker needed). */
+export async function closedCycleMessage(client: Client, id: string): Promise<string | undefined> {
+  try {
+    const r = (await client.workflow.getHandle(id).result()) as CycleStatus;
+    return `${r.phase}: ${r.message}`;
+  } catch (e) {
+    if (e instanceof WorkflowFailedError) return (e.cause as Error | undefined)?.message ?? e.message;
+    throw e;
   }
 }

@@ -17,6 +17,7 @@ import type { CycleNodePhase } from '../../api/cycle-node-request.js';
 import type { DrainOptionsInput } from '../../api/drain-options.js';
 import type { CycleNode, ResolvedCycle } from '../../activities/cycle/resolve.js';
 import { drainWorkflow } from '../drain/drain.js';
+import { nodeDrainWorkflowId } from '../ids.js';
 import { nodeCycleStatusQuery, nodeProgressSignal } from '../messages.js';
 import { NodeGroupAttr, NodesAttr, PhaseAttr } from '../search-attributes.js';
 import type { NodeCycleStatus } from './types.js';
@@ -117,7 +118,7 @@ export async function cycleNodeWorkflow(input: NodeCycleInput): Promise<NodeCycl
   const drainScope = new CancellationScope();
   const drain = drainScope.run(() =>
     executeChild(drainWorkflow, {
-      workflowId: `${workflowInfo().workflowId}/drain`,
+      workflowId: nodeDrainWorkflowId(workflowInfo().workflowId),
       args: [{ nodeName: node.name, options: input.drain, reportTo: input.parentId }],
     }),
   );

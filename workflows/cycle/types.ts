@@ -47,7 +47,6 @@ export interface CycleStatus {
 
 /**
  * One workflow per object. The uid makes a deleted-and-recreated object a new cycle; the same
- * object (any number of watch events, bridge restarts) always maps to the same ID.
+ * object (any number of watch events, bridge restarts) always maps to the same ID (workflows/ids.ts).
  */
-export const cycleWorkflowId = (r: Pick<CycleRequestRef, 'namespace' | 'name' | 'uid'>) => `cnr/${r.namespace}/${r.name}/${r.uid}`;
-export const nodeCycleWorkflowId = (parentId: string, nodeName: string) => `${parentId}/node/${nodeName}`;
+export { cycleWorkflowId, nodeCycleWorkflowId } from '../ids.js';

@@ -1,0 +1,134 @@
+// Each command, given parsed arguments and a session. Results go to stdout; errors are thrown as
+// CliError (one line) and printed by main.
+import type { V1Pod } from '@kubernetes/client-node';
+import { CycleNodeRequestSpec } from '../../api/cycle-node-request.js';
+import { apiStatus } from '../../activities/kube.js';
+import { webUiLink } from '../../worker/config.js';
+import { cycleWorkflowId } from '../../workflows/ids.js';
+import { forceDeletePodSignal, retryNowSignal, skipPodSignal } from '../../workflows/messages.js';
+import { closedCycleMessage, createCycle, cycleSpec, dryRun, followCycleId, queryCycle, renderCycle, type CycleArgs } from '../cycle-cli.js';
+import { renderInventory, runInventory } from '../inventory.js';
+import type { Command } from './args.js';
+import { closedDrain, drainCommand, drainStatus, followDrain, workerPolls, type Io } from './drain.js';
+import { CliError, UsageError } from './errors.js';
+import { oneLine } from './explain.js';
+import { describe, resolveDrain, resolveTarget } from './resolve.js';
+import type { Session } from './session.js';
+
+type Of<K extends Command['cmd']> = Extract<Command, { cmd: K }>;
+
+async function cycle(session: Session, c: Of<'cycle'>, io: Io): Promise<number> {
+  const a: CycleArgs = {
+    namespace: c.namespace,
+    name: c.name ?? `${c.nodeGroup}-${Date.now().toString(36)}`,
+    nodeGroup: c.nodeGroup,
+    nodes: c.nodes,
+    concurrency: c.concurrency,
+    method: c.method,
+    provider: c.provider,
+  };
+  const spec = CycleNodeRequestSpec.safeParse(cycleSpec(a));
+  if (!spec.success) throw new UsageError(`invalid request: ${spec.error.issues.map((i) => `spec.${i.path.join('.')}: ${i.message}`).join('; ')}`, 'cycle');
+  // Before anything is created: the namespace the request goes to must exist.
+  const ns = await session.read(`namespace ${c.namespace}`, (k) => k.core.readNamespace({ name: c.namespace }));
+  if (!ns) throw new CliError(`namespace ${c.namespace} not found in the cluster at ${session.ctx.kubeServer ?? '?'}; nothing created (create it, or choose another with -n)`);
+  const what = `CycleNodeRequest ${a.namespace}/${a.name}`;
+  if (c.dryRun) {
+    io.out(await dryRun(session.kube(), a).catch((err: unknown) => Promise.reject(new CliError(`${what} (dry run): ${oneLine(err, session.ctx)}`))));
+    return 0;
+  }
+  const client = c.follow ? await session.client() : undefined; // unreachable Temporal: say so before creating anything
+  const { uid } = await createCycle(session.kube(), a).catch((err: unknown) => {
+    if (apiStatus(err) === 409) throw new CliError(`${what} already exists`);
+    if (apiStatus(err) === 404) throw new CliError(`the CycleNodeRequest CRD is not installed in the cluster at ${session.ctx.kubeServer ?? '?'} (npm run crds:install)`);
+    throw new CliError(`creating ${what}: ${oneLine(err, session.ctx)}`);
+  });
+  io.out(`created cyclenoderequest ${a.namespace}/${a.name}`);
+  if (!client) return 0;
+  return followCycleId(client, cycleWorkflowId({ namespace: a.namespace, name: a.name, uid }), io);
+}
+
+async function requestStatus(session: Session, id: string, io: Io): Promise<number> {
+  const client = await session.client();
+  const desc = await describe(client, id);
+  if (!desc) throw new CliError(`no workflow ${id} in Temporal namespace ${session.settings.namespace} yet (the bridge starts it: is it running?)`);
+  const s = await queryCycle(client, id);
+  const running = desc.status.name === 'RUNNING';
+  if (!s && running) throw new CliError(`${id} is running, but no worker answered within 10 s: is a worker polling task queue ${desc.taskQueue}?`);
+  io.out(`${id} (${running ? 'running' : `${desc.status.name.toLowerCase()} at ${desc.closeTime?.toISOString() ?? '?'}`}; Web UI: ${webUiLink(id)})`);
+  io.out(s ? renderCycle(s, id) : ((await closedCycleMessage(client, id)) ?? desc.status.name));
+  return 0;
+}
+
+async function status(session: Session, c: Of<'status'>, io: Io): Promise<number> {
+  const t = await resolveTarget(session, c.ref);
+  return t.kind === 'request' ? requestStatus(session, t.id, io) : drainStatus(session, t, io);
+}
+
+async function follow(session: Session, c: Of<'follow'>, io: Io): Promise<number> {
+  const t = await resolveTarget(session, c.ref);
+  if (t.kind === 'drain') return followDrain(session, t, io);
+  return followCycleId(await session.client(), t.id, io);
+}
+
+async function signal(session: Session, c: Of<'skip-pod' | 'force-delete-pod' | 'retry-now'>, io: Io): Promise<number> {
+  const pod = 'pod' in c ? c.pod : undefined;
+  const podKey = pod && `${pod.namespace}/${pod.name}`;
+  let read: V1Pod | undefined;
+  const readPod = async (): Promise<V1Pod> => {
+    read ??= await session.read(`pod ${podKey}`, (k) => k.core.readNamespacedPod({ namespace: pod!.namespace, name: pod!.name }));
+    if (!read) throw new CliError(`pod ${podKey} not found`);
+    return read;
+  };
+  const t = await resolveDrain(session, c.ref, c.node, pod ? async () => (await readPod()).spec?.nodeName ?? '' : undefined);
+  const client = await session.client();
+  const desc = await describe(client, t.id);
+  if (!desc) throw new CliError(t.cycleId ? `the drain ${t.id} of node ${t.node} has not started (or the node is not in this cycle)` : `no workflow ${t.id} in Temporal namespace ${session.settings.namespace}`);
+  if (desc.status.name !== 'RUNNING') {
+    const { line } = await closedDrain(session, client, t, desc);
+    throw new CliError(`nothing to ${c.cmd}: ${line}`);
+  }
+  if (pod) {
+    const on = (await readPod()).spec?.nodeName;
+    if (on !== t.node) throw new CliError(`pod ${podKey} is ${on ? `on node ${on}` : 'not scheduled'}, not on ${t.node} (which ${t.id} drains)`);
+  }
+  const handle = client.workflow.getHandle(t.id);
+  if (c.cmd === 'retry-now') await handle.signal(retryNowSignal);
+  else await handle.signal(c.cmd === 'skip-pod' ? skipPodSignal : forceDeletePodSignal, { ...pod!, reason: c.reason });
+  io.out(`sent ${c.cmd}${podKey ? ` ${podKey}` : ''} to ${t.id}`);
+  return 0;
+}
+
+async function inventory(session: Session, c: Of<'inventory'>, io: Io): Promise<number> {
+  if (c.selector !== undefined) {
+    // The apiserver parses selectors; a bad one would have the workflow's activity retry forever.
+    await session.kube().core.listNode({ labelSelector: c.selector, limit: 1 }).catch((err: unknown) => {
+      if (apiStatus(err) === 400) throw new UsageError(`invalid --selector "${c.selector}": ${oneLine(err, session.ctx).replace(/^.*?: 400 /, '')}`, 'inventory');
+      throw new CliError(`checking --selector: ${oneLine(err, session.ctx)}`);
+    });
+  }
+  const client = await session.client();
+  const { taskQueue, namespace, address } = session.settings;
+  if (!(await workerPolls(client, namespace, taskQueue))) throw new CliError(`no worker polls task queue ${taskQueue} at ${address}: start one (npm run worker)`);
+  io.out(renderInventory(await runInventory(client, taskQueue, `inventory-${Date.now()}`, c.selector)));
+  return 0;
+}
+
+export async function execute(session: Session, c: Exclude<Command, { cmd: 'help' }>, io: Io): Promise<number> {
+  switch (c.cmd) {
+    case 'cycle':
+      return cycle(session, c, io);
+    case 'follow':
+      return follow(session, c, io);
+    case 'status':
+      return status(session, c, io);
+    case 'drain':
+      return drainCommand(session, c, io);
+    case 'inventory':
+      return inventory(session, c, io);
+    case 'skip-pod':
+    case 'force-delete-pod':
+    case 'retry-now':
+      return signal(session, c, io);
+  }
+}

@@ -1,0 +1,76 @@
+// The connections a command needs, made when it first needs them (so `--help` and usage errors
+// touch nothing), each failing fast with one line that names the address or the file.
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import type { Client } from '@temporalio/client';
+import { apiStatus, createKube, type Kube } from '../../activities/kube.js';
+import { temporalSettings, type TemporalSettings } from '../../worker/config.js';
+import { connectClient } from '../client.js';
+import { CliError } from './errors.js';
+import { oneLine, type ErrorContext } from './explain.js';
+
+/** Long enough for a real server across a WAN; short enough that a wrong address says so at once. */
+const CONNECT_TIMEOUT = '3s';
+
+export class Session {
+  private kubeValue?: Kube;
+  private clientValue?: Promise<Client>;
+
+  constructor(
+    readonly settings: TemporalSettings = temporalSettings(),
+    private readonly env: Record<string, string | undefined> = process.env,
+  ) {}
+
+  get ctx(): ErrorContext {
+    return {
+      temporalAddress: this.settings.address,
+      temporalNamespace: this.settings.namespace,
+      kubeServer: this.kubeValue?.config.getCurrentCluster()?.server,
+    };
+  }
+
+  private kubeconfigPath(): string {
+    return this.env.KUBECONFIG || join(homedir(), '.kube', 'config');
+  }
+
+  kube(): Kube {
+    if (!this.kubeValue) {
+      try {
+        this.kubeValue = createKube();
+      } catch (err) {
+        const e = err as NodeJS.ErrnoException;
+        const source = this.env.KUBECONFIG ? ' (KUBECONFIG)' : '';
+        if (e.code === 'ENOENT') throw new CliError(`kubeconfig ${e.path ?? this.kubeconfigPath()}${source} not found`);
+        throw new CliError(`kubeconfig ${this.kubeconfigPath()}${source}: ${oneLine(err, this.ctx)}`);
+      }
+    }
+    return this.kubeValue;
+  }
+
+  async client(): Promise<Client> {
+    this.clientValue ??= connectClient(this.settings, { connectTimeout: CONNECT_TIMEOUT }).catch((err: unknown) => {
+      const why = err instanceof Error ? err.message.split('\n')[0] : String(err);
+      throw new CliError(`cannot reach Temporal at ${this.settings.address} (TEMPORAL_ADDRESS): ${why}`);
+    });
+    return this.clientValue;
+  }
+
+  /**
+   * A read of one Kubernetes object: undefined when it does not exist; any other failure is one
+   * line naming the object.
+   */
+  async read<T>(what: string, f: (kube: Kube) => Promise<T>): Promise<T | undefined> {
+    const kube = this.kube();
+    try {
+      return await f(kube);
+    } catch (err) {
+      if (apiStatus(err) === 404) return undefined;
+      throw new CliError(`reading ${what}: ${oneLine(err, this.ctx)}`);
+    }
+  }
+
+  async close(): Promise<void> {
+    const c = await this.clientValue?.catch(() => undefined);
+    await c?.connection.close();
+  }
+}

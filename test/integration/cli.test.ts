@@ -1,0 +1,300 @@
+// The compiled CLI, run as a user runs it (a child process), against the local stack: it does what
+// it is told or says in one line why not, with exit 0 (done), 1 (failed or refused) or 2 (bad
+// command line); it finds drains from what a user has in hand; a drain that leaves pods is no success.
+import { execFile } from 'node:child_process';
+import { CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
+import type { WorkflowHandle } from '@temporalio/client';
+import { WorkflowNotFoundError } from '@temporalio/common';
+import { CYCLE_NODE_REQUEST } from '../../api/cycle-node-request.js';
+import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
+import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
+import { cycleWorkflowId } from '../../workflows/cycle/types.js';
+import { cycleNodeRequestWorkflow, drainWorkflow } from '../../workflows/index.js';
+import { cycleStatusQuery, drainStatusQuery } from '../../workflows/messages.js';
+import { NodesAttr } from '../../workflows/search-attributes.js';
+import { uniqueName } from '../support/cluster.js';
+import { CycleFixture, deployApp } from '../support/cycle.js';
+import { DrainFixture } from '../support/drain.js';
+import { waitFor } from '../support/wait.js';
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
+
+/** The CLI under test: the build globalSetup makes (SLIPWAY_TEST_CLI runs these tests against another). */
+const CLI = process.env.SLIPWAY_TEST_CLI ?? 'dist/starter/cli.js';
+
+/** Runs the compiled CLI without blocking this process's worker. */
+function cli(args: string[], env: Record<string, string> = {}, timeoutMs = 90_000): Promise<Run> {
+  const started = Date.now();
+  return new Promise((resolve) => {
+    execFile('node', [CLI, ...args], { env: { ...process.env, ...env }, timeout: timeoutMs }, (err, stdout, stderr) => {
+      const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
+      resolve({ code, stdout, stderr, ms: Date.now() - started });
+    });
+  });
+}
+
+const lines = (s: string) => s.split('\n').filter((l) => l.trim() !== '');
+
+/** A runtime error: exit 1, exactly one line on stderr, no stack trace. */
+function expectOneLineError(r: Run, ...mentions: string[]): void {
+  expect({ code: r.code, stderr: lines(r.stderr) }).toEqual({ code: 1, stderr: [expect.stringMatching(/^slipway: /)] });
+  for (const m of mentions) expect(r.stderr).toContain(m);
+}
+
+/** A usage error: exit 2, what was wrong, then a one-line usage hint. */
+function expectUsageError(r: Run, mention: string): void {
+  expect(r.code).toBe(2);
+  expect(lines(r.stderr)).toEqual([expect.stringContaining(mention), expect.stringMatching(/^usage: slipway /)]);
+  expect(r.stdout).toBe('');
+}
+
+const nowhere = { TEMPORAL_ADDRESS: '127.0.0.1:1', KUBECONFIG: '/nonexistent/slipway-kubeconfig' };
+
+describe('without any server', () => {
+  test.each([[['--help']], [['help']], [['drain', '--help']], [['help', 'cycle']], [['cycle', 'workers', '-h']]])('%j prints usage and exits 0', async (args) => {
+    const r = await cli(args, nowhere);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^usage: slipway /);
+    expect(r.stderr).toBe('');
+  });
+
+  test.each([
+    [['inventory', '--selectr', 'a=b'], 'unknown option --selectr for inventory'],
+    [['drain', '--node', 'x'], 'unknown option --node for drain'],
+    [['cycle', 'workers', '--concurrency', 'two'], '--concurrency must be a positive integer, got "two"'],
+    [['cycle', 'workers', '-n'], 'option --namespace needs a value'],
+    [['status'], 'status needs <ref>'],
+    [['frob'], 'unknown command "frob"'],
+  ])('%j is refused before connecting (exit 2)', async (args, mention) => {
+    expectUsageError(await cli(args, nowhere), mention);
+  });
+
+  test('an unreachable Temporal is named, in one line, within seconds', async () => {
+    const r = await cli(['status', 'drain/some-node'], { TEMPORAL_ADDRESS: '127.0.0.1:1' });
+    expectOneLineError(r, 'cannot reach Temporal at 127.0.0.1:1');
+    expect(r.ms).toBeLessThan(8000);
+  });
+
+  test('a missing kubeconfig is named, in one line', async () => {
+    expectOneLineError(await cli(['drain', 'some-node'], { KUBECONFIG: nowhere.KUBECONFIG }), `kubeconfig ${nowhere.KUBECONFIG}`, 'not found');
+  });
+});
+
+describe('drains from the CLI', () => {
+  const f = new DrainFixture('it-cli');
+  const env = () => ({ SLIPWAY_TASK_QUEUE: f.taskQueue });
+  const handles: WorkflowHandle[] = [];
+  beforeAll(async () => {
+    await f.setup();
+    await f.deploy('web', 1);
+    await f.waitRunning(1);
+    await f.addSpare();
+  });
+  afterAll(async () => {
+    for (const h of handles) await h.terminate().catch(() => undefined);
+    await f.teardown();
+  });
+
+  const bare = async (name: string, labels: Record<string, string> = {}): Promise<V1Pod> =>
+    f.c.core.createNamespacedPod({
+      namespace: f.ns,
+      body: {
+        metadata: { name, labels },
+        // Bound to the node directly: the cordon does not keep it off (as with a pod that returns).
+        spec: { nodeName: f.node, terminationGracePeriodSeconds: 1, containers: [{ name: 'c', image: 'registry.invalid/app:1' }] },
+      },
+    });
+
+  test('a node that does not exist is an error, and no drain starts', async () => {
+    const ghost = `${f.group}-ghost`;
+    expectOneLineError(await cli(['drain', ghost], env()), `node ${ghost} not found`);
+    await expect(f.client.workflow.getHandle(`drain/${ghost}`).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
+  });
+
+  test('`drain --node X` drains no node named --node', async () => {
+    const before = new Date();
+    expectUsageError(await cli(['drain', '--node', f.node], env()), 'unknown option --node');
+    // (The shared server may keep one from a run of an older CLI: none may have started now.)
+    const d = await f.client.workflow.getHandle('drain/--node').describe().catch((err: unknown) => {
+      if (err instanceof WorkflowNotFoundError) return undefined;
+      throw err;
+    });
+    expect(d === undefined || d.startTime < before).toBe(true);
+  });
+
+  test('drains the node, exits 0, and the drain is found by its node in the Web UI (search attributes)', async () => {
+    const r = await cli(['drain', f.node], env());
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`started drain/${f.node}`);
+    expect(lines(r.stdout).at(-1)).toMatch(new RegExp(`^drain/${f.node} finished at .*: Drain completed: 1 Pod evicted$`));
+    const d = await f.client.workflow.getHandle(`drain/${f.node}`).describe();
+    expect(d.typedSearchAttributes.get(NodesAttr)).toEqual([f.node]);
+    const found = await waitFor('the drain listed by SlipwayNodes', async () => {
+      const ids: string[] = [];
+      for await (const w of f.client.workflow.list({ query: `SlipwayNodes = '${f.node}'` })) ids.push(w.workflowId);
+      return ids.length > 0 && ids;
+    }, { timeoutMs: 15_000 });
+    expect(found).toEqual([`drain/${f.node}`]);
+  });
+
+  test('a second drain of a drained node is refused until --again, which starts a new run', async () => {
+    const before = await f.client.workflow.getHandle(`drain/${f.node}`).describe();
+    const r = await cli(['drain', f.node, '--no-follow'], env());
+    expectOneLineError(r, `drain/${f.node} finished at ${before.closeTime!.toISOString()}`, 'Drain completed: 1 Pod evicted', '--again');
+    expect((await f.client.workflow.getHandle(`drain/${f.node}`).describe()).runId).toBe(before.runId);
+
+    const again = await cli(['drain', f.node, '--again'], env());
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('Drain completed: 0 Pods evicted');
+    expect((await f.client.workflow.getHandle(`drain/${f.node}`).describe()).runId).not.toBe(before.runId);
+  });
+
+  test('status and follow accept the node name and the drain ID; a finished drain that left a pod exits 1 naming it', async () => {
+    const status = await cli(['status', f.node], env());
+    expect(status.code).toBe(0);
+    expect(status.stdout).toMatch(new RegExp(`^drain/${f.node} finished at .*: Drain completed: 0 Pods evicted\\n$`));
+
+    await bare('returner');
+    await waitFor('the bound pod Running', async () => (await f.c.core.readNamespacedPod({ name: 'returner', namespace: f.ns })).status?.phase === 'Running');
+    for (const ref of [f.node, `drain/${f.node}`]) {
+      const r = await cli(['follow', ref], env());
+      expectOneLineError(r, `1 Pod is still on node ${f.node}: ${f.ns}/returner`);
+    }
+  });
+
+  test('a blocked drain: status names the PDB, signals reach it by node name, and a failed drain exits 1 naming the pods', async () => {
+    await bare('db-0', { app: 'db' });
+    await f.pdb('db', 1);
+    // The Fail policy ends the drain once the PDB has refused for 20 s.
+    const handle = await f.client.workflow.start(drainWorkflow, {
+      taskQueue: f.taskQueue,
+      workflowId: `drain/${f.node}`,
+      args: [{ nodeName: f.node, options: { podEvictionTimeout: { after: '20s', policy: 'Fail' } } }],
+    });
+    handles.push(handle);
+    await waitFor('the drain to report the PDB', async () => (await handle.query(drainStatusQuery)).wave?.blocked.some((b) => b.pdbs.includes('db')));
+
+    const status = await cli(['status', f.node], env());
+    expect(status.code).toBe(0);
+    expect(status.stdout).toContain(`drain/${f.node} (Web UI: `);
+    expect(status.stdout).toContain(`Draining: Drain not completed yet`);
+    expect(status.stdout).toContain('The disruption budget db needs 1 healthy pods');
+
+    const retry = await cli(['retry-now', f.node], env());
+    expect({ code: retry.code, stdout: retry.stdout.trim() }).toEqual({ code: 0, stdout: `sent retry-now to drain/${f.node}` });
+    expectOneLineError(await cli(['skip-pod', f.node, `${f.ns}/nope`], env()), `pod ${f.ns}/nope not found`);
+
+    const follow = await cli(['follow', `drain/${f.node}`], env());
+    expectOneLineError(follow, `drain/${f.node} failed at`, 'podEvictionTimeout', `still on node ${f.node}`, `${f.ns}/db-0`);
+
+    // Signals to a finished drain: said so, in one line.
+    expectOneLineError(await cli(['retry-now', `drain/${f.node}`], env()), `nothing to retry-now: drain/${f.node} failed at`);
+  });
+
+  test('a malformed --selector is refused, not retried forever by the inventory workflow', async () => {
+    expectUsageError(await cli(['inventory', '--selector', 'bad key!=x'], env(), 30_000), 'invalid --selector "bad key!=x"');
+    const ok = await cli(['inventory', '--selector', `${NODE_GROUP_LABEL}=${f.group}`], env());
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toMatch(new RegExp(`${f.group}\\s+2\\s+2\\s+1`));
+  });
+
+  test('a missing workflow and a missing request are named, in one line', async () => {
+    expectOneLineError(await cli(['status', `drain/${f.group}-nothing`], env()), `no workflow drain/${f.group}-nothing`);
+    expectOneLineError(await cli(['follow', `${f.ns}/nothing`], env()), `CycleNodeRequest ${f.ns}/nothing not found`);
+    expectOneLineError(await cli(['status', `${f.group}-nothing`], env()), `no drain of node ${f.group}-nothing found`);
+  });
+});
+
+describe('cycle requests from the CLI', () => {
+  const f = new CycleFixture('it-cli-cycle');
+  const env = () => ({ SLIPWAY_TASK_QUEUE: f.taskQueue });
+  const objects = () => f.c.config.makeApiClient(CustomObjectsApi);
+  const crd = { group: CYCLE_NODE_REQUEST.group, version: CYCLE_NODE_REQUEST.version, plural: CYCLE_NODE_REQUEST.plural };
+  const read = (namespace: string, name: string) => objects().getNamespacedCustomObject({ ...crd, namespace, name }).then(() => true, () => false);
+  let handle: WorkflowHandle<typeof cycleNodeRequestWorkflow> | undefined;
+  beforeAll(() => f.setup());
+  afterAll(async () => {
+    await handle?.terminate().catch(() => undefined);
+    for (const ns of ['default', f.ns]) {
+      for (const name of ['cli-missing-ns', 'cli-here']) await objects().deleteNamespacedCustomObject({ ...crd, namespace: ns, name: `${name}-${f.group}` }).catch(() => undefined);
+    }
+    await f.teardown();
+  });
+
+  test('-n with a namespace that does not exist: an error, and nothing is created anywhere', async () => {
+    const name = `cli-missing-ns-${f.group}`;
+    const missing = uniqueName('it-cli-nons');
+    const r = await cli(['cycle', f.group, '-n', missing, '--name', name, '--no-follow'], env());
+    expectOneLineError(r, `namespace ${missing} not found`);
+    expect(await read('default', name)).toBe(false);
+  });
+
+  test('-n puts the request in that namespace', async () => {
+    const name = `cli-here-${f.group}`;
+    const r = await cli(['cycle', f.group, '-n', f.ns, '--name', name, '--no-follow'], env());
+    expect(r.stderr).toBe('');
+    expect({ code: r.code, stdout: r.stdout.trim() }).toEqual({ code: 0, stdout: `created cyclenoderequest ${f.ns}/${name}` });
+    expect(await read(f.ns, name)).toBe(true);
+    expect(await read('default', name)).toBe(false);
+    await objects().deleteNamespacedCustomObject({ ...crd, namespace: f.ns, name });
+  });
+
+  test('a request blocked on a PDB: status by request, by workflow ID and by node shows the drain, its ID and the blocker; signals find it through the pod', async () => {
+    const [node] = await ensureFakeNodeGroup(f.c.core, f.group, 1);
+    await deployApp(f.c, f.ns, f.group, 2, { minAvailable: 2 });
+    await waitFor('2 app pods Running', async () => (await f.c.core.listNamespacedPod({ namespace: f.ns })).items.filter((p) => p.status?.phase === 'Running').length === 2);
+    // The object as the bridge would see it, and its workflow as the bridge would start it.
+    const name = 'blocked';
+    const spec = { nodeGroupName: f.group, provider: 'kwok', selector: { matchLabels: { [NODE_GROUP_LABEL]: f.group } }, cycleSettings: { method: 'Drain' } };
+    const obj = (await objects().createNamespacedCustomObject({
+      ...crd,
+      namespace: f.ns,
+      body: { apiVersion: `${crd.group}/${crd.version}`, kind: CYCLE_NODE_REQUEST.kind, metadata: { name }, spec },
+    })) as { metadata: { uid: string } };
+    const request = { namespace: f.ns, name, uid: obj.metadata.uid };
+    const id = cycleWorkflowId(request);
+    handle = await f.client.workflow.start(cycleNodeRequestWorkflow, { taskQueue: f.taskQueue, workflowId: id, args: [{ request, spec: spec as never }] });
+    const drainId = `${id}/node/${node}/drain`;
+    await waitFor('the cycle to report the PDB block', async () => {
+      const s = await handle!.query(cycleStatusQuery);
+      return s.nodes.some((n) => n.phase === 'DrainingPods' && n.drainMessage?.includes('disruption budget app'));
+    }, { timeoutMs: 90_000 });
+
+    for (const ref of [`${f.ns}/${name}`, `cnr/${f.ns}/${name}`, id]) {
+      const r = await cli(['status', ref], env());
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain(`${id} (running; Web UI: `);
+      expect(r.stdout).toMatch(new RegExp(`${node}\\s+DrainingPods`));
+      expect(r.stdout).toContain(`drain ${drainId}`);
+      expect(r.stdout).toContain('disruption budget app');
+    }
+
+    const byNode = await cli(['status', node!], env());
+    expect(byNode.code).toBe(0);
+    expect(byNode.stdout).toContain(`${drainId} (Web UI: `);
+    expect(byNode.stdout).toContain('The disruption budget app needs 2 healthy pods');
+
+    // `drain` of a node a cycle is draining attaches to that drain instead of starting a second one.
+    const drain = await cli(['drain', node!, '--no-follow'], env());
+    expect({ code: drain.code, stderr: drain.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(drain.stdout).toContain(`${drainId} is already draining ${node}`);
+    await expect(f.client.workflow.getHandle(`drain/${node}`).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
+
+    const retry = await cli(['retry-now', `${f.ns}/${name}`], env());
+    expectOneLineError(retry, `${id} is a request: say which node with --node (draining now: ${node})`);
+    const pod = (await f.c.core.listNamespacedPod({ namespace: f.ns, labelSelector: 'app=app' })).items[0]!.metadata!.name!;
+    const skip = await cli(['skip-pod', `${f.ns}/${name}`, `${f.ns}/${pod}`, '--reason', 'cli test'], env());
+    expect({ code: skip.code, stdout: skip.stdout.trim(), stderr: skip.stderr }).toEqual({ code: 0, stdout: `sent skip-pod ${f.ns}/${pod} to ${drainId}`, stderr: '' });
+    await waitFor('the skip recorded in the drain', async () => {
+      const s = await f.client.workflow.getHandle(drainId).query(drainStatusQuery);
+      return s.forced.some((x) => x.pod === `${f.ns}/${pod}` && x.action === 'Skip');
+    });
+  }, 180_000);
+});

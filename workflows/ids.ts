@@ -1,0 +1,56 @@
+// Object → workflow ID, both ways, in one place: the workflows, the bridge and the CLI build IDs
+// here and the CLI reads them back. Pure (no Temporal imports), so workflows and clients share it.
+// Kubernetes names and uids never contain '/', so every ID splits unambiguously.
+
+/** A drain started from the CLI: one per node; starting it again attaches to the running one. */
+export const drainWorkflowId = (node: string) => `drain/${node}`;
+
+/** One workflow per CycleNodeRequest; the uid makes a deleted-and-recreated object a new cycle. */
+export const cycleWorkflowId = (r: { namespace: string; name: string; uid: string }) => `cnr/${r.namespace}/${r.name}/${r.uid}`;
+
+/** One node's cycle, a child of its request. */
+export const nodeCycleWorkflowId = (requestId: string, nodeName: string) => `${requestId}/node/${nodeName}`;
+
+/** The drain a node's cycle runs as its child. */
+export const nodeDrainWorkflowId = (nodeCycleId: string) => `${nodeCycleId}/drain`;
+
+export interface RequestIdParts {
+  namespace: string;
+  name: string;
+  uid: string;
+  /** cnr/<namespace>/<name>/<uid> */
+  requestId: string;
+}
+
+export type ParsedWorkflowId =
+  | { kind: 'drain'; node: string }
+  | ({ kind: 'request' } & RequestIdParts)
+  | ({ kind: 'nodeCycle'; node: string } & RequestIdParts)
+  | ({ kind: 'nodeDrain'; node: string } & RequestIdParts);
+
+/** What a Slipway workflow ID names, or undefined for anything else. */
+export function parseWorkflowId(id: string): ParsedWorkflowId | undefined {
+  const parts = id.split('/');
+  if (parts.some((p) => p === '')) return undefined;
+  if (parts[0] === 'drain' && parts.length === 2) return { kind: 'drain', node: parts[1]! };
+  if (parts[0] !== 'cnr' || parts.length < 4) return undefined;
+  const [, namespace, name, uid, ...rest] = parts as [string, string, string, string, ...string[]];
+  const req: RequestIdParts = { namespace, name, uid, requestId: cycleWorkflowId({ namespace, name, uid }) };
+  if (rest.length === 0) return { kind: 'request', ...req };
+  if (rest[0] !== 'node' || !rest[1]) return undefined;
+  if (rest.length === 2) return { kind: 'nodeCycle', node: rest[1], ...req };
+  if (rest.length === 3 && rest[2] === 'drain') return { kind: 'nodeDrain', node: rest[1], ...req };
+  return undefined;
+}
+
+/**
+ * The drain of `node` that a workflow involving the node leads to: itself for a drain, the child
+ * drain of a node's cycle, or of the request's cycle of that node.
+ */
+export function drainIdFor(workflowId: string, node: string): string | undefined {
+  const p = parseWorkflowId(workflowId);
+  if (!p) return undefined;
+  if (p.kind === 'drain' || p.kind === 'nodeDrain') return p.node === node ? workflowId : undefined;
+  if (p.kind === 'nodeCycle') return p.node === node ? nodeDrainWorkflowId(workflowId) : undefined;
+  return nodeDrainWorkflowId(nodeCycleWorkflowId(workflowId, node));
+}
