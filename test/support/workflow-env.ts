@@ -29,6 +29,12 @@ export function workflowCode(): Pick<WorkerOptions, 'workflowBundle' | 'workflow
 export interface WorkflowEnvOptions {
   /** Server dynamic config, e.g. `limit.historyCount.suggestContinueAsNew` to force continue-as-new. */
   dynamicConfig?: Record<string, string | number>;
+  /**
+   * Heartbeats answered within 50 ms, so a cancelled activity learns of it at once (default). False:
+   * the SDK's throttling, as the worker runs in production (0.8 × heartbeatTimeout: 12 s for the
+   * drain's waits), for tests of what happens while a cancel has not reached the activity yet.
+   */
+  fastCancellation?: boolean;
 }
 
 export interface WorkflowTestEnv {
@@ -63,8 +69,7 @@ export async function startWorkflowEnv(opts: WorkflowEnvOptions = {}): Promise<W
       ...workflowCode(),
       activities,
       // Cancellation reaches an activity with a heartbeat's answer: answer within 50 ms, not 12 s.
-      maxHeartbeatThrottleInterval: '50 milliseconds',
-      defaultHeartbeatThrottleInterval: '50 milliseconds',
+      ...(opts.fastCancellation === false ? {} : { maxHeartbeatThrottleInterval: '50 milliseconds', defaultHeartbeatThrottleInterval: '50 milliseconds' }),
     });
     const w = { names: new Set(names), taskQueue, worker, running: worker.run() };
     workers.push(w);
