@@ -12,6 +12,15 @@ export default {
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
     {
+      // The real workflows on a Temporal dev server of their own, with scripted activities, and the
+      // replay of recorded histories: no stack needed (only the Temporal CLI it installs).
+      ...common,
+      displayName: 'workflow',
+      testMatch: ['<rootDir>/test/workflow/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/workflow/global-setup.ts',
+      setupFiles: ['<rootDir>/test/support/quiet-temporal.ts'],
+    },
+    {
       ...common,
       displayName: 'integration',
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
@@ -19,6 +28,18 @@ export default {
       setupFiles: ['<rootDir>/test/support/quiet-temporal.ts'],
       slowTestThreshold: 30,
     },
+    // `npm run record-histories` only: real runs on the stack, saved for the replay test.
+    ...(process.env.SLIPWAY_RECORD_HISTORIES
+      ? [
+          {
+            ...common,
+            displayName: 'record',
+            testMatch: ['<rootDir>/test/histories/record.test.ts'],
+            globalSetup: '<rootDir>/test/integration/global-setup.ts',
+            setupFiles: ['<rootDir>/test/support/quiet-temporal.ts'],
+          },
+        ]
+      : []),
   ],
   testTimeout: 120000,
   // The Temporal native runtime keeps a handle open after tests (sdk-typescript#928).

@@ -1,0 +1,109 @@
+// Records the histories that test/workflow/replay.test.ts replays: real runs on the local stack,
+// fetched from Temporal and written here as JSON (the format `temporal workflow show -o json` and
+// the Web UI's download use). Not part of `npm test`: run `npm run record-histories` (on a shared
+// stack, under its lock), review the diff, and commit the files. See docs/design.md, "Replay tests".
+import { readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Client } from '@temporalio/client';
+import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
+import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
+import { drainStatusQuery } from '../../workflows/messages.js';
+import { uniqueName } from '../support/cluster.js';
+import { CycleFixture } from '../support/cycle.js';
+import { DrainFixture, mergePatch } from '../support/drain.js';
+import { deleteDrainRule, storeUnvalidatedDrainRule } from '../support/drain-rules.js';
+import { historyToJson } from '../support/histories.js';
+import { waitFor } from '../support/wait.js';
+
+const DIR = 'test/histories';
+const ROLE: Record<string, string> = { cycleNodeWorkflow: 'node', nodeGroupLockWorkflow: 'lock', drainWorkflow: 'drain' };
+
+/** Writes `<scenario>.<role>.json` for a workflow and, recursively, for each child it started (by type and start order). */
+async function saveTree(client: Client, file: string, workflowId: string, runId?: string): Promise<string[]> {
+  const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+  writeFileSync(join(DIR, `${file}.json`), `${JSON.stringify(historyToJson(history), null, 1)}\n`);
+  const written = [file];
+  const perType = new Map<string, number>();
+  for (const e of history.events ?? []) {
+    const child = e.childWorkflowExecutionStartedEventAttributes;
+    if (!child) continue;
+    const type = ROLE[child.workflowType!.name!] ?? child.workflowType!.name!;
+    const i = perType.get(type) ?? 0;
+    perType.set(type, i + 1);
+    written.push(...(await saveTree(client, `${file}.${type}-${i}`, child.workflowExecution!.workflowId!, child.workflowExecution!.runId!)));
+  }
+  return written;
+}
+
+/** Removes a scenario's earlier files, so children a new run no longer starts do not linger. */
+function clear(scenario: string): void {
+  for (const f of readdirSync(DIR)) if (f.startsWith(`${scenario}.`) && f.endsWith('.json')) rmSync(join(DIR, f));
+}
+
+describe('recording histories for the replay test', () => {
+  test('drain-waves-pdb: two waves, the second blocked by a PDB until capacity returns', async () => {
+    const f = await new DrainFixture('it-rec-waves').setup();
+    try {
+      await f.deploy('first', 1, { tier: 'first' });
+      await f.deploy('web', 2);
+      await f.waitRunning(3);
+      await f.pdb('web', 2);
+      await f.addSpare();
+      const h = await f.startDrain({ drainPlan: [{ podSelector: { matchLabels: { tier: 'first' } } }] });
+      await waitFor('wave 1 blocked by the PDB', async () => {
+        const s = await h.query(drainStatusQuery);
+        return s.wave?.order === 1 && s.wave.blocked.length > 0;
+      });
+      await f.c.apps.patchNamespacedDeployment({ name: 'web', namespace: f.ns, body: { spec: { replicas: 3 } } }, mergePatch);
+      const r = await h.result();
+      expect(r.status).toMatchObject({ phase: 'Drained', completedWaves: [0, 1], evicted: 3 });
+      clear('drain-waves-pdb');
+      await saveTree(f.client, 'drain-waves-pdb', h.workflowId);
+    } finally {
+      await f.teardown();
+    }
+  });
+
+  test('drain-held-rule: held by an invalid DrainRule in Pending, resumed once it is deleted', async () => {
+    const f = await new DrainFixture('it-rec-held').setup();
+    const rule = uniqueName('it-rec-invalid-rule');
+    try {
+      await f.deploy('web', 1);
+      await f.waitRunning(1);
+      await f.addSpare();
+      // order 2^31 is outside int32: stored past the CRD's check, refused by the drain's.
+      await storeUnvalidatedDrainRule(f.c, rule, {
+        drain: { behavior: 'Drain', order: 2 ** 31 },
+        nodes: [{ selector: { matchLabels: { [NODE_GROUP_LABEL]: f.group } } }],
+        pods: [{ selector: { matchLabels: { app: 'web' } } }],
+      });
+      const h = await f.startDrain();
+      await waitFor('the drain held', async () => (await h.query(drainStatusQuery)).heldBy.length > 0);
+      await deleteDrainRule(f.c, rule);
+      const r = await h.result();
+      expect(r.status).toMatchObject({ phase: 'Drained', heldBy: [], evicted: 1 });
+      clear('drain-held-rule');
+      await saveTree(f.client, 'drain-held-rule', h.workflowId);
+    } finally {
+      await deleteDrainRule(f.c, rule);
+      await f.teardown();
+    }
+  });
+
+  test('cycle-kwok: a 2-node kwok group cycled one node at a time (request, lock, node cycles, drains)', async () => {
+    const f = await new CycleFixture('it-rec-cycle').setup();
+    try {
+      await ensureFakeNodeGroup(f.c.core, f.group, 2);
+      await f.app(2, 1);
+      await waitFor('2 app pods Running', async () => (await f.c.core.listNamespacedPod({ namespace: f.ns })).items.filter((p) => p.status?.phase === 'Running').length === 2);
+      const h = await f.start({ selector: { matchLabels: { [NODE_GROUP_LABEL]: f.group } }, cycleSettings: { concurrency: 1 } });
+      const r = await h.result();
+      expect(r).toMatchObject({ phase: 'Successful', nodesCycled: 2 });
+      clear('cycle-kwok');
+      const files = await saveTree(f.client, 'cycle-kwok', h.workflowId);
+      expect(files.sort()).toEqual(['cycle-kwok', 'cycle-kwok.lock-0', 'cycle-kwok.node-0', 'cycle-kwok.node-0.drain-0', 'cycle-kwok.node-1', 'cycle-kwok.node-1.drain-0']);
+    } finally {
+      await f.teardown();
+    }
+  }, 240_000);
+});

@@ -1,0 +1,249 @@
+// Scripted stand-ins for the drain's activities, for workflow tests (test/workflow/): a node and its
+// pods as the classify activity would report them, which the test changes as it goes, and answers
+// that follow the real activities' contracts (activities/drain/*.ts): evictions refused while a
+// "PDB" says so, pods that leave after evicting, waits that end on the same events as the real
+// ones and stop when the workflow cancels them. Every call is logged for the test to assert on.
+// The cluster is not the point here (the integration tests cover it); the workflow's decisions are.
+import { Context, heartbeat } from '@temporalio/activity';
+import { DrainOptions, type DrainOptionsInput } from '../../api/drain-options.js';
+import type { DeleteInput, EvictInput, EvictResult } from '../../activities/drain/evict.js';
+import { drainSettings } from '../../activities/drain/snapshot.js';
+import type { VolumeWaitInput, VolumeWaitResult } from '../../activities/drain/volumes.js';
+import type { WaveWaitEnd, WaveWaitInput, WaveWaitResult } from '../../activities/drain/wave-wait.js';
+import type { EventInput } from '../../activities/events.js';
+import type { WorkflowHandle, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import type { DrainResult } from '../../workflows/drain/drain.js';
+import type { DrainStatus } from '../../workflows/drain/status.js';
+import { drainWorkflow } from '../../workflows/index.js';
+import { drainStatusQuery } from '../../workflows/messages.js';
+import { waitFor } from './wait.js';
+import type { WorkflowTestEnv } from './workflow-env.js';
+import { podKey, type DrainSnapshot, type NodeFacts, type PodRef, type PodVerdict } from '../../workflows/drain/types.js';
+
+/** A pod as classifyPods reports it; defaults: namespace `app`, Evict at order 0, Running. */
+export function pod(name: string, o: Partial<PodVerdict> = {}): PodVerdict {
+  return {
+    namespace: 'app',
+    name,
+    uid: `uid-${name}`,
+    action: 'Evict',
+    order: 0,
+    podType: 'Default',
+    reason: 'default',
+    warnings: [],
+    terminating: false,
+    phase: 'Running',
+    claims: [],
+    ...o,
+  };
+}
+
+export interface Call {
+  name: string;
+  input: unknown;
+  output?: unknown;
+  /** The workflow cancelled it (a signal woke the drain). */
+  cancelled?: boolean;
+  startedAt: number;
+  endedAt?: number;
+  /** ns/name of the pods on the node when it was called. */
+  onNode: string[];
+}
+
+const POLL_MS = 20;
+
+export class FakeDrain {
+  node: NodeFacts;
+  pods: PodVerdict[] = [];
+  /** Invalid DrainRules that could affect this node (classify's heldBy). */
+  heldBy: string[] = [];
+  /** ns/name → why: evictions of these pods are refused (a PDB) until removed from the map. */
+  readonly refusals = new Map<string, string>();
+  /** A pod leaves the node this long after its eviction or deletion (terminating meanwhile). */
+  leaveAfterMs = 0;
+  /** A controller putting a pod back on the node when one leaves: return the newcomer. */
+  recreate?: (left: PodVerdict) => PodVerdict | undefined;
+  /** ns/claim of volumes still attached to the node. */
+  attached: string[] = [];
+  /** The real waitForWave refreshes after 10 s once pods have left; tests may make every wave wait end sooner. */
+  waveRefreshMs?: number;
+  readonly calls: Call[] = [];
+  readonly events: EventInput[] = [];
+  private rules = 0;
+
+  constructor(name: string, pods: PodVerdict[] = [], node: Partial<NodeFacts> = {}) {
+    this.node = { name, exists: true, unreachable: false, cordoned: false, ...node };
+    this.pods = pods;
+  }
+
+  /** A DrainRule was created, changed or deleted (ends waitForDrainRuleChange and waitForWave). */
+  rulesChanged(heldBy: string[] = this.heldBy): void {
+    this.heldBy = heldBy;
+    this.rules++;
+  }
+
+  callsOf(name: string): Call[] {
+    return this.calls.filter((c) => c.name === name);
+  }
+
+  /** ns/name of every pod an evictPods call was asked to evict, in order. */
+  evictionsAsked(): string[] {
+    return this.callsOf('evictPods').flatMap((c) => (c.input as EvictInput).pods.map(podKey));
+  }
+
+  on(ref: PodRef | string): PodVerdict | undefined {
+    return this.pods.find((p) => (typeof ref === 'string' ? podKey(p) === ref : p.uid === ref.uid));
+  }
+
+  /** Evicted or deleted: terminating, then gone (and maybe replaced by its controller). */
+  private leave(p: PodVerdict): void {
+    p.terminating = true;
+    const gone = () => {
+      this.pods = this.pods.filter((x) => x.uid !== p.uid);
+      const back = this.recreate?.(p);
+      if (back) this.pods.push(back);
+    };
+    if (this.leaveAfterMs > 0) setTimeout(gone, this.leaveAfterMs);
+    else gone();
+  }
+
+  private evictOne(ref: PodRef): EvictResult {
+    const p = this.on(ref);
+    if (!p) return { ...ref, outcome: 'Gone' };
+    if (p.terminating) return { ...ref, outcome: 'AlreadyTerminating' };
+    const refusal = this.refusals.get(podKey(p));
+    if (refusal !== undefined) return { ...ref, outcome: 'Blocked', reason: refusal };
+    this.leave(p);
+    return { ...ref, outcome: 'Evicted' };
+  }
+
+  /** The activities, logged; pass to WorkflowTestEnv.withWorker. */
+  activities() {
+    const logged = <I, O>(name: string, fn: (input: I) => Promise<O>) => async (input: I): Promise<O> => {
+      const call: Call = { name, input: structuredClone(input), startedAt: Date.now(), onNode: this.pods.map(podKey) };
+      this.calls.push(call);
+      try {
+        const out = await fn(input);
+        call.output = structuredClone(out);
+        return out;
+      } catch (err) {
+        if (Context.current().cancellationSignal.aborted) call.cancelled = true;
+        throw err;
+      } finally {
+        call.endedAt = Date.now();
+      }
+    };
+    return {
+      classifyPods: logged('classifyPods', async (input: { nodeName: string; options?: DrainOptionsInput }): Promise<DrainSnapshot> => {
+        const parsed = DrainOptions.safeParse(input.options ?? {});
+        const node = { ...this.node };
+        if (!parsed.success) return { node, pods: [], errors: parsed.error.issues.map((i) => `drain options ${i.path.join('.')}: ${i.message}`), heldBy: [] };
+        const settings = drainSettings(parsed.data);
+        if (!node.exists) return { node, pods: [], errors: [], heldBy: [], settings };
+        return { node, pods: structuredClone(this.pods).sort((a, b) => (podKey(a) < podKey(b) ? -1 : 1)), errors: [], heldBy: [...this.heldBy], settings };
+      }),
+      cordonNode: logged('cordonNode', async (_name: string) => {
+        const changed = this.node.exists && !this.node.cordoned;
+        if (this.node.exists) this.node.cordoned = true;
+        return { exists: this.node.exists, changed };
+      }),
+      uncordonNode: logged('uncordonNode', async (_name: string) => {
+        const changed = this.node.exists && this.node.cordoned;
+        this.node.cordoned = false;
+        return { exists: this.node.exists, changed };
+      }),
+      evictPods: logged('evictPods', async (input: EvictInput): Promise<EvictResult[]> => input.pods.map((p) => this.evictOne(p))),
+      deletePods: logged('deletePods', async (input: DeleteInput): Promise<EvictResult[]> =>
+        input.pods.map((ref) => {
+          const p = this.on(ref);
+          if (!p) return { ...ref, outcome: 'Gone' };
+          this.leave(p);
+          return { ...ref, outcome: 'Evicted' };
+        }),
+      ),
+      waitForWave: logged('waitForWave', (input: WaveWaitInput) => this.waitForWave(input)),
+      waitForVolumeDetach: logged('waitForVolumeDetach', async (input: VolumeWaitInput): Promise<VolumeWaitResult> => {
+        const ignored = new Set(input.ignoredClaims);
+        const still = () => this.attached.filter((c) => !ignored.has(c));
+        await this.until(() => still().length === 0, input.windowMs);
+        const left = still();
+        return { detached: left.length === 0, message: left.length ? `Waiting for Node volumes to be detached: ${left.join(', ')}` : 'volumes detached', attachedClaims: left };
+      }),
+      waitForDrainRuleChange: logged('waitForDrainRuleChange', async (input: { timeoutMs: number }): Promise<boolean> => {
+        const seen = this.rules;
+        return this.until(() => this.rules !== seen, input.timeoutMs);
+      }),
+      recordEvent: logged('recordEvent', async (input: EventInput): Promise<void> => {
+        this.events.push(input);
+      }),
+    };
+  }
+
+  /** As activities/drain/wave-wait.ts: ends on the first change the drain must act on. */
+  private async waitForWave(input: WaveWaitInput): Promise<WaveWaitResult> {
+    const known = new Set([...input.known, ...input.leaving]);
+    const seenRules = this.rules;
+    const evicted: EvictResult[] = [];
+    const refused = new Map(input.refused.map((p) => [p.uid, p]));
+    const started = Date.now();
+    let end: WaveWaitEnd | undefined;
+    const check = (): boolean => {
+      for (const [uid, ref] of refused) {
+        const r = this.evictOne(ref);
+        if (r.outcome === 'Blocked') continue;
+        refused.delete(uid);
+        if (r.outcome === 'Evicted') evicted.push(r);
+      }
+      const remaining = input.leaving.filter((u) => this.on({ uid: u } as PodRef));
+      if (evicted.length) end = 'Evicted';
+      else if (!this.node.exists || !this.node.cordoned) end = 'NodeChanged';
+      else if (this.rules !== seenRules) end = 'RulesChanged';
+      else if (input.leaving.length && remaining.length === 0) end = 'Left';
+      else if (input.completion.some((u) => !this.on({ uid: u } as PodRef) || ['Succeeded', 'Failed'].includes(this.on({ uid: u } as PodRef)!.phase))) end = 'Completed';
+      else if (this.pods.some((p) => !known.has(p.uid))) end = 'Arrived';
+      else if (this.waveRefreshMs !== undefined && Date.now() - started >= this.waveRefreshMs) end = 'Refresh';
+      return end !== undefined;
+    };
+    const met = await this.until(check, input.timeoutMs);
+    const refusals = [...refused.values()].map((ref) => this.evictOne(ref)).filter((r) => r.outcome === 'Blocked');
+    return { end: met ? end! : 'Timeout', remaining: input.leaving.filter((u) => this.on({ uid: u } as PodRef)), evicted, refusals };
+  }
+
+  /** Polls `cond` until true (→ true) or `timeoutMs` (→ false); heartbeats, so a cancel arrives; rejects when cancelled. */
+  private async until(cond: () => boolean, timeoutMs: number): Promise<boolean> {
+    const ctx = Context.current();
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      if (cond()) return true;
+      if (Date.now() >= deadline) return false;
+      heartbeat();
+      await ctx.sleep(Math.min(POLL_MS, Math.max(1, deadline - Date.now())));
+    }
+  }
+}
+
+/** Starts a drain of the fake's node on its own worker; `during` runs while it does. Resolves with its result, or rejects as it fails. */
+export async function runDrain(
+  t: WorkflowTestEnv,
+  fake: FakeDrain,
+  { options, during, workflowId = `drain/${fake.node.name}` }: { options?: DrainOptionsInput; during?: (h: WorkflowHandleWithFirstExecutionRunId<typeof drainWorkflow>) => Promise<void>; workflowId?: string } = {},
+): Promise<DrainResult> {
+  return t.withWorker(fake.activities(), async (taskQueue) => {
+    const h = await t.client.workflow.start(drainWorkflow, { taskQueue, workflowId, args: [{ nodeName: fake.node.name, options }] });
+    await during?.(h);
+    return h.result();
+  });
+}
+
+/** The drain's status once `pred` holds (polled every 50 ms, at most 15 s). */
+export function statusWhen(h: WorkflowHandle<typeof drainWorkflow>, what: string, pred: (s: DrainStatus) => boolean): Promise<DrainStatus> {
+  return waitFor(what, async () => {
+    const s = await h.query(drainStatusQuery);
+    return pred(s) ? s : undefined;
+  }, { timeoutMs: 15_000, intervalMs: 50 });
+}
+
+/** Resolves once `pred` holds for the fake (polled every 20 ms, at most 15 s). */
+export function fakeWhen(what: string, pred: () => boolean): Promise<true> {
+  return waitFor(what, async () => pred() || undefined, { timeoutMs: 15_000, intervalMs: 20 });
+}

@@ -1,0 +1,110 @@
+// Workflow tests without the stack: a Temporal dev server of their own (the CLI binary the stack
+// installs, started by @temporalio/testing on a free port, in memory), the real workflow code, and
+// activities each test writes. One server per test file; one worker per test, on its own task queue.
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import type { Client } from '@temporalio/client';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker, type WorkerOptions } from '@temporalio/worker';
+import { workflowsPath } from '../../worker/worker.js';
+import { ALL_SEARCH_ATTRIBUTES } from '../../workflows/search-attributes.js';
+
+/** The Temporal CLI that `stack/stack.sh up` (stack/build.sh) installs under $SLIPWAY_HOME/bin. */
+export function temporalBinary(): string {
+  const path = join(process.env.SLIPWAY_HOME ?? join(homedir(), '.cache', 'slipway'), 'bin', 'temporal');
+  if (!existsSync(path)) throw new Error(`no Temporal CLI at ${path}: run \`bash stack/stack.sh up\` once (it installs it), or set SLIPWAY_HOME`);
+  return path;
+}
+
+/** Set by test/workflow/global-setup.ts: the workflows bundled once for every file of the run. */
+export const BUNDLE_ENV = 'SLIPWAY_TEST_WORKFLOW_BUNDLE';
+
+/** The workflow code the workers load: the run's bundle, or the sources (bundled per worker) without one. */
+export function workflowCode(): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
+  const codePath = process.env[BUNDLE_ENV];
+  return codePath ? { workflowBundle: { codePath } } : { workflowsPath: workflowsPath() };
+}
+
+export interface WorkflowEnvOptions {
+  /** Server dynamic config, e.g. `limit.historyCount.suggestContinueAsNew` to force continue-as-new. */
+  dynamicConfig?: Record<string, string | number>;
+  /**
+   * Heartbeats answered within 50 ms, so a cancelled activity learns of it at once (default). False:
+   * the SDK's throttling, as the worker runs in production (0.8 × heartbeatTimeout: 12 s for the
+   * drain's waits), for tests of what happens while a cancel has not reached the activity yet.
+   */
+  fastCancellation?: boolean;
+}
+
+export interface WorkflowTestEnv {
+  env: TestWorkflowEnvironment;
+  client: Client;
+  /**
+   * Runs `body` with a worker whose activities are these. The worker is shared by the file's tests
+   * (creating one costs about half a second): each call swaps in its own activities, so tests must
+   * not overlap, and each test's workflows must end within it.
+   */
+  withWorker<T>(activities: Record<string, (...args: never[]) => unknown>, body: (taskQueue: string) => Promise<T>): Promise<T>;
+}
+
+type Impl = Record<string, (...args: unknown[]) => unknown>;
+
+export async function startWorkflowEnv(opts: WorkflowEnvOptions = {}): Promise<WorkflowTestEnv & { teardown(): Promise<void> }> {
+  const extraArgs = Object.entries(opts.dynamicConfig ?? {}).flatMap(([k, v]) => ['--dynamic-config-value', `${k}=${JSON.stringify(v)}`]);
+  const env = await TestWorkflowEnvironment.createLocal({
+    server: { executable: { type: 'existing-path', path: temporalBinary() }, searchAttributes: ALL_SEARCH_ATTRIBUTES, extraArgs, log: { format: 'pretty', level: 'error' } },
+  });
+  const workers: Array<{ names: Set<string>; taskQueue: string; worker: Worker; running: Promise<void> }> = [];
+  let current: Impl = {};
+  const workerFor = async (names: string[]) => {
+    const found = workers.find((w) => names.every((n) => w.names.has(n)));
+    if (found) return found;
+    const taskQueue = `wf-test-${workers.length + 1}`;
+    // Each activity calls the implementation of the test running now.
+    const activities = Object.fromEntries(names.map((n) => [n, (...args: unknown[]) => current[n]!(...args)]));
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue,
+      ...workflowCode(),
+      activities,
+      // Cancellation reaches an activity with a heartbeat's answer: answer within 50 ms, not 12 s.
+      ...(opts.fastCancellation === false ? {} : { maxHeartbeatThrottleInterval: '50 milliseconds', defaultHeartbeatThrottleInterval: '50 milliseconds' }),
+    });
+    const w = { names: new Set(names), taskQueue, worker, running: worker.run() };
+    workers.push(w);
+    return w;
+  };
+  return {
+    env,
+    client: env.client,
+    async withWorker(activities, body) {
+      const w = await workerFor(Object.keys(activities));
+      current = activities as Impl;
+      const failed = w.running.then(() => {
+        throw new Error('the test worker stopped');
+      });
+      return Promise.race([body(w.taskQueue), failed]);
+    },
+    async teardown() {
+      for (const w of workers) w.worker.shutdown();
+      await Promise.allSettled(workers.map((w) => w.running));
+      await env.teardown();
+    },
+  };
+}
+
+/** One environment for the file: started before its tests, stopped after them. */
+export function useWorkflowEnv(opts: WorkflowEnvOptions = {}): () => WorkflowTestEnv {
+  let t: (WorkflowTestEnv & { teardown(): Promise<void> }) | undefined;
+  beforeAll(async () => {
+    t = await startWorkflowEnv(opts);
+  }, 60_000);
+  afterAll(async () => {
+    await t?.teardown();
+  });
+  return () => {
+    if (!t) throw new Error('the workflow test environment did not start (see beforeAll)');
+    return t;
+  };
+}

@@ -1,0 +1,152 @@
+// The drain's escape hatches, on the real workflow code with scripted activities: the
+// podEvictionTimeout policies for an eviction a PDB keeps refusing, and the operator's signals.
+import { WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import type { DeleteInput } from '../../activities/drain/evict.js';
+import type { WaveWaitInput } from '../../activities/drain/wave-wait.js';
+import { forceDeletePodSignal, retryNowSignal, skipPodSignal } from '../../workflows/messages.js';
+import { FakeDrain, fakeWhen, type Call, pod, runDrain, statusWhen } from '../support/fake-drain.js';
+import { useWorkflowEnv } from '../support/workflow-env.js';
+
+const env = useWorkflowEnv();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const PDB = "Cannot evict pod as it would violate the pod's disruption budget.\nThe disruption budget web needs 2 healthy pods and has 2 currently";
+const blocked = (name: string) => {
+  const fake = new FakeDrain(name, [pod('web'), pod('api')]);
+  fake.refusals.set('app/web', PDB);
+  return fake;
+};
+/** The wave wait running now (the one a signal should cut short). */
+const waiting = async (fake: FakeDrain): Promise<Call> => {
+  await fakeWhen('a wave wait running', () => fake.callsOf('waitForWave').some((c) => c.endedAt === undefined));
+  return fake.callsOf('waitForWave').find((c) => c.endedAt === undefined)!;
+};
+/** Whether it ended by the workflow's cancel (which reaches the activity with its next heartbeat). */
+const cancelled = async (wait: Call) => {
+  await fakeWhen('the wave wait to end', () => wait.endedAt !== undefined);
+  return wait.cancelled;
+};
+const isBlocked = (s: { wave?: { blocked: unknown[] } }) => (s.wave?.blocked.length ?? 0) > 0;
+
+describe('podEvictionTimeout', () => {
+  test('Wait (the default) keeps retrying past the timeout and reports the PDB; nothing is deleted', async () => {
+    const fake = blocked('policy-wait');
+    const result = await runDrain(env(), fake, {
+      options: { podEvictionTimeout: { after: '500ms', policy: 'Wait' } },
+      during: async (h) => {
+        await statusWhen(h, 'the drain blocked', isBlocked);
+        await sleep(1500);
+        const s = await statusWhen(h, 'the drain blocked', isBlocked);
+        expect(s.phase).toBe('Draining');
+        expect(s.wave!.blocked).toEqual([{ reason: PDB, pdbs: ['web'], pods: ['app/web'] }]);
+        expect(fake.callsOf('deletePods')).toHaveLength(0);
+        fake.refusals.clear(); // capacity returns
+      },
+    });
+    expect(result.status).toMatchObject({ phase: 'Drained', evicted: 2, forced: [] });
+    expect(fake.callsOf('deletePods')).toHaveLength(0);
+  });
+
+  test('Fail fails the drain after the timeout, naming the pod and the refusal; nothing is deleted', async () => {
+    const fake = blocked('policy-fail');
+    const started = Date.now();
+    const err = await runDrain(env(), fake, { options: { podEvictionTimeout: { after: '500ms', policy: 'Fail' } } }).catch((e: unknown) => e);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(500);
+    expect(err).toBeInstanceOf(WorkflowFailedError);
+    const cause = (err as WorkflowFailedError).cause as ApplicationFailure;
+    expect(cause.type).toBe('PodEvictionTimeout');
+    expect(cause.message).toBe(`eviction refused for longer than podEvictionTimeout (0.5s): app/web: ${PDB}`);
+    expect(fake.callsOf('deletePods')).toHaveLength(0);
+    expect(fake.on('app/web')?.terminating).toBe(false);
+  });
+
+  test('Delete deletes the refused pod with its own grace period after the timeout, and records it in status and as a Warning Event', async () => {
+    const fake = blocked('policy-delete');
+    const result = await runDrain(env(), fake, { options: { podEvictionTimeout: { after: '500ms', policy: 'Delete' } } });
+    const deletes = fake.callsOf('deletePods');
+    expect(deletes.map((c) => c.input)).toEqual([{ nodeName: 'policy-delete', pods: [{ namespace: 'app', name: 'web', uid: 'uid-web' }] }]);
+    expect((deletes[0]!.input as DeleteInput).gracePeriodSeconds).toBeUndefined();
+    expect(deletes[0]!.startedAt - fake.callsOf('evictPods')[0]!.startedAt).toBeGreaterThanOrEqual(500);
+    expect(result.status.forced).toEqual([{ pod: 'app/web', action: 'DeleteAfterTimeout', by: 'policy', at: expect.any(String), reason: `eviction refused for longer than 0.5s: ${PDB}` }]);
+    expect(fake.events).toEqual([expect.objectContaining({ type: 'Warning', reason: 'DrainDeletedPodAfterTimeout', involved: expect.objectContaining({ kind: 'Pod', namespace: 'app', name: 'web', uid: 'uid-web' }) })]);
+    expect(result.status).toMatchObject({ phase: 'Drained', evicted: 1 });
+  });
+});
+
+describe('operator signals', () => {
+  test('skipPod leaves the pod on the node, ends the wave wait at once, records an Event, and the drain ends without it', async () => {
+    const fake = blocked('skip');
+    let wait: Call | undefined;
+    const result = await runDrain(env(), fake, {
+      during: async (h) => {
+        await statusWhen(h, 'the drain blocked', isBlocked);
+        wait = await waiting(fake);
+        await h.signal(skipPodSignal, { namespace: 'app', name: 'web', reason: 'moved by hand' });
+      },
+    });
+    expect(result.status).toMatchObject({ phase: 'Drained', evicted: 1 });
+    expect(result.status.forced).toEqual([{ pod: 'app/web', action: 'Skip', by: 'signal', at: expect.any(String), reason: 'moved by hand' }]);
+    expect(fake.events.map((e) => e.reason)).toEqual(['DrainSkippedPod']);
+    expect(fake.on('app/web')?.terminating).toBe(false);
+    expect(await cancelled(wait!)).toBe(true);
+    expect(fake.evictionsAsked().filter((k) => k === 'app/web')).toHaveLength(1);
+  });
+
+  test('forceDeletePod deletes the pod at once with grace 0, bypassing its PDB, and records an Event', async () => {
+    const fake = blocked('force');
+    let wait: Call | undefined;
+    const result = await runDrain(env(), fake, {
+      during: async (h) => {
+        await statusWhen(h, 'the drain blocked', isBlocked);
+        wait = await waiting(fake);
+        await h.signal(forceDeletePodSignal, { namespace: 'app', name: 'web' });
+      },
+    });
+    expect(fake.callsOf('deletePods').map((c) => c.input)).toEqual([{ nodeName: 'force', pods: [{ namespace: 'app', name: 'web', uid: 'uid-web' }], gracePeriodSeconds: 0 }]);
+    expect(result.status.forced).toEqual([{ pod: 'app/web', action: 'ForceDelete', by: 'signal', at: expect.any(String), reason: 'force-deleted by operator' }]);
+    expect(fake.events.map((e) => e.reason)).toEqual(['DrainForceDeletedPod']);
+    expect(await cancelled(wait!)).toBe(true);
+    expect(result.status).toMatchObject({ phase: 'Drained', evicted: 1 });
+  });
+
+  test('retryNow cancels the wave wait and starts the next one at once, which retries the refused eviction', async () => {
+    const fake = blocked('retry');
+    let signalled = 0;
+    let wait: Call | undefined;
+    await runDrain(env(), fake, {
+      during: async (h) => {
+        await statusWhen(h, 'the drain blocked', isBlocked);
+        wait = await waiting(fake);
+        signalled = Date.now();
+        await h.signal(retryNowSignal);
+        await fakeWhen('the next wave wait', () => fake.callsOf('waitForWave').at(-1) !== wait);
+        fake.refusals.clear();
+      },
+    });
+    const waits = fake.callsOf('waitForWave');
+    const second = waits[waits.indexOf(wait!) + 1];
+    expect(await cancelled(wait!)).toBe(true);
+    expect(second!.startedAt - signalled).toBeLessThan(1000);
+    expect((second!.input as WaveWaitInput).refused.map((p) => p.name)).toEqual(['web']);
+    // Refusals are retried inside the wait, never by a second evictPods call.
+    expect(fake.evictionsAsked()).toEqual(['app/api', 'app/web']);
+  });
+
+  test('a signal naming a pod that is not on the node changes nothing', async () => {
+    const fake = blocked('stray');
+    const result = await runDrain(env(), fake, {
+      during: async (h) => {
+        await statusWhen(h, 'the drain blocked', isBlocked);
+        const wait = await waiting(fake);
+        await h.signal(forceDeletePodSignal, { namespace: 'app', name: 'nope' });
+        await h.signal(skipPodSignal, { namespace: 'other', name: 'web' });
+        expect(await cancelled(wait)).toBe(true);
+        await fakeWhen('the next wave wait', () => fake.callsOf('waitForWave').at(-1) !== wait);
+        fake.refusals.clear();
+      },
+    });
+    expect(result.status).toMatchObject({ phase: 'Drained', evicted: 2, forced: [] });
+    expect(fake.callsOf('deletePods')).toHaveLength(0);
+    expect(fake.events).toEqual([]);
+  });
+});
