@@ -53,6 +53,7 @@ export interface WorkerTuning {
   maxCachedWorkflows?: number;
   maxConcurrentActivityTaskExecutions?: number;
   maxConcurrentWorkflowTaskExecutions?: number;
+  maxHeartbeatThrottleInterval?: string;
 }
 
 export function workerTuning(env: Env = process.env): WorkerTuning {
@@ -70,6 +71,10 @@ export function workerTuning(env: Env = process.env): WorkerTuning {
     maxCachedWorkflows: int('SLIPWAY_MAX_CACHED_WORKFLOWS') ?? 100,
     maxConcurrentActivityTaskExecutions: int('SLIPWAY_MAX_CONCURRENT_ACTIVITIES'),
     maxConcurrentWorkflowTaskExecutions: int('SLIPWAY_MAX_CONCURRENT_WORKFLOW_TASKS'),
+    // A signal (skipPod, forceDeletePod, retryNow) cancels the running wave wait, and a cancel
+    // reaches an activity only in the answer to a heartbeat: the SDK's default throttle (0.8 x the
+    // 15 s heartbeat timeout) would keep an operator waiting 12 s. Waits heartbeat every second.
+    maxHeartbeatThrottleInterval: '2 seconds',
   };
   return Object.fromEntries(Object.entries(t).filter(([, v]) => v !== undefined));
 }

@@ -10,6 +10,6 @@ export const RETRY: ActivityOptions['retry'] = { initialInterval: '1s', backoffC
 export const steps = proxyActivities<Activities>({ startToCloseTimeout: '30 seconds', retry: RETRY });
 
 /** Long, heartbeating steps (waits, evictions): a dead worker's step is retried elsewhere within 15 s. */
-export function longSteps(startToCloseTimeout: ActivityOptions['startToCloseTimeout']) {
-  return proxyActivities<Activities>({ startToCloseTimeout, heartbeatTimeout: '15 seconds', retry: RETRY });
+export function longSteps(startToCloseTimeout: ActivityOptions['startToCloseTimeout'], more: Partial<ActivityOptions> = {}) {
+  return proxyActivities<Activities>({ startToCloseTimeout, heartbeatTimeout: '15 seconds', retry: RETRY, ...more });
 }

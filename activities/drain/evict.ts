@@ -55,6 +55,8 @@ export interface EvictOptions {
   qps: number;
   /** Called after each pod (activity heartbeat). */
   onEach?: (done: number) => void;
+  /** Once aborted, no further eviction is sent (those pods come back NotTried). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -68,6 +70,7 @@ export async function evictPresent(kube: Kube, pods: PodRef[], current: Current,
     const c = current(p);
     if (c.outcome) return { ...p, outcome: c.outcome };
     await bucket.take();
+    if (o.signal?.aborted) return { ...p, outcome: 'NotTried' };
     try {
       await kube.core.createNamespacedPodEviction({
         name: p.name,

@@ -2,7 +2,8 @@
 // and its numbers, so it is kept verbatim).
 import { ApiException } from '@kubernetes/client-node';
 
-export type EvictionOutcome = 'Evicted' | 'Gone' | 'AlreadyTerminating' | 'Blocked' | 'MultiplePDBs' | 'NamespaceTerminating' | 'Failed';
+/** NotTried: the caller stopped (a cancelled wait) before this pod's eviction was sent. */
+export type EvictionOutcome = 'Evicted' | 'Gone' | 'AlreadyTerminating' | 'Blocked' | 'MultiplePDBs' | 'NamespaceTerminating' | 'Failed' | 'NotTried';
 
 interface StatusBody {
   message?: string;

@@ -3,7 +3,9 @@
 // here, at once, then 1 s doubling to 10 s, and at once whenever a pod leaves (a budget may then
 // allow the next), so a drain blocked for hours is one pending activity in the Web UI, named by its
 // summary, with the refusal in its heartbeat details, not a history that grows with every retry.
-// Watch-based; heartbeats; stops when the workflow cancels it (a signal arrived).
+// Watch-based; heartbeats every second, so a signal's cancel reaches it within the worker's
+// heartbeat throttle. Cancelled, it sends no further eviction and returns what it did (the workflow
+// waits for that answer), so an eviction that raced a skipPod is counted, not lost.
 import { Context, heartbeat } from '@temporalio/activity';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import type { PodRef } from '../../workflows/drain/types.js';
@@ -34,7 +36,7 @@ export interface WaveWaitInput {
  * uncordon, a deletion) and the DrainRules (one that turned invalid must hold the drain before the
  * next retry) end it, so a long wait never hides a change the drain must act on.
  */
-export type WaveWaitEnd = 'Left' | 'Completed' | 'Evicted' | 'Arrived' | 'Refresh' | 'NodeChanged' | 'RulesChanged' | 'Timeout';
+export type WaveWaitEnd = 'Left' | 'Completed' | 'Evicted' | 'Arrived' | 'Refresh' | 'NodeChanged' | 'RulesChanged' | 'Timeout' | 'Cancelled';
 
 export interface WaveWaitResult {
   end: WaveWaitEnd;
@@ -82,8 +84,9 @@ export function createWaveWaitActivities(kube: Kube) {
         await Promise.race([firstList, new Promise((r) => stop.signal.addEventListener('abort', r, { once: true }))]);
         for (let attempt = 1; refused.size && !stop.signal.aborted; attempt++) {
           const current = currentOf(pods.values());
-          const results = await evictPresent(kube, [...refused.values()], current, input);
+          const results = await evictPresent(kube, [...refused.values()], current, { ...input, signal: stop.signal });
           for (const r of results) {
+            if (r.outcome === 'NotTried') continue;
             if (isLeaving(r)) {
               refused.delete(r.uid);
               refusals.delete(r.uid);
@@ -120,8 +123,15 @@ export function createWaveWaitActivities(kube: Kube) {
         return undefined;
       };
       const watchAbort = new AbortController();
-      const onCancel = () => watchAbort.abort(ctx.cancellationSignal.reason);
+      let cancelled = false;
+      const onCancel = () => {
+        cancelled = true;
+        stop.abort();
+        watchAbort.abort(ctx.cancellationSignal.reason);
+      };
+      const beat = setInterval(() => heartbeat(details()), 1000);
       ctx.cancellationSignal.addEventListener('abort', onCancel, { once: true });
+      if (ctx.cancellationSignal.aborted) onCancel();
       const watching = watchUntil<V1Pod>({
         kc: kube.config,
         path: '/api/v1/pods',
@@ -157,9 +167,10 @@ export function createWaveWaitActivities(kube: Kube) {
         ]);
         end = first;
       } catch (err) {
-        if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;
-        throw err;
+        if (!cancelled) throw err;
+        end = 'Cancelled';
       } finally {
+        clearInterval(beat);
         stop.abort();
         watchAbort.abort(new Error('wave wait ended'));
         ctx.cancellationSignal.removeEventListener('abort', onCancel);

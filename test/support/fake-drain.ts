@@ -125,6 +125,8 @@ export class FakeDrain {
       try {
         const out = await fn(input);
         call.output = structuredClone(out);
+        // The wave wait answers a cancel with what it did (end 'Cancelled') instead of throwing.
+        if (Context.current().cancellationSignal.aborted) call.cancelled = true;
         return out;
       } catch (err) {
         if (Context.current().cancellationSignal.aborted) call.cancelled = true;
@@ -204,7 +206,14 @@ export class FakeDrain {
       else if (this.waveRefreshMs !== undefined && Date.now() - started >= this.waveRefreshMs) end = 'Refresh';
       return end !== undefined;
     };
-    const met = await this.until(check, input.timeoutMs);
+    let met: boolean;
+    try {
+      met = await this.until(check, input.timeoutMs);
+    } catch (err) {
+      // Cancelled (a signal): as the real one, no further eviction, and an answer with what it did.
+      if (!Context.current().cancellationSignal.aborted) throw err;
+      return { end: 'Cancelled', remaining: input.leaving.filter((u) => this.on({ uid: u } as PodRef)), evicted, refusals: [] };
+    }
     const refusals = [...refused.values()].map((ref) => this.evictOne(ref)).filter((r) => r.outcome === 'Blocked');
     return { end: met ? end! : 'Timeout', remaining: input.leaving.filter((u) => this.on({ uid: u } as PodRef)), evicted, refusals };
   }

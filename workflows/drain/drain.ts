@@ -7,6 +7,7 @@
 //   Pending → Cordoning → Draining (one pass per change) → WaitingForVolumeDetach → Drained; Failed.
 // A drain finishes only on a fresh read of the node that shows nothing left to evict or wait for.
 import {
+  ActivityCancellationType,
   ApplicationFailure,
   CancellationScope,
   condition,
@@ -15,10 +16,12 @@ import {
   isCancellation,
   log,
   setCurrentDetails,
+  patched,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { DrainOptionsInput } from '../../api/drain-options.js';
 import type { EvictResult } from '../../activities/drain/evict.js';
 import { drainProgressSignal, drainStatusQuery, forceDeletePodSignal, retryNowSignal, skipPodSignal, type PodTarget } from '../messages.js';
@@ -34,6 +37,9 @@ const act = steps;
 // Evictions heartbeat per pod; waits every 5 s.
 const evictions = longSteps('10 minutes');
 const waits = longSteps('10 minutes');
+// A cancelled wave wait answers with the evictions it made before the cancel reached it; the
+// drain waits for that answer (the SDK's effective default is TRY_CANCEL, which would drop it).
+const waveWaits = longSteps('10 minutes', { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED });
 
 /** Longest single wait before the workflow looks again (status refresh, continue-as-new). */
 const MAX_WINDOW_MS = 5 * 60_000;
@@ -78,12 +84,14 @@ const PHASES: Record<Step, (d: Drain) => Promise<DrainPhase>> = {
 
 export async function drainWorkflow(input: DrainInput): Promise<DrainResult> {
   const d = new Drain(input);
-  // Every drain (CLI, cycle, maintenance) is found by node and phase in the Web UI.
-  upsertSearchAttributes([{ key: NodesAttr, value: [input.nodeName] }, { key: PhaseAttr, value: d.st.phase }]);
+  // Every drain (CLI, cycle, maintenance) is found by node and phase in the Web UI. Patched:
+  // drains that started before this change replay without these commands.
+  d.searchable = patched('drain-search-attributes');
+  d.upsertPhase([{ key: NodesAttr, value: [input.nodeName] }]);
   while (d.st.phase !== 'Drained') {
     const from = d.st.phase;
     d.st.phase = await PHASES[d.st.phase as Step](d);
-    if (d.st.phase !== from) upsertSearchAttributes([{ key: PhaseAttr, value: d.st.phase }]);
+    if (d.st.phase !== from) d.upsertPhase();
     d.publish();
     if (d.st.phase !== 'Drained' && workflowInfo().continueAsNewSuggested) await continueAsNew<typeof drainWorkflow>(d.carry());
   }
@@ -102,6 +110,7 @@ export class Drain {
   private readonly forceDeletes: PodTarget[] = [];
   private readonly newSkips: PodTarget[] = [];
   private wake = false;
+  searchable = false;
   /** The latest read of the node, valid for the next step only. */
   private fresh?: DrainSnapshot;
   private settings?: DrainSettings;
@@ -253,6 +262,11 @@ export class Drain {
     for (const t of this.newSkips.splice(0)) {
       const pod = find(t, 'skipPod');
       if (!pod) continue;
+      if (pod.terminating) {
+        // Its eviction went out before the signal was seen: say so rather than report it kept.
+        this.st.warnings.push({ pod: podKey(pod), warning: `skipPod arrived after the pod's eviction; it is leaving` });
+        continue;
+      }
       this.skipBySignal.set(podKey(t), t.reason ?? 'skipped by operator');
       this.refused.delete(podKey(t));
       await this.recordForced(pod, 'Skip', 'signal', t.reason ?? 'skipped by operator');
@@ -383,7 +397,7 @@ export class Drain {
     }
     const summary = waitSummary(plan, refused.map((p) => this.refused.get(podKey(p))!.reason), leaving.length, completion.length);
     const r = await this.untilWoken(() =>
-      waits.waitForWave.executeWithOptions({ summary }, [{
+      (patched('wave-wait-answers-cancel') ? waveWaits : waits).waitForWave.executeWithOptions({ summary }, [{
         nodeName: this.node,
         leaving,
         completion,
@@ -403,24 +417,30 @@ export class Drain {
     }
   }
 
-  /** Runs a wait that a signal may cut short (cancelled, then undefined). */
+  /**
+   * Runs a wait that a signal may cut short. The cut waits for the activity's own answer
+   * (cancellation type WAIT_CANCELLATION_COMPLETED, the default): the wave wait then reports the
+   * evictions it made before the cancel reached it, so none goes uncounted. Undefined: cancelled
+   * with nothing to report.
+   */
   private async untilWoken<T>(wait: () => Promise<T>): Promise<T | undefined> {
     if (this.wake) {
       this.wake = false;
       return undefined;
     }
     const scope = new CancellationScope();
-    const waiting = scope.run(wait);
-    const done = await Promise.race([waiting.then((v) => ({ v }), (err: unknown) => ({ err })), condition(() => this.wake).then(() => undefined)]);
+    const waiting = scope.run(wait).then((v) => ({ v }), (err: unknown) => ({ err }));
+    let done = await Promise.race([waiting, condition(() => this.wake).then(() => undefined)]);
     if (done === undefined) {
       scope.cancel();
-      await waiting.catch((err) => {
-        if (!isCancellation(err)) throw err;
-      });
+      done = await waiting;
     }
     this.wake = false;
-    if (done && 'err' in done) throw done.err;
-    return done?.v;
+    if ('err' in done) {
+      if (isCancellation(done.err)) return undefined;
+      throw done.err;
+    }
+    return done.v;
   }
 
   // ---- Reporting.
@@ -434,9 +454,14 @@ export class Drain {
     }
   }
 
+  /** SlipwayPhase (and any other attributes given) for drains that carry search attributes. */
+  upsertPhase(more: SearchAttributeUpdatePair[] = []): void {
+    if (this.searchable) upsertSearchAttributes([...more, { key: PhaseAttr, value: this.st.phase }]);
+  }
+
   private fail(message: string, type: string): never {
     this.st.phase = 'Failed';
-    upsertSearchAttributes([{ key: PhaseAttr, value: 'Failed' }]);
+    this.upsertPhase();
     this.st.message = message;
     setCurrentDetails(`**Drain ${this.node}: Failed**\n\n${message}`);
     throw ApplicationFailure.nonRetryable(message, type);
