@@ -8,7 +8,7 @@ import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { drainStatusQuery } from '../../workflows/messages.js';
 import { uniqueName } from '../support/cluster.js';
 import { DrainFixture, evictionsOf, mergePatch } from '../support/drain.js';
-import { deleteDrainRule, storeUnvalidatedDrainRule } from '../support/drain-rules.js';
+import { createDrainRule, deleteDrainRule, storeUnvalidatedDrainRule } from '../support/drain-rules.js';
 import { waitFor } from '../support/wait.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -173,5 +173,28 @@ describe('a drain blocked by a PDB, seen from the Temporal Web UI', () => {
       .map((e) => JSON.parse(Buffer.from(e.userMetadata?.summary?.data ?? []).toString()) as string);
     expect(summaries.at(-1)).toBe('blocked by PDB web: retrying eviction of 2 pods (wave 0)');
     await handle.terminate('test done');
+  });
+});
+
+describe('a Skip DrainRule with no selector at all', () => {
+  const f = new DrainFixture('it-skipall');
+  const rule = uniqueName('it-skip-all');
+  beforeAll(() => f.setup());
+  afterAll(async () => {
+    await deleteDrainRule(f.c, rule);
+    await f.teardown();
+  });
+
+  test('is not a silent no-op: the drain says how many pods it skipped and by which rule', async () => {
+    await f.deploy('web', 2);
+    await f.waitRunning(2);
+    await createDrainRule(f.c, rule, { drain: { behavior: 'Skip' } }); // every pod in the cluster
+    try {
+      const result = await (await f.startDrain()).result();
+      expect(result.status.evicted).toBe(0);
+      expect(result.status.message).toBe(`Drain completed: 0 Pods evicted; 2 Pods skipped (2 by DrainRule ${rule})`);
+    } finally {
+      await deleteDrainRule(f.c, rule);
+    }
   });
 });
