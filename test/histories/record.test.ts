@@ -1,13 +1,15 @@
 // Records the histories that test/workflow/replay.test.ts replays: real runs on the local stack,
 // fetched from Temporal and written here as JSON (the format `temporal workflow show -o json` and
 // the Web UI's download use). Not part of `npm test`: run `npm run record-histories` (on a shared
-// stack, under its lock), review the diff, and commit the files. See docs/design.md, "Replay tests".
+// stack, under its lock; `-- -t <scenario>` for one), review the diff, and commit the files. See
+// docs/design.md, "Workflow tests and replay tests".
 import { readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
 import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
-import { drainStatusQuery } from '../../workflows/messages.js';
+import { cycleStatusQuery, drainStatusQuery } from '../../workflows/messages.js';
 import { uniqueName } from '../support/cluster.js';
 import { CycleFixture } from '../support/cycle.js';
 import { DrainFixture, mergePatch } from '../support/drain.js';
@@ -106,4 +108,31 @@ describe('recording histories for the replay test', () => {
       await f.teardown();
     }
   }, 240_000);
+
+  test('cycle-heal: replacements fail their health check, so healing puts the detached nodes back', async () => {
+    const unhealthy = createServer((_req, res) => {
+      res.statusCode = 503;
+      res.end('not ready');
+    });
+    await new Promise<void>((r) => unhealthy.listen(0, '127.0.0.1', r));
+    const port = (unhealthy.address() as { port: number }).port;
+    const f = await new CycleFixture('it-rec-heal').setup();
+    try {
+      await ensureFakeNodeGroup(f.c.core, f.group, 2);
+      const h = await f.start({
+        selector: { matchLabels: { [NODE_GROUP_LABEL]: f.group } },
+        cycleSettings: { concurrency: 2 },
+        skipInitialHealthChecks: true,
+        healthChecks: [{ endpoint: `http://127.0.0.1:${port}/healthz?node={{ .NodeIP }}`, waitPeriod: '3s' }],
+      });
+      await expect(h.result()).rejects.toThrow();
+      expect(await h.query(cycleStatusQuery)).toMatchObject({ phase: 'Failed', message: expect.stringContaining('did not pass their health checks') });
+      clear('cycle-heal');
+      const files = await saveTree(f.client, 'cycle-heal', h.workflowId);
+      expect(files.sort()).toEqual(['cycle-heal', 'cycle-heal.lock-0']);
+    } finally {
+      unhealthy.close();
+      await f.teardown();
+    }
+  }, 120_000);
 });

@@ -4,7 +4,7 @@
 // "PDB" says so, pods that leave after evicting, waits that end on the same events as the real
 // ones and stop when the workflow cancels them. Every call is logged for the test to assert on.
 // The cluster is not the point here (the integration tests cover it); the workflow's decisions are.
-import { Context, heartbeat } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
 import { DrainOptions, type DrainOptionsInput } from '../../api/drain-options.js';
 import type { DeleteInput, EvictInput, EvictResult } from '../../activities/drain/evict.js';
 import { drainSettings } from '../../activities/drain/snapshot.js';
@@ -16,8 +16,9 @@ import type { DrainResult } from '../../workflows/drain/drain.js';
 import type { DrainStatus } from '../../workflows/drain/status.js';
 import { drainWorkflow } from '../../workflows/index.js';
 import { drainStatusQuery } from '../../workflows/messages.js';
+import { CallLog, until } from './scripted.js';
 import { waitFor } from './wait.js';
-import type { WorkflowTestEnv } from './workflow-env.js';
+import type { WorkerChoice, WorkflowTestEnv } from './workflow-env.js';
 import { podKey, type DrainSnapshot, type NodeFacts, type PodRef, type PodVerdict } from '../../workflows/drain/types.js';
 
 /** A pod as classifyPods reports it; defaults: namespace `app`, Evict at order 0, Running. */
@@ -38,21 +39,8 @@ export function pod(name: string, o: Partial<PodVerdict> = {}): PodVerdict {
   };
 }
 
-export interface Call {
-  name: string;
-  input: unknown;
-  output?: unknown;
-  /** The workflow cancelled it (a signal woke the drain). */
-  cancelled?: boolean;
-  startedAt: number;
-  endedAt?: number;
-  /** ns/name of the pods on the node when it was called. */
-  onNode: string[];
-}
 
-const POLL_MS = 20;
-
-export class FakeDrain {
+export class FakeDrain extends CallLog {
   node: NodeFacts;
   pods: PodVerdict[] = [];
   /** Invalid DrainRules that could affect this node (classify's heldBy). */
@@ -67,11 +55,11 @@ export class FakeDrain {
   attached: string[] = [];
   /** The real waitForWave refreshes after 10 s once pods have left; tests may make every wave wait end sooner. */
   waveRefreshMs?: number;
-  readonly calls: Call[] = [];
   readonly events: EventInput[] = [];
   private rules = 0;
 
   constructor(name: string, pods: PodVerdict[] = [], node: Partial<NodeFacts> = {}) {
+    super();
     this.node = { name, exists: true, unreachable: false, cordoned: false, ...node };
     this.pods = pods;
   }
@@ -82,8 +70,8 @@ export class FakeDrain {
     this.rules++;
   }
 
-  callsOf(name: string): Call[] {
-    return this.calls.filter((c) => c.name === name);
+  protected override context(): string[] {
+    return this.pods.map(podKey);
   }
 
   /** ns/name of every pod an evictPods call was asked to evict, in order. */
@@ -119,22 +107,7 @@ export class FakeDrain {
 
   /** The activities, logged; pass to WorkflowTestEnv.withWorker. */
   activities() {
-    const logged = <I, O>(name: string, fn: (input: I) => Promise<O>) => async (input: I): Promise<O> => {
-      const call: Call = { name, input: structuredClone(input), startedAt: Date.now(), onNode: this.pods.map(podKey) };
-      this.calls.push(call);
-      try {
-        const out = await fn(input);
-        call.output = structuredClone(out);
-        // The wave wait answers a cancel with what it did (end 'Cancelled') instead of throwing.
-        if (Context.current().cancellationSignal.aborted) call.cancelled = true;
-        return out;
-      } catch (err) {
-        if (Context.current().cancellationSignal.aborted) call.cancelled = true;
-        throw err;
-      } finally {
-        call.endedAt = Date.now();
-      }
-    };
+    const logged = this.logged.bind(this);
     return {
       classifyPods: logged('classifyPods', async (input: { nodeName: string; options?: DrainOptionsInput }): Promise<DrainSnapshot> => {
         const parsed = DrainOptions.safeParse(input.options ?? {});
@@ -167,13 +140,13 @@ export class FakeDrain {
       waitForVolumeDetach: logged('waitForVolumeDetach', async (input: VolumeWaitInput): Promise<VolumeWaitResult> => {
         const ignored = new Set(input.ignoredClaims);
         const still = () => this.attached.filter((c) => !ignored.has(c));
-        await this.until(() => still().length === 0, input.windowMs);
+        await until(() => still().length === 0, input.windowMs);
         const left = still();
         return { detached: left.length === 0, message: left.length ? `Waiting for Node volumes to be detached: ${left.join(', ')}` : 'volumes detached', attachedClaims: left };
       }),
       waitForDrainRuleChange: logged('waitForDrainRuleChange', async (input: { timeoutMs: number }): Promise<boolean> => {
         const seen = this.rules;
-        return this.until(() => this.rules !== seen, input.timeoutMs);
+        return until(() => this.rules !== seen, input.timeoutMs);
       }),
       recordEvent: logged('recordEvent', async (input: EventInput): Promise<void> => {
         this.events.push(input);
@@ -208,7 +181,7 @@ export class FakeDrain {
     };
     let met: boolean;
     try {
-      met = await this.until(check, input.timeoutMs);
+      met = await until(check, input.timeoutMs);
     } catch (err) {
       // Cancelled (a signal): as the real one, no further eviction, and an answer with what it did.
       if (!Context.current().cancellationSignal.aborted) throw err;
@@ -217,31 +190,28 @@ export class FakeDrain {
     const refusals = [...refused.values()].map((ref) => this.evictOne(ref)).filter((r) => r.outcome === 'Blocked');
     return { end: met ? end! : 'Timeout', remaining: input.leaving.filter((u) => this.on({ uid: u } as PodRef)), evicted, refusals };
   }
-
-  /** Polls `cond` until true (→ true) or `timeoutMs` (→ false); heartbeats, so a cancel arrives; rejects when cancelled. */
-  private async until(cond: () => boolean, timeoutMs: number): Promise<boolean> {
-    const ctx = Context.current();
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      if (cond()) return true;
-      if (Date.now() >= deadline) return false;
-      heartbeat();
-      await ctx.sleep(Math.min(POLL_MS, Math.max(1, deadline - Date.now())));
-    }
-  }
 }
 
 /** Starts a drain of the fake's node on its own worker; `during` runs while it does. Resolves with its result, or rejects as it fails. */
 export async function runDrain(
   t: WorkflowTestEnv,
   fake: FakeDrain,
-  { options, during, workflowId = `drain/${fake.node.name}` }: { options?: DrainOptionsInput; during?: (h: WorkflowHandleWithFirstExecutionRunId<typeof drainWorkflow>) => Promise<void>; workflowId?: string } = {},
+  { options, during, workflowId = `drain/${fake.node.name}`, worker }: {
+    options?: DrainOptionsInput;
+    during?: (h: WorkflowHandleWithFirstExecutionRunId<typeof drainWorkflow>) => Promise<void>;
+    workflowId?: string;
+    worker?: WorkerChoice;
+  } = {},
 ): Promise<DrainResult> {
-  return t.withWorker(fake.activities(), async (taskQueue) => {
-    const h = await t.client.workflow.start(drainWorkflow, { taskQueue, workflowId, args: [{ nodeName: fake.node.name, options }] });
-    await during?.(h);
-    return h.result();
-  });
+  return t.withWorker(
+    fake.activities(),
+    async (taskQueue) => {
+      const h = await t.client.workflow.start(drainWorkflow, { taskQueue, workflowId, args: [{ nodeName: fake.node.name, options }] });
+      await during?.(h);
+      return h.result();
+    },
+    worker,
+  );
 }
 
 /** The drain's status once `pred` holds (polled every 50 ms, at most 15 s). */

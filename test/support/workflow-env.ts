@@ -29,6 +29,9 @@ export function workflowCode(): Pick<WorkerOptions, 'workflowBundle' | 'workflow
 export interface WorkflowEnvOptions {
   /** Server dynamic config, e.g. `limit.historyCount.suggestContinueAsNew` to force continue-as-new. */
   dynamicConfig?: Record<string, string | number>;
+}
+
+export interface WorkerChoice {
   /**
    * Heartbeats answered within 50 ms, so a cancelled activity learns of it at once (default). False:
    * the SDK's throttling, as the worker runs in production (0.8 × heartbeatTimeout: 12 s for the
@@ -45,7 +48,7 @@ export interface WorkflowTestEnv {
    * (creating one costs about half a second): each call swaps in its own activities, so tests must
    * not overlap, and each test's workflows must end within it.
    */
-  withWorker<T>(activities: Record<string, (...args: never[]) => unknown>, body: (taskQueue: string) => Promise<T>): Promise<T>;
+  withWorker<T>(activities: Record<string, (...args: never[]) => unknown>, body: (taskQueue: string) => Promise<T>, choice?: WorkerChoice): Promise<T>;
 }
 
 type Impl = Record<string, (...args: unknown[]) => unknown>;
@@ -55,10 +58,10 @@ export async function startWorkflowEnv(opts: WorkflowEnvOptions = {}): Promise<W
   const env = await TestWorkflowEnvironment.createLocal({
     server: { executable: { type: 'existing-path', path: temporalBinary() }, searchAttributes: ALL_SEARCH_ATTRIBUTES, extraArgs, log: { format: 'pretty', level: 'error' } },
   });
-  const workers: Array<{ names: Set<string>; taskQueue: string; worker: Worker; running: Promise<void> }> = [];
+  const workers: Array<{ names: Set<string>; fast: boolean; taskQueue: string; worker: Worker; running: Promise<void> }> = [];
   let current: Impl = {};
-  const workerFor = async (names: string[]) => {
-    const found = workers.find((w) => names.every((n) => w.names.has(n)));
+  const workerFor = async (names: string[], fast: boolean) => {
+    const found = workers.find((w) => w.fast === fast && names.every((n) => w.names.has(n)));
     if (found) return found;
     const taskQueue = `wf-test-${workers.length + 1}`;
     // Each activity calls the implementation of the test running now.
@@ -69,17 +72,17 @@ export async function startWorkflowEnv(opts: WorkflowEnvOptions = {}): Promise<W
       ...workflowCode(),
       activities,
       // Cancellation reaches an activity with a heartbeat's answer: answer within 50 ms, not 12 s.
-      ...(opts.fastCancellation === false ? {} : { maxHeartbeatThrottleInterval: '50 milliseconds', defaultHeartbeatThrottleInterval: '50 milliseconds' }),
+      ...(!fast ? {} : { maxHeartbeatThrottleInterval: '50 milliseconds', defaultHeartbeatThrottleInterval: '50 milliseconds' }),
     });
-    const w = { names: new Set(names), taskQueue, worker, running: worker.run() };
+    const w = { names: new Set(names), fast, taskQueue, worker, running: worker.run() };
     workers.push(w);
     return w;
   };
   return {
     env,
     client: env.client,
-    async withWorker(activities, body) {
-      const w = await workerFor(Object.keys(activities));
+    async withWorker(activities, body, choice = {}) {
+      const w = await workerFor(Object.keys(activities), choice.fastCancellation !== false);
       current = activities as Impl;
       const failed = w.running.then(() => {
         throw new Error('the test worker stopped');

@@ -58,6 +58,8 @@ export interface DrainCarry {
   refused: Array<[string, Refusal]>;
   skipped: Array<[string, string]>;
   returns: ReturnsCarry;
+  /** Operator signals received but not yet acted on (a signal may wake the pass that continues as new). */
+  pending?: { skips: PodTarget[]; forceDeletes: PodTarget[] };
 }
 
 export interface DrainInput {
@@ -107,8 +109,8 @@ export class Drain {
   private readonly refused: Map<string, Refusal>;
   private readonly skipBySignal: Map<string, string>;
   private readonly returns: ReturnsLedger;
-  private readonly forceDeletes: PodTarget[] = [];
-  private readonly newSkips: PodTarget[] = [];
+  private readonly forceDeletes: PodTarget[];
+  private readonly newSkips: PodTarget[];
   private wake = false;
   searchable = false;
   /** The latest read of the node, valid for the next step only. */
@@ -123,6 +125,8 @@ export class Drain {
     this.refused = new Map(input.carry?.refused ?? []);
     this.skipBySignal = new Map(input.carry?.skipped ?? []);
     this.returns = new ReturnsLedger(input.carry?.returns);
+    this.newSkips = [...(input.carry?.pending?.skips ?? [])];
+    this.forceDeletes = [...(input.carry?.pending?.forceDeletes ?? [])];
     this.listen();
     if (input.reportTo) {
       // The listener (a cycle) gets the message once it has held for 2 s: what blocks a drain is what
@@ -480,7 +484,13 @@ export class Drain {
 
   /** The next run's input (continue-as-new). */
   carry(): DrainInput {
-    const carry: DrainCarry = { status: this.st, refused: [...this.refused], skipped: [...this.skipBySignal], returns: this.returns.carry() };
+    const carry: DrainCarry = {
+      status: this.st,
+      refused: [...this.refused],
+      skipped: [...this.skipBySignal],
+      returns: this.returns.carry(),
+      pending: { skips: this.newSkips, forceDeletes: this.forceDeletes },
+    };
     return { nodeName: this.node, options: this.input.options, reportTo: this.input.reportTo, carry };
   }
 }

@@ -1,0 +1,117 @@
+// Scripted stand-ins for a cycle's activities (activities/cycle/*.ts), for workflow tests: a node
+// group of fake nodes, replacements that come (or not) when the test says, checks that pass or
+// fail, and each node's drain answered by a FakeDrain of its own. Any step can be held (it waits
+// until released) so a test can act while the cycle sits in a phase. Every call is logged.
+import type { CycleNodeRequestSpecInput } from '../../api/cycle-node-request.js';
+import type { CycleNode, ResolvedCycle } from '../../activities/cycle/resolve.js';
+import type { ReplacementInput } from '../../activities/cycle/scale.js';
+import { cycleWorkflowId, type CycleRequestInput } from '../../workflows/cycle/types.js';
+import { FakeDrain } from './fake-drain.js';
+import { CallLog, until } from './scripted.js';
+
+const DRAIN_ACTIVITIES = ['classifyPods', 'evictPods', 'deletePods', 'waitForWave', 'waitForVolumeDetach', 'waitForDrainRuleChange', 'recordEvent'] as const;
+
+/** Which node a drain activity's input is about. */
+const nodeOf = (input: unknown): string | undefined =>
+  typeof input === 'string' ? input : ((input as { nodeName?: string }).nodeName ?? (input as { involved?: { name?: string } }).involved?.name);
+
+export class FakeCycle extends CallLog {
+  readonly provider = 'fake';
+  readonly nodes: CycleNode[];
+  /** Each node's drain (pods, refusals ...): empty nodes by default. */
+  readonly drains = new Map<string, FakeDrain>();
+  /** Steps (activity names) that wait until released. */
+  readonly held = new Set<string>();
+  /** What resolveCycle reports as invalid (nothing else happens then). */
+  errors: string[] = [];
+  replacementsReady = true;
+  preTerminationFailures: string[] = [];
+  private created = 0;
+
+  constructor(
+    readonly group: string,
+    count: number,
+    readonly settings: Partial<ResolvedCycle['settings']> = {},
+  ) {
+    super();
+    this.nodes = Array.from({ length: count }, (_, i) => ({ name: `${group}-${i}`, providerID: `fake:///${group}-${i}`, nodeGroup: group, ready: true, cordoned: false, createdAtMs: 0 }));
+    for (const n of this.nodes) this.drains.set(n.name, new FakeDrain(n.name));
+  }
+
+  /** A request for this group: its workflow ID and input. */
+  request(name: string, spec: Partial<CycleNodeRequestSpecInput> = {}): { workflowId: string; input: CycleRequestInput } {
+    const request = { namespace: 'ops', name, uid: `uid-${name}` };
+    return { workflowId: cycleWorkflowId(request), input: { request, spec: { nodeGroupName: this.group, selector: { matchLabels: { group: this.group } }, ...spec } } };
+  }
+
+  release(step: string): void {
+    this.held.delete(step);
+  }
+
+  /** Names of the nodes an activity was called for, in call order (inputs with `nodes`, `node` or a node name). */
+  nodesOf(step: string): string[][] {
+    return this.callsOf(step).map((c) => {
+      const i = c.input as { nodes?: Array<string | { name: string }>; node?: { name: string } } | string;
+      if (typeof i === 'string') return [i];
+      if (i.nodes) return i.nodes.map((n) => (typeof n === 'string' ? n : n.name));
+      return i.node ? [i.node.name] : [];
+    });
+  }
+
+  activities() {
+    const step = <I, O>(name: string, fn: (input: I) => O | Promise<O>) =>
+      this.logged(name, async (input: I): Promise<O> => {
+        await until(() => !this.held.has(name), 24 * 3600_000);
+        return fn(input);
+      });
+    const settings: ResolvedCycle['settings'] = {
+      method: 'Drain',
+      concurrency: 1,
+      cyclingTimeoutMs: 3600_000,
+      labelsToRemove: [],
+      ignorePodsLabels: {},
+      ignoreNamespaces: [],
+      ...this.settings,
+    };
+    const drainActivities = Object.fromEntries(
+      DRAIN_ACTIVITIES.map((name) => [
+        name,
+        (input: unknown) => {
+          const drain = this.drains.get(nodeOf(input) ?? '') ?? [...this.drains.values()][0]!;
+          return (drain.activities()[name] as (i: unknown) => Promise<unknown>)(input);
+        },
+      ]),
+    );
+    return {
+      ...drainActivities,
+      resolveCycle: step('resolveCycle', (input: { spec: CycleNodeRequestSpecInput }): ResolvedCycle => ({
+        errors: this.errors,
+        warnings: [],
+        provider: this.provider,
+        groups: [this.group],
+        nodes: this.nodes,
+        mismatch: { nodesWithoutInstance: [], instancesWithoutNode: [] },
+        reattached: [],
+        settings: { ...settings, concurrency: input.spec.cycleSettings?.concurrency ?? settings.concurrency },
+      })),
+      detachNodes: step('detachNodes', (input: { nodes: CycleNode[] }) => ({ detached: input.nodes.map((n) => n.name), gone: [] })),
+      waitForReplacements: step('waitForReplacements', (input: ReplacementInput) =>
+        this.replacementsReady
+          ? { ready: true, newNodes: Array.from({ length: input.needed }, () => `${this.group}-new-${this.created++}`), message: 'replacements Ready' }
+          : { ready: false, newNodes: [], message: `no replacement became Ready within ${input.timeoutMs / 1000}s` },
+      ),
+      protectFromScaleDown: step('protectFromScaleDown', (input: { nodes: string[] }) => input.nodes),
+      releaseScaleDown: step('releaseScaleDown', (input: { nodes?: string[] }) => input.nodes ?? []),
+      healNodes: step('healNodes', (input: { nodes: CycleNode[] }) => ({ reattached: input.nodes.map((n) => n.name), uncordoned: input.nodes.map((n) => n.name) })),
+      healthCheckNodes: step('healthCheckNodes', () => ({ passed: true, failures: [] as string[] })),
+      preTerminationChecks: step('preTerminationChecks', () => ({ passed: this.preTerminationFailures.length === 0, failures: this.preTerminationFailures })),
+      cordonNode: step('cordonNode', (name: string) => (this.drains.get(name)!.node.cordoned = true, { exists: true, changed: true })),
+      uncordonNode: step('uncordonNode', (name: string) => (this.drains.get(name)!.node.cordoned = false, { exists: true, changed: true })),
+      instanceExists: step('instanceExists', () => true),
+      removePodLabels: step('removePodLabels', () => ({ pods: [] as string[] })),
+      waitForDoNotDisruptPods: step('waitForDoNotDisruptPods', () => ({ done: true, remaining: [] as string[] })),
+      deleteNode: step('deleteNode', (name: string) => ((this.drains.get(name)!.node.exists = false), { existed: true })),
+      terminateInstance: step('terminateInstance', () => ({ alreadyGone: false })),
+    };
+  }
+}

@@ -1,0 +1,215 @@
+// The cycle workflows as they are today (request, node cycle, node-group lock, and the drain as a
+// child), on a dev server of their own with scripted activities (test/support/fake-cycle.ts):
+// the happy path, healing from each phase, the spec-change update's refusals, and the lock under
+// contention. Asserted through the workflows' messages and the activities they call, so the tests
+// outlive a rewrite of the workflow code.
+import { WorkflowFailedError, WorkflowUpdateFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { nodeGroupLockId } from '../../workflows/cycle/lock.js';
+import type { CycleStatus } from '../../workflows/cycle/types.js';
+import { cycleNodeRequestWorkflow } from '../../workflows/index.js';
+import { cycleStatusQuery, specChangedUpdate } from '../../workflows/messages.js';
+import { FakeCycle } from '../support/fake-cycle.js';
+import { pod } from '../support/fake-drain.js';
+import { waitFor } from '../support/wait.js';
+import { useWorkflowEnv } from '../support/workflow-env.js';
+
+const env = useWorkflowEnv();
+type Request = WorkflowHandle<typeof cycleNodeRequestWorkflow>;
+
+/** Runs one request for the fake's group; `during` acts while it runs. Resolves with its status, or rejects as it fails. */
+function runRequest(fake: FakeCycle, name: string, spec: Parameters<FakeCycle['request']>[1] = {}, during?: (h: Request) => Promise<void>): Promise<CycleStatus> {
+  return env().withWorker(fake.activities(), async (taskQueue) => {
+    const { workflowId, input } = fake.request(name, spec);
+    const h = await env().client.workflow.start(cycleNodeRequestWorkflow, { taskQueue, workflowId, args: [input] });
+    await during?.(h);
+    return h.result();
+  });
+}
+
+const statusWhen = (h: Request, what: string, pred: (s: CycleStatus) => boolean) =>
+  waitFor(what, async () => {
+    const s = await h.query(cycleStatusQuery);
+    return pred(s) ? s : undefined;
+  }, { timeoutMs: 15_000, intervalMs: 50 });
+
+const lockReleased = async (client: Client, fake: FakeCycle) => (await client.workflow.getHandle(nodeGroupLockId(fake.provider, fake.group)).describe()).status.name === 'COMPLETED';
+
+/** The reason an update was refused (the validator's message). */
+async function refusal(h: Request, spec: Parameters<FakeCycle['request']>[1]): Promise<string> {
+  const err = await h.executeUpdate(specChangedUpdate, { args: [{ spec: spec as never }] }).then(() => undefined, (e: unknown) => e);
+  expect(err).toBeInstanceOf(WorkflowUpdateFailedError);
+  return ((err as WorkflowUpdateFailedError).cause as Error).message;
+}
+
+describe('cycleNodeRequestWorkflow', () => {
+  test('cycles node by node: detach, replacements, scale-down protection, cordon, then a node cycle each (drain, delete Node, terminate); Successful', async () => {
+    const fake = new FakeCycle('ok', 2);
+    fake.drains.get('ok-0')!.pods.push(pod('web'));
+    const result = await runRequest(fake, 'ok', { cycleSettings: { method: 'Drain', concurrency: 1 } });
+    expect(result).toMatchObject({ phase: 'Successful', nodesCycled: 2, nodesTotal: 2, message: '2 nodes cycled' });
+    expect(result.nodes.map((n) => [n.nodeName, n.phase])).toEqual([['ok-0', 'Successful'], ['ok-1', 'Successful']]);
+    expect(result.nodes[0]!.evicted).toBe(1);
+    expect(fake.nodesOf('detachNodes')).toEqual([['ok-0'], ['ok-1']]);
+    expect(fake.nodesOf('deleteNode')).toEqual([['ok-0'], ['ok-1']]);
+    expect(fake.callsOf('terminateInstance')).toHaveLength(2);
+    expect(fake.callsOf('healNodes')).toHaveLength(0);
+    // Surge first: each node's replacement is Ready before the node is cordoned.
+    const at = (step: string, i: number) => fake.callsOf(step)[i]!.startedAt;
+    expect(at('waitForReplacements', 0)).toBeLessThan(at('cordonNode', 0));
+    expect(fake.drains.get('ok-0')!.evictionsAsked()).toEqual(['app/web']);
+    expect(await lockReleased(env().client, fake)).toBe(true);
+  });
+
+  test('an invalid request fails with InvalidCycleRequest; nothing is touched, locked or healed', async () => {
+    const fake = new FakeCycle('invalid', 1);
+    fake.errors = ['spec.selector: selector must not be empty: it would match every node'];
+    const err = await runRequest(fake, 'invalid').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WorkflowFailedError);
+    expect(((err as WorkflowFailedError).cause as ApplicationFailure).type).toBe('InvalidCycleRequest');
+    expect(fake.calls.map((c) => c.name)).toEqual(['resolveCycle']);
+  });
+});
+
+describe('healing', () => {
+  /** Asserts what healing leaves: the in-flight nodes back, scale-down protection gone, the lock free, Failed. */
+  async function expectHealed(fake: FakeCycle, name: string, err: unknown, inFlight: string[], message: string | RegExp) {
+    expect(err).toBeInstanceOf(WorkflowFailedError);
+    expect(fake.nodesOf('healNodes')).toEqual([inFlight]);
+    const release = fake.callsOf('releaseScaleDown').at(-1)!;
+    expect(release.startedAt).toBeGreaterThan(fake.callsOf('healNodes')[0]!.startedAt);
+    expect(await lockReleased(env().client, fake)).toBe(true);
+    const s = await env().client.workflow.getHandle(fake.request(name).workflowId).query(cycleStatusQuery);
+    expect(s.phase).toBe('Failed');
+    expect(s.message).toMatch(message);
+    return s;
+  }
+
+  test('from ScalingUp: replacements that never come put the detached nodes back', async () => {
+    const fake = new FakeCycle('heal-scale', 2);
+    fake.replacementsReady = false;
+    const err = await runRequest(fake, 'heal-scale', { cycleSettings: { method: 'Drain', concurrency: 2 } }).catch((e: unknown) => e);
+    await expectHealed(fake, 'heal-scale', err, ['heal-scale-0', 'heal-scale-1'], /no replacement became Ready/);
+    expect(fake.callsOf('cordonNode')).toHaveLength(0);
+  });
+
+  test('from CordoningNode: a failed pre-termination check puts the cordoned batch back', async () => {
+    const fake = new FakeCycle('heal-cordon', 1);
+    fake.preTerminationFailures = ['http://10.0.0.1/ready: 503'];
+    const checks = [{ triggerEndpoint: 'http://{{ .NodeIP }}/drain', healthCheck: { endpoint: 'http://{{ .NodeIP }}/ready', waitPeriod: '1s' } }];
+    const err = await runRequest(fake, 'heal-cordon', { preTerminationChecks: checks }).catch((e: unknown) => e);
+    await expectHealed(fake, 'heal-cordon', err, ['heal-cordon-0'], /pre-termination checks failed on heal-cordon-0/);
+    expect(fake.callsOf('deleteNode')).toHaveLength(0);
+  });
+
+  test('from WaitingTermination: a node whose drain fails stops the other node cycles, and every node not yet terminated goes back', async () => {
+    const fake = new FakeCycle('heal-drain', 2);
+    fake.drains.get('heal-drain-0')!.pods.push(pod('web'));
+    fake.drains.get('heal-drain-0')!.refusals.set('app/web', 'The disruption budget web needs 2 healthy pods and has 2 currently');
+    fake.held.add('terminateInstance'); // heal-drain-1 is still in flight when heal-drain-0 fails
+    const spec = { cycleSettings: { method: 'Drain' as const, concurrency: 2 }, drain: { podEvictionTimeout: { after: '300ms', policy: 'Fail' as const } } };
+    const err = await runRequest(fake, 'heal-drain', spec).catch((e: unknown) => e);
+    const s = await expectHealed(fake, 'heal-drain', err, ['heal-drain-0', 'heal-drain-1'], /node cycle failed: .*eviction refused for longer than podEvictionTimeout/);
+    expect(s.nodes.map((n) => n.phase)).toEqual(['Failed', 'Failed']);
+    expect(fake.callsOf('terminateInstance').every((c) => c.output === undefined)).toBe(true);
+  });
+
+  test('on cancellation (the request was deleted): the detached nodes go back, and the cycle ends Failed', async () => {
+    const fake = new FakeCycle('heal-cancel', 1);
+    fake.held.add('waitForReplacements');
+    const err = await runRequest(fake, 'heal-cancel', {}, async (h) => {
+      await statusWhen(h, 'ScalingUp', (s) => s.phase === 'ScalingUp');
+      await h.cancel();
+    }).catch((e: unknown) => e);
+    expect((err as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
+    await expectHealed(fake, 'heal-cancel', err, ['heal-cancel-0'], 'cancelled (the request was deleted); re-attached heal-cancel-0');
+  });
+});
+
+describe('the specChanged update', () => {
+  const spec = { cycleSettings: { method: 'Drain' as const, concurrency: 1 } };
+  /** Runs a request held in ScalingUp while `during` sends updates, then lets it finish. */
+  const whileScalingUp = (fake: FakeCycle, name: string, during: (h: Request) => Promise<void>) => {
+    fake.held.add('waitForReplacements');
+    return runRequest(fake, name, spec, async (h) => {
+      await statusWhen(h, 'ScalingUp', (s) => s.phase === 'ScalingUp');
+      await during(h);
+      fake.release('waitForReplacements');
+    });
+  };
+  const update = (h: Request, name: string, change: object) => h.executeUpdate(specChangedUpdate, { args: [{ spec: { ...fakeSpec(name), ...change } }] });
+  const fakeSpec = (name: string) => ({ ...new FakeCycle(name, 0).request(name, spec).input.spec });
+
+  test('accepts a new concurrency and answers the one now in effect; nodes in flight go up to it from then on', async () => {
+    const fake = new FakeCycle('spec-ok', 3);
+    fake.held.add('terminateInstance'); // node cycles stay in flight until released
+    const result = await whileScalingUp(fake, 'spec-ok', async (h) => {
+      expect(await update(h, 'spec-ok', { cycleSettings: { method: 'Drain', concurrency: 2 } })).toEqual({ concurrency: 2 });
+      expect((await h.query(cycleStatusQuery)).concurrency).toBe(2);
+      fake.release('waitForReplacements');
+      // At concurrency 1 the second node would wait for the first to be terminated; at 2 it starts now.
+      await waitFor('a second node in flight', async () => fake.callsOf('detachNodes').length === 2, { timeoutMs: 10_000, intervalMs: 20 });
+      await new Promise((r) => setTimeout(r, 300));
+      expect(fake.nodesOf('detachNodes')).toEqual([['spec-ok-0'], ['spec-ok-1']]); // never a third
+      fake.release('terminateInstance');
+    });
+    expect(result.phase).toBe('Successful');
+    expect(fake.nodesOf('detachNodes')).toEqual([['spec-ok-0'], ['spec-ok-1'], ['spec-ok-2']]);
+  });
+
+  test('refuses a change to any field but concurrency, naming the field', async () => {
+    const fake = new FakeCycle('spec-field', 1);
+    await whileScalingUp(fake, 'spec-field', async (h) => {
+      expect(await refusal(h, { ...fakeSpec('spec-field'), nodeGroupName: 'other' })).toBe('only spec.cycleSettings.concurrency may change while a cycle runs; changed: spec.nodeGroupName');
+      expect(await refusal(h, { ...fakeSpec('spec-field'), cycleSettings: { method: 'Wait', concurrency: 1 } })).toBe(
+        'only spec.cycleSettings.concurrency may change while a cycle runs; changed: spec.cycleSettings.method',
+      );
+    });
+  });
+
+  test('refuses a concurrency that is not a whole number ≥ 1', async () => {
+    const fake = new FakeCycle('spec-zero', 1);
+    await whileScalingUp(fake, 'spec-zero', async (h) => {
+      expect(await refusal(h, { ...fakeSpec('spec-zero'), cycleSettings: { method: 'Drain', concurrency: 0 } })).toBe('spec.cycleSettings.concurrency must be a whole number ≥ 1, not 0');
+      expect((await h.query(cycleStatusQuery)).concurrency).toBe(1);
+    });
+  });
+
+  test('refuses any change once the cycle is healing', async () => {
+    const fake = new FakeCycle('spec-heal', 1);
+    fake.replacementsReady = false;
+    fake.held.add('healNodes');
+    await runRequest(fake, 'spec-heal', spec, async (h) => {
+      await statusWhen(h, 'Healing', (s) => s.phase === 'Healing');
+      expect(await refusal(h, { ...fakeSpec('spec-heal'), cycleSettings: { method: 'Drain', concurrency: 3 } })).toBe('the cycle has ended (Healing): spec changes no longer apply');
+      fake.release('healNodes');
+    }).catch(() => undefined);
+  });
+});
+
+describe('the node-group lock', () => {
+  test('a second request on the same node group waits, says why, and starts only once the first has released the group', async () => {
+    const fake = new FakeCycle('locked', 1);
+    fake.held.add('waitForReplacements');
+    await env().withWorker(fake.activities(), async (taskQueue) => {
+      const first = fake.request('first');
+      const second = fake.request('second');
+      const h1 = await env().client.workflow.start(cycleNodeRequestWorkflow, { taskQueue, workflowId: first.workflowId, args: [first.input] });
+      const s1 = await statusWhen(h1, 'the first ScalingUp', (s) => s.phase === 'ScalingUp');
+      expect(s1.phase).toBe('ScalingUp');
+      const h2 = await env().client.workflow.start(cycleNodeRequestWorkflow, { taskQueue, workflowId: second.workflowId, args: [second.input] });
+      const waiting = await statusWhen(h2, 'the second waiting', (s) => s.message.startsWith('waiting for node group'));
+      expect(waiting).toMatchObject({ phase: 'Pending', message: `waiting for node group locked: another request is cycling it (lock ${nodeGroupLockId('fake', 'locked')})` });
+      expect(fake.callsOf('resolveCycle')).toHaveLength(2);
+      expect(fake.callsOf('detachNodes')).toHaveLength(1); // the second touches nothing while it waits
+      fake.release('waitForReplacements');
+      expect((await h1.result()).phase).toBe('Successful');
+      expect((await h2.result()).phase).toBe('Successful');
+    });
+    // The second picked its nodes afresh after the wait, and detached only once the first was done.
+    expect(fake.callsOf('resolveCycle')).toHaveLength(3);
+    const detaches = fake.callsOf('detachNodes');
+    expect(detaches).toHaveLength(2);
+    expect(detaches[1]!.startedAt).toBeGreaterThan(fake.callsOf('terminateInstance')[0]!.endedAt!);
+  }, 30_000);
+});
