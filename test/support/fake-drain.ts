@@ -202,7 +202,7 @@ export async function runDrain(
       await during?.(h);
       return h.result();
     },
-    worker,
+    { workflowIds: [workflowId], ...worker },
   );
 }
 
