@@ -42,6 +42,8 @@ export default {
       : []),
   ],
   testTimeout: 120000,
+  // The workflow tests of a file run at once (test.concurrent): mostly waiting on timers and polls.
+  maxConcurrency: 16,
   // The Temporal native runtime keeps a handle open after tests (sdk-typescript#928).
   forceExit: true,
 };

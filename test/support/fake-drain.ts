@@ -210,7 +210,7 @@ export async function runDrain(
       await during?.(h);
       return h.result();
     },
-    worker,
+    { workflowIds: [workflowId], ...worker },
   );
 }
 

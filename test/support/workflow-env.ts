@@ -4,7 +4,9 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker, type WorkerOptions } from '@temporalio/worker';
 import { workflowsPath } from '../../worker/worker.js';
@@ -33,6 +35,12 @@ export interface WorkflowEnvOptions {
 
 export interface WorkerChoice {
   /**
+   * The workflow IDs whose activities these are (each also covers its children, `<id>/...`). Tests
+   * of a file share its workers and may run at once (test.concurrent): activities are routed by
+   * the ID of the workflow that calls them. Default: every workflow (then tests must not overlap).
+   */
+  workflowIds?: string[];
+  /**
    * Heartbeats answered within 50 ms, so a cancelled activity learns of it at once (default). False:
    * the SDK's throttling, as the worker runs in production (0.8 × heartbeatTimeout: 12 s for the
    * drain's waits), for tests of what happens while a cancel has not reached the activity yet.
@@ -44,54 +52,71 @@ export interface WorkflowTestEnv {
   env: TestWorkflowEnvironment;
   client: Client;
   /**
-   * Runs `body` with a worker whose activities are these. The worker is shared by the file's tests
-   * (creating one costs about half a second): each call swaps in its own activities, so tests must
-   * not overlap, and each test's workflows must end within it.
+   * Runs `body` with a worker that answers the chosen workflows' activities with these, on the task
+   * queue it is given. Workers are shared by the file's tests (creating one costs a second or two);
+   * each test's workflows must end within it.
    */
   withWorker<T>(activities: Record<string, (...args: never[]) => unknown>, body: (taskQueue: string) => Promise<T>, choice?: WorkerChoice): Promise<T>;
 }
 
 type Impl = Record<string, (...args: unknown[]) => unknown>;
+interface Route {
+  ids?: string[];
+  impl: Impl;
+}
+
+const covers = (r: Route, id: string) => !r.ids || r.ids.some((p) => id === p || id.startsWith(`${p}/`));
 
 export async function startWorkflowEnv(opts: WorkflowEnvOptions = {}): Promise<WorkflowTestEnv & { teardown(): Promise<void> }> {
   const extraArgs = Object.entries(opts.dynamicConfig ?? {}).flatMap(([k, v]) => ['--dynamic-config-value', `${k}=${JSON.stringify(v)}`]);
   const env = await TestWorkflowEnvironment.createLocal({
     server: { executable: { type: 'existing-path', path: temporalBinary() }, searchAttributes: ALL_SEARCH_ATTRIBUTES, extraArgs, log: { format: 'pretty', level: 'error' } },
   });
-  const workers: Array<{ names: Set<string>; fast: boolean; taskQueue: string; worker: Worker; running: Promise<void> }> = [];
-  let current: Impl = {};
-  const workerFor = async (names: string[], fast: boolean) => {
-    const found = workers.find((w) => w.fast === fast && names.every((n) => w.names.has(n)));
-    if (found) return found;
-    const taskQueue = `wf-test-${workers.length + 1}`;
-    // Each activity calls the implementation of the test running now.
-    const activities = Object.fromEntries(names.map((n) => [n, (...args: unknown[]) => current[n]!(...args)]));
-    const worker = await Worker.create({
-      connection: env.nativeConnection,
-      taskQueue,
-      ...workflowCode(),
-      activities,
-      // Cancellation reaches an activity with a heartbeat's answer: answer within 50 ms, not 12 s.
-      ...(!fast ? {} : { maxHeartbeatThrottleInterval: '50 milliseconds', defaultHeartbeatThrottleInterval: '50 milliseconds' }),
-    });
-    const w = { names: new Set(names), fast, taskQueue, worker, running: worker.run() };
-    workers.push(w);
-    return w;
+  const routes: Route[] = [];
+  const workers = new Map<string, Promise<{ taskQueue: string; worker: Worker; running: Promise<void> }>>();
+  const workerFor = (names: string[], fast: boolean) => {
+    const key = `${fast}:${[...names].sort().join()}`;
+    if (!workers.has(key)) {
+      const taskQueue = `wf-test-${workers.size + 1}`;
+      // Each activity calls the implementation of the test whose workflow called it.
+      const dispatch = (name: string) => (...args: unknown[]) => {
+        const id = Context.current().info.workflowExecution?.workflowId ?? '';
+        const route = [...routes].reverse().find((r) => covers(r, id));
+        if (!route?.impl[name]) throw ApplicationFailure.nonRetryable(`no scripted ${name} for workflow ${id} (its test has ended?)`);
+        return route.impl[name]!(...args);
+      };
+      const created = Worker.create({
+        connection: env.nativeConnection,
+        taskQueue,
+        ...workflowCode(),
+        activities: Object.fromEntries(names.map((n) => [n, dispatch(n)])),
+        // Cancellation reaches an activity with a heartbeat's answer: answer within 50 ms, not 12 s.
+        ...(!fast ? {} : { maxHeartbeatThrottleInterval: '50 milliseconds', defaultHeartbeatThrottleInterval: '50 milliseconds' }),
+      }).then((worker) => ({ taskQueue, worker, running: worker.run() }));
+      workers.set(key, created);
+    }
+    return workers.get(key)!;
   };
   return {
     env,
     client: env.client,
     async withWorker(activities, body, choice = {}) {
       const w = await workerFor(Object.keys(activities), choice.fastCancellation !== false);
-      current = activities as Impl;
+      const route: Route = { ids: choice.workflowIds, impl: activities as Impl };
+      routes.push(route);
       const failed = w.running.then(() => {
         throw new Error('the test worker stopped');
       });
-      return Promise.race([body(w.taskQueue), failed]);
+      try {
+        return await Promise.race([body(w.taskQueue), failed]);
+      } finally {
+        routes.splice(routes.indexOf(route), 1);
+      }
     },
     async teardown() {
-      for (const w of workers) w.worker.shutdown();
-      await Promise.allSettled(workers.map((w) => w.running));
+      const all = await Promise.allSettled(workers.values());
+      for (const w of all) if (w.status === 'fulfilled') w.value.worker.shutdown();
+      await Promise.allSettled([...all].map((w) => (w.status === 'fulfilled' ? w.value.running : undefined)));
       await env.teardown();
     },
   };

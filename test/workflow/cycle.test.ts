@@ -19,12 +19,16 @@ type Request = WorkflowHandle<typeof cycleNodeRequestWorkflow>;
 
 /** Runs one request for the fake's group; `during` acts while it runs. Resolves with its status, or rejects as it fails. */
 function runRequest(fake: FakeCycle, name: string, spec: Parameters<FakeCycle['request']>[1] = {}, during?: (h: Request) => Promise<void>): Promise<CycleStatus> {
-  return env().withWorker(fake.activities(), async (taskQueue) => {
-    const { workflowId, input } = fake.request(name, spec);
-    const h = await env().client.workflow.start(cycleNodeRequestWorkflow, { taskQueue, workflowId, args: [input] });
-    await during?.(h);
-    return h.result();
-  });
+  const { workflowId, input } = fake.request(name, spec);
+  return env().withWorker(
+    fake.activities(),
+    async (taskQueue) => {
+      const h = await env().client.workflow.start(cycleNodeRequestWorkflow, { taskQueue, workflowId, args: [input] });
+      await during?.(h);
+      return h.result();
+    },
+    { workflowIds: [workflowId] },
+  );
 }
 
 const statusWhen = (h: Request, what: string, pred: (s: CycleStatus) => boolean) =>
@@ -43,7 +47,7 @@ async function refusal(h: Request, spec: Parameters<FakeCycle['request']>[1]): P
 }
 
 describe('cycleNodeRequestWorkflow', () => {
-  test('cycles node by node: detach, replacements, scale-down protection, cordon, then a node cycle each (drain, delete Node, terminate); Successful', async () => {
+  test.concurrent('cycles node by node: detach, replacements, scale-down protection, cordon, then a node cycle each (drain, delete Node, terminate); Successful', async () => {
     const fake = new FakeCycle('ok', 2);
     fake.drains.get('ok-0')!.pods.push(pod('web'));
     const result = await runRequest(fake, 'ok', { cycleSettings: { method: 'Drain', concurrency: 1 } });
@@ -61,7 +65,7 @@ describe('cycleNodeRequestWorkflow', () => {
     expect(await lockReleased(env().client, fake)).toBe(true);
   });
 
-  test('an invalid request fails with InvalidCycleRequest; nothing is touched, locked or healed', async () => {
+  test.concurrent('an invalid request fails with InvalidCycleRequest; nothing is touched, locked or healed', async () => {
     const fake = new FakeCycle('invalid', 1);
     fake.errors = ['spec.selector: selector must not be empty: it would match every node'];
     const err = await runRequest(fake, 'invalid').catch((e: unknown) => e);
@@ -85,7 +89,7 @@ describe('healing', () => {
     return s;
   }
 
-  test('from ScalingUp: replacements that never come put the detached nodes back', async () => {
+  test.concurrent('from ScalingUp: replacements that never come put the detached nodes back', async () => {
     const fake = new FakeCycle('heal-scale', 2);
     fake.replacementsReady = false;
     const err = await runRequest(fake, 'heal-scale', { cycleSettings: { method: 'Drain', concurrency: 2 } }).catch((e: unknown) => e);
@@ -93,7 +97,7 @@ describe('healing', () => {
     expect(fake.callsOf('cordonNode')).toHaveLength(0);
   });
 
-  test('from CordoningNode: a failed pre-termination check puts the cordoned batch back', async () => {
+  test.concurrent('from CordoningNode: a failed pre-termination check puts the cordoned batch back', async () => {
     const fake = new FakeCycle('heal-cordon', 1);
     fake.preTerminationFailures = ['http://10.0.0.1/ready: 503'];
     const checks = [{ triggerEndpoint: 'http://{{ .NodeIP }}/drain', healthCheck: { endpoint: 'http://{{ .NodeIP }}/ready', waitPeriod: '1s' } }];
@@ -102,7 +106,7 @@ describe('healing', () => {
     expect(fake.callsOf('deleteNode')).toHaveLength(0);
   });
 
-  test('from WaitingTermination: a node whose drain fails stops the other node cycles, and every node not yet terminated goes back', async () => {
+  test.concurrent('from WaitingTermination: a node whose drain fails stops the other node cycles, and every node not yet terminated goes back', async () => {
     const fake = new FakeCycle('heal-drain', 2);
     fake.drains.get('heal-drain-0')!.pods.push(pod('web'));
     fake.drains.get('heal-drain-0')!.refusals.set('app/web', 'The disruption budget web needs 2 healthy pods and has 2 currently');
@@ -114,7 +118,7 @@ describe('healing', () => {
     expect(fake.callsOf('terminateInstance').every((c) => c.output === undefined)).toBe(true);
   });
 
-  test('on cancellation (the request was deleted): the detached nodes go back, and the cycle ends Failed', async () => {
+  test.concurrent('on cancellation (the request was deleted): the detached nodes go back, and the cycle ends Failed', async () => {
     const fake = new FakeCycle('heal-cancel', 1);
     fake.held.add('waitForReplacements');
     const err = await runRequest(fake, 'heal-cancel', {}, async (h) => {
@@ -140,7 +144,7 @@ describe('the specChanged update', () => {
   const update = (h: Request, name: string, change: object) => h.executeUpdate(specChangedUpdate, { args: [{ spec: { ...fakeSpec(name), ...change } }] });
   const fakeSpec = (name: string) => ({ ...new FakeCycle(name, 0).request(name, spec).input.spec });
 
-  test('accepts a new concurrency and answers the one now in effect; nodes in flight go up to it from then on', async () => {
+  test.concurrent('accepts a new concurrency and answers the one now in effect; nodes in flight go up to it from then on', async () => {
     const fake = new FakeCycle('spec-ok', 3);
     fake.held.add('terminateInstance'); // node cycles stay in flight until released
     const result = await whileScalingUp(fake, 'spec-ok', async (h) => {
@@ -157,7 +161,7 @@ describe('the specChanged update', () => {
     expect(fake.nodesOf('detachNodes')).toEqual([['spec-ok-0'], ['spec-ok-1'], ['spec-ok-2']]);
   });
 
-  test('refuses a change to any field but concurrency, naming the field', async () => {
+  test.concurrent('refuses a change to any field but concurrency, naming the field', async () => {
     const fake = new FakeCycle('spec-field', 1);
     await whileScalingUp(fake, 'spec-field', async (h) => {
       expect(await refusal(h, { ...fakeSpec('spec-field'), nodeGroupName: 'other' })).toBe('only spec.cycleSettings.concurrency may change while a cycle runs; changed: spec.nodeGroupName');
@@ -167,7 +171,7 @@ describe('the specChanged update', () => {
     });
   });
 
-  test('refuses a concurrency that is not a whole number ≥ 1', async () => {
+  test.concurrent('refuses a concurrency that is not a whole number ≥ 1', async () => {
     const fake = new FakeCycle('spec-zero', 1);
     await whileScalingUp(fake, 'spec-zero', async (h) => {
       expect(await refusal(h, { ...fakeSpec('spec-zero'), cycleSettings: { method: 'Drain', concurrency: 0 } })).toBe('spec.cycleSettings.concurrency must be a whole number ≥ 1, not 0');
@@ -175,7 +179,7 @@ describe('the specChanged update', () => {
     });
   });
 
-  test('refuses any change once the cycle is healing', async () => {
+  test.concurrent('refuses any change once the cycle is healing', async () => {
     const fake = new FakeCycle('spec-heal', 1);
     fake.replacementsReady = false;
     fake.held.add('healNodes');
@@ -188,7 +192,7 @@ describe('the specChanged update', () => {
 });
 
 describe('the node-group lock', () => {
-  test('a second request on the same node group waits, says why, and starts only once the first has released the group', async () => {
+  test.concurrent('a second request on the same node group waits, says why, and starts only once the first has released the group', async () => {
     const fake = new FakeCycle('locked', 1);
     fake.held.add('waitForReplacements');
     await env().withWorker(fake.activities(), async (taskQueue) => {
@@ -205,7 +209,7 @@ describe('the node-group lock', () => {
       fake.release('waitForReplacements');
       expect((await h1.result()).phase).toBe('Successful');
       expect((await h2.result()).phase).toBe('Successful');
-    });
+    }, { workflowIds: [fake.request('first').workflowId, fake.request('second').workflowId] });
     // The second picked its nodes afresh after the wait, and detached only once the first was done.
     expect(fake.callsOf('resolveCycle')).toHaveLength(3);
     const detaches = fake.callsOf('detachNodes');

@@ -30,7 +30,7 @@ const cancelled = async (wait: Call) => {
 const isBlocked = (s: { wave?: { blocked: unknown[] } }) => (s.wave?.blocked.length ?? 0) > 0;
 
 describe('podEvictionTimeout', () => {
-  test('Wait (the default) keeps retrying past the timeout and reports the PDB; nothing is deleted', async () => {
+  test.concurrent('Wait (the default) keeps retrying past the timeout and reports the PDB; nothing is deleted', async () => {
     const fake = blocked('policy-wait');
     const result = await runDrain(env(), fake, {
       options: { podEvictionTimeout: { after: '500ms', policy: 'Wait' } },
@@ -48,7 +48,7 @@ describe('podEvictionTimeout', () => {
     expect(fake.callsOf('deletePods')).toHaveLength(0);
   });
 
-  test('Fail fails the drain after the timeout, naming the pod and the refusal; nothing is deleted', async () => {
+  test.concurrent('Fail fails the drain after the timeout, naming the pod and the refusal; nothing is deleted', async () => {
     const fake = blocked('policy-fail');
     const started = Date.now();
     const err = await runDrain(env(), fake, { options: { podEvictionTimeout: { after: '500ms', policy: 'Fail' } } }).catch((e: unknown) => e);
@@ -61,7 +61,7 @@ describe('podEvictionTimeout', () => {
     expect(fake.on('app/web')?.terminating).toBe(false);
   });
 
-  test('Delete deletes the refused pod with its own grace period after the timeout, and records it in status and as a Warning Event', async () => {
+  test.concurrent('Delete deletes the refused pod with its own grace period after the timeout, and records it in status and as a Warning Event', async () => {
     const fake = blocked('policy-delete');
     const result = await runDrain(env(), fake, { options: { podEvictionTimeout: { after: '500ms', policy: 'Delete' } } });
     const deletes = fake.callsOf('deletePods');
@@ -75,7 +75,7 @@ describe('podEvictionTimeout', () => {
 });
 
 describe('operator signals', () => {
-  test('skipPod leaves the pod on the node, ends the wave wait at once, records an Event, and the drain ends without it', async () => {
+  test.concurrent('skipPod leaves the pod on the node, ends the wave wait at once, records an Event, and the drain ends without it', async () => {
     const fake = blocked('skip');
     let wait: Call | undefined;
     const result = await runDrain(env(), fake, {
@@ -93,7 +93,7 @@ describe('operator signals', () => {
     expect(fake.evictionsAsked().filter((k) => k === 'app/web')).toHaveLength(1);
   });
 
-  test('forceDeletePod deletes the pod at once with grace 0, bypassing its PDB, and records an Event', async () => {
+  test.concurrent('forceDeletePod deletes the pod at once with grace 0, bypassing its PDB, and records an Event', async () => {
     const fake = blocked('force');
     let wait: Call | undefined;
     const result = await runDrain(env(), fake, {
@@ -110,7 +110,7 @@ describe('operator signals', () => {
     expect(result.status).toMatchObject({ phase: 'Drained', evicted: 1 });
   });
 
-  test('retryNow cancels the wave wait and starts the next one at once, which retries the refused eviction', async () => {
+  test.concurrent('retryNow cancels the wave wait and starts the next one at once, which retries the refused eviction', async () => {
     const fake = blocked('retry');
     let signalled = 0;
     let wait: Call | undefined;
@@ -133,7 +133,7 @@ describe('operator signals', () => {
     expect(fake.evictionsAsked()).toEqual(['app/api', 'app/web']);
   });
 
-  test('a signal naming a pod that is not on the node changes nothing', async () => {
+  test.concurrent('a signal naming a pod that is not on the node changes nothing', async () => {
     const fake = blocked('stray');
     const result = await runDrain(env(), fake, {
       during: async (h) => {
@@ -157,7 +157,7 @@ describe('operator signals', () => {
 // 0.8 × heartbeatTimeout (12 s for the drain's waits). Until then the cancelled wait goes on
 // retrying, and an eviction it makes is real. These tests' worker throttles as production does.
 describe('a signal while the cancelled wave wait has not heard of the cancel yet', () => {
-  test('the status tells the truth about a pod that wait evicted after a skipPod: counted as evicted, not reported as skipped', async () => {
+  test.concurrent('the status tells the truth about a pod that wait evicted after a skipPod: counted as evicted, not reported as skipped', async () => {
     const fake = blocked('skip-race');
     const result = await runDrain(env(), fake, {
       worker: { fastCancellation: false },

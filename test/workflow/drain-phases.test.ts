@@ -16,7 +16,7 @@ const PDB = "Cannot evict pod as it would violate the pod's disruption budget.\n
 const HELD = 'DrainRule bad is invalid: spec.drain.order: Too big: expected int to be <=2147483647';
 
 describe('Pending', () => {
-  test('holds while an invalid DrainRule could affect the node, touching nothing, and resumes once a rule change leaves a clean read', async () => {
+  test.concurrent('holds while an invalid DrainRule could affect the node, touching nothing, and resumes once a rule change leaves a clean read', async () => {
     const fake = new FakeDrain('held', [pod('web')]);
     fake.heldBy = [HELD];
     const result = await runDrain(env(), fake, {
@@ -37,7 +37,7 @@ describe('Pending', () => {
     expect(names(fake).slice(4, 6)).toEqual(['classifyPods', 'cordonNode']);
   });
 
-  test('invalid drain options fail it with InvalidDrainInput before anything is cordoned', async () => {
+  test.concurrent('invalid drain options fail it with InvalidDrainInput before anything is cordoned', async () => {
     const fake = new FakeDrain('bad-options', [pod('web')]);
     const err = await runDrain(env(), fake, { options: { evictionConcurrency: 0 } }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(WorkflowFailedError);
@@ -48,7 +48,7 @@ describe('Pending', () => {
     expect(names(fake)).toEqual(['classifyPods']);
   });
 
-  test('a missing node is Drained "not found" and nothing is touched', async () => {
+  test.concurrent('a missing node is Drained "not found" and nothing is touched', async () => {
     const fake = new FakeDrain('gone', [], { exists: false });
     const result = await runDrain(env(), fake);
     expect(result.status).toMatchObject({ phase: 'Drained', nodeGone: 'before', evicted: 0, message: 'Node gone not found; nothing to drain' });
@@ -57,7 +57,7 @@ describe('Pending', () => {
 });
 
 describe('Cordoning', () => {
-  test('cordons an uncordoned node once, before the first eviction', async () => {
+  test.concurrent('cordons an uncordoned node once, before the first eviction', async () => {
     const fake = new FakeDrain('cordon', [pod('web'), pod('api', { order: 1 })]);
     await runDrain(env(), fake);
     expect(fake.callsOf('cordonNode')).toHaveLength(1);
@@ -65,7 +65,7 @@ describe('Cordoning', () => {
     expect(fake.node.cordoned).toBe(true);
   });
 
-  test('skips the patch when the node is already cordoned (e.g. by a cycle)', async () => {
+  test.concurrent('skips the patch when the node is already cordoned (e.g. by a cycle)', async () => {
     const fake = new FakeDrain('cordoned', [pod('web')], { cordoned: true });
     const result = await runDrain(env(), fake);
     expect(result.status.phase).toBe('Drained');
@@ -74,7 +74,7 @@ describe('Cordoning', () => {
 });
 
 describe('Draining', () => {
-  test('goes on to WaitingForVolumeDetach only after a fresh read shows nothing left: a pod that arrived meanwhile is evicted first', async () => {
+  test.concurrent('goes on to WaitingForVolumeDetach only after a fresh read shows nothing left: a pod that arrived meanwhile is evicted first', async () => {
     const fake = new FakeDrain('fresh', [pod('web')]);
     fake.leaveAfterMs = 100;
     let arrived = false;
@@ -89,7 +89,7 @@ describe('Draining', () => {
     expect((before.output as DrainSnapshot).pods).toEqual([]);
   });
 
-  test('evicts wave by wave: a higher order only once every pod of the lower orders has left the node', async () => {
+  test.concurrent('evicts wave by wave: a higher order only once every pod of the lower orders has left the node', async () => {
     const fake = new FakeDrain('waves', [pod('first-1', { order: -10 }), pod('first-2', { order: -10 }), pod('middle', { order: 0 }), pod('last', { order: 10 })]);
     fake.leaveAfterMs = 150;
     const orderOf = new Map(fake.pods.map((p) => [`${p.namespace}/${p.name}`, p.order]));
@@ -100,7 +100,7 @@ describe('Draining', () => {
     expect(result.status).toMatchObject({ phase: 'Drained', completedWaves: [-10, 0, 10], evicted: 4 });
   });
 
-  test('waits for a WaitCompleted pod without evicting it, and starts the next wave only once it has finished', async () => {
+  test.concurrent('waits for a WaitCompleted pod without evicting it, and starts the next wave only once it has finished', async () => {
     const job = pod('job', { action: 'WaitCompleted' });
     const fake = new FakeDrain('completion', [job, pod('web', { order: 1 })]);
     await runDrain(env(), fake, {
@@ -119,7 +119,7 @@ describe('Draining', () => {
     expect(deleted[0]!.startedAt).toBeLessThan(fake.callsOf('evictPods')[0]!.startedAt);
   });
 
-  test('deletes finished pods with their own grace period instead of evicting them', async () => {
+  test.concurrent('deletes finished pods with their own grace period instead of evicting them', async () => {
     const fake = new FakeDrain('finished', [pod('done', { action: 'Delete', phase: 'Succeeded' })]);
     const result = await runDrain(env(), fake);
     expect(result.status.phase).toBe('Drained');
@@ -127,7 +127,7 @@ describe('Draining', () => {
     expect(fake.callsOf('deletePods').map((c) => c.input)).toEqual([{ nodeName: 'finished', pods: [{ namespace: 'app', name: 'done', uid: 'uid-done' }] }]);
   });
 
-  test('a node uncordoned mid-drain is cordoned again, with a warning', async () => {
+  test.concurrent('a node uncordoned mid-drain is cordoned again, with a warning', async () => {
     const fake = new FakeDrain('uncordoned', [pod('web')]);
     fake.refusals.set('app/web', PDB);
     const result = await runDrain(env(), fake, {
@@ -142,7 +142,7 @@ describe('Draining', () => {
     expect(result.status.evicted).toBe(1);
   });
 
-  test('a node deleted mid-drain ends it: Drained, "deleted during the drain"', async () => {
+  test.concurrent('a node deleted mid-drain ends it: Drained, "deleted during the drain"', async () => {
     const fake = new FakeDrain('deleted', [pod('web')]);
     fake.refusals.set('app/web', PDB);
     const result = await runDrain(env(), fake, {
@@ -157,7 +157,7 @@ describe('Draining', () => {
     expect(fake.callsOf('waitForVolumeDetach')).toHaveLength(0);
   });
 
-  test('a DrainRule that turns invalid mid-drain holds it: nothing more is evicted until the rule changes', async () => {
+  test.concurrent('a DrainRule that turns invalid mid-drain holds it: nothing more is evicted until the rule changes', async () => {
     const fake = new FakeDrain('held-mid', [pod('web'), pod('api', { order: 1 })]);
     fake.refusals.set('app/web', PDB);
     const result = await runDrain(env(), fake, {
@@ -180,7 +180,7 @@ describe('Draining', () => {
     expect(fake.evictionsAsked()).toEqual(['app/web', 'app/api']);
   });
 
-  test('pods that come back are evicted at most 3 more times, then left on the node, named in status.returning, and the drain ends', async () => {
+  test.concurrent('pods that come back are evicted at most 3 more times, then left on the node, named in status.returning, and the drain ends', async () => {
     let n = 0;
     const sticky = (): PodVerdict => pod(`sticky-${n++}`, { controller: 'ReplicaSet app/sticky', toleratesUnschedulable: true, claims: ['app/sticky-data'] });
     const fake = new FakeDrain('returns', [sticky(), pod('web')]);
@@ -204,7 +204,7 @@ describe('Draining', () => {
 });
 
 describe('WaitingForVolumeDetach', () => {
-  test('waits until the volumes detach, ignoring those of skipped pods', async () => {
+  test.concurrent('waits until the volumes detach, ignoring those of skipped pods', async () => {
     const fake = new FakeDrain('volumes', [pod('db', { claims: ['app/data-db'] }), pod('keep', { action: 'Skip', reason: 'DrainRule keep', claims: ['app/data-keep'] })]);
     fake.attached = ['app/data-db', 'app/data-keep'];
     const result = await runDrain(env(), fake, {
@@ -221,7 +221,7 @@ describe('WaitingForVolumeDetach', () => {
     expect(fake.callsOf('waitForVolumeDetach').every((c) => (c.input as VolumeWaitInput).ignoredClaims.join() === 'app/data-keep')).toBe(true);
   });
 
-  test('volumeDetachTimeout: carries on when volumes stay attached, and says so', async () => {
+  test.concurrent('volumeDetachTimeout: carries on when volumes stay attached, and says so', async () => {
     const fake = new FakeDrain('volume-timeout', [pod('db', { claims: ['app/data-db'] })]);
     fake.attached = ['app/data-db'];
     const started = Date.now();
@@ -231,7 +231,7 @@ describe('WaitingForVolumeDetach', () => {
     expect(result.status.volumes).toEqual({ message: expect.stringContaining('(volumeDetachTimeout reached; continuing)'), timedOut: true });
   });
 
-  test('skips the volume wait on an unreachable node, and evicts with a 1 s grace period there', async () => {
+  test.concurrent('skips the volume wait on an unreachable node, and evicts with a 1 s grace period there', async () => {
     const fake = new FakeDrain('unreachable', [pod('db', { claims: ['app/data-db'] })], { unreachable: true });
     fake.attached = ['app/data-db'];
     const result = await runDrain(env(), fake);

@@ -5,14 +5,14 @@
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 
 const none = () => undefined;
 const quiet = { log: none, trace: none, debug: none, info: none, warn: console.warn, error: console.error };
 
-export default async function globalSetup(): Promise<void> {
-  const root = resolve(__dirname, '../..');
+export default async function globalSetup(_global: unknown, project: { rootDir: string }): Promise<void> {
+  const root = project.rootDir;
   const { code } = await bundleWorkflowCode({ workflowsPath: join(root, 'workflows/index.ts'), logger: quiet });
   const out = join(tmpdir(), `slipway-workflow-bundle-${createHash('sha256').update(root).digest('hex').slice(0, 12)}.js`);
   writeFileSync(out, code);
