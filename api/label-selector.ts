@@ -1,7 +1,7 @@
 // metav1.LabelSelector: the zod type (source of the CRD schema), validation with the apiserver's
 // rules for keys and values, and matching. A nil or empty selector matches everything.
 // The syntax is checked twice from the same text: by zod (drain time, the bridge, the CLI) and by
-// the CRD's CEL rules (admission), so a stored object can never be one zod refuses.
+// the CRD's patterns and CEL rules (admission), so a stored object can never be one zod refuses.
 import { z } from 'zod';
 import { celString, kubeEnum } from './admission.js';
 
@@ -90,6 +90,7 @@ export const LabelSelectorRequirement = z
     values: z.array(LabelValue).max(256).optional(),
   })
   .superRefine((r, ctx) => {
+    if (!LabelSelectorOperator.safeParse(r.operator).success) return; // refused by the enum already
     const n = r.values?.length ?? 0;
     const needs = r.operator === 'In' || r.operator === 'NotIn';
     if (needs && n === 0) ctx.addIssue({ code: 'custom', path: ['values'], message: `operator ${r.operator} on "${r.key}" needs values` });
@@ -112,13 +113,6 @@ export const LabelSelector = z
   .meta({ 'x-kubernetes-map-type': 'atomic' });
 
 export type LabelSelector = z.infer<typeof LabelSelector>;
-
-/** Every problem with a selector, in the apiserver's terms; empty when it is valid. */
-export function selectorErrors(sel: unknown): string[] {
-  if (sel === undefined) return [];
-  const r = LabelSelector.safeParse(sel);
-  return r.success ? [] : r.error.issues.map((i) => i.message);
-}
 
 /** Whether the selector has no requirement at all (it matches everything). */
 export function isEmptySelector(sel: LabelSelector | undefined): boolean {

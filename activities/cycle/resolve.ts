@@ -76,7 +76,7 @@ async function nodesOutsideGroups(nodes: V1Node[], inGroups: Map<string, string>
 }
 
 /** How many outside nodes a message names before "and N more". */
-export const OUTSIDE_NAMED = 5;
+const OUTSIDE_NAMED = 5;
 
 function outsideMessage(selector: LabelSelector, groups: string[], outside: V1Node[]): string {
   const named = outside.slice(0, OUTSIDE_NAMED).map((n) => {
