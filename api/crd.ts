@@ -138,15 +138,14 @@ function convert(input: JsonSchema, path: string): JsonSchema {
   return out;
 }
 
-// z.int32() emits the int32 range as bounds; format int32 says the same and reads better.
+// z.int32() emits the int32 range as bounds; format int32 says the same for readers. The bounds stay:
+// the apiserver does not enforce the format, and an order of 2^31 was admitted without them.
 function int32(s: JsonSchema): void {
   const min = s.minimum;
   const max = s.maximum;
   if (typeof min !== 'number' || typeof max !== 'number' || s.exclusiveMinimum || s.exclusiveMaximum) return;
   if (min < INT32_MIN || max > INT32_MAX || (min !== INT32_MIN && max !== INT32_MAX)) return;
   s.format = 'int32';
-  if (min === INT32_MIN) delete s.minimum;
-  if (max === INT32_MAX) delete s.maximum;
 }
 
 /** The apiextensions.k8s.io/v1 CustomResourceDefinition for one definition. */

@@ -1,7 +1,8 @@
 // Every CRD slipway serves, generated from its zod types (npm run crds). Add new kinds here.
+// POLICIES are the admission policies installed with them (warnings the schema cannot give).
 import type { CrdDefinition } from './crd.js';
 import { CYCLE_NODE_REQUEST, CYCLE_NODE_STATUS, CycleNodeRequestSpec, immutableSpecRules, CycleNodeRequestStatus, CycleNodeStatusSpec, CycleNodeStatusStatus } from './cycle-node-request.js';
-import { DRAIN_RULE, DrainRuleSpec } from './drain-rule.js';
+import { DRAIN_RULE, DrainRuleSpec, drainRulePolicies } from './drain-rule.js';
 
 export const CRDS: CrdDefinition[] = [
   {
@@ -52,3 +53,6 @@ export const CRDS: CrdDefinition[] = [
     ],
   },
 ];
+
+/** ValidatingAdmissionPolicies and their bindings, installed with the CRDs (crds/admission-policies.yaml). */
+export const POLICIES: Array<Record<string, unknown>> = [...drainRulePolicies()];

@@ -4,63 +4,54 @@
 // drain, delete the Node and terminate the instance. One CycleNodeStatus per node mirrors its cycle.
 import { nodeGroupsOf } from './node-groups.js';
 import { z } from 'zod';
+import { kubeEnum, patterned } from './admission.js';
 import { DrainOptions } from './drain-options.js';
-import { Duration } from './duration.js';
-import { LabelSelector, selectorErrors } from './label-selector.js';
+import { duration, DURATION_BOUNDS } from './duration.js';
+import { HealthCheck, PreTerminationCheck, regexCompilesRule } from './health-check.js';
+import { DNS_LABEL_PATTERN, DNS_SUBDOMAIN_PATTERN, isEmptySelector, LabelKey, labelMap, LabelSelector, LabelValue } from './label-selector.js';
 
-export const CycleMethod = z.enum(['Drain', 'Wait']);
+export { HealthCheck, PreTerminationCheck };
+
+export const CycleMethod = kubeEnum(['Drain', 'Wait']);
+
+/** Most nodes in flight at once that a request may ask for. */
+export const MAX_CONCURRENCY = 1000;
+const NodeName = patterned(DNS_SUBDOMAIN_PATTERN, 253, 'a node name (a DNS subdomain: lowercase letters, digits, "-" and ".")');
+const NamespaceName = patterned(DNS_LABEL_PATTERN, 63, 'a namespace name (a DNS label: lowercase letters, digits and "-")');
+/** An Auto Scaling group name may have up to 255 characters (kwok's label value, 63). */
+const NodeGroupName = z.string().min(1).max(255);
 
 export const CycleSettings = z.object({
   /** Drain: evict the pods. Wait: first wait for pods annotated slipway.dev/do-not-disrupt=true to finish, then drain the rest. */
   method: CycleMethod.default('Drain'),
   /** Nodes in flight at once. Default: all selected nodes. */
-  concurrency: z.int32().min(1).optional(),
+  concurrency: z.int32().min(1).max(MAX_CONCURRENCY).optional(),
   /** Per node: how long its cycle may take before it fails. */
-  cyclingTimeout: Duration.default('3h'),
+  cyclingTimeout: duration(DURATION_BOUNDS.cyclingTimeout).default('3h'),
   /** Pod label keys removed before draining (takes pods out of Services first). */
-  labelsToRemove: z.array(z.string().min(1)).max(32).optional(),
+  labelsToRemove: z.array(LabelKey).max(32).optional(),
   /** Wait method: pods with any of these label values are not waited for. */
-  ignorePodsLabels: z.record(z.string(), z.array(z.string())).optional(),
+  ignorePodsLabels: labelMap(z.array(LabelValue).max(64), 32).optional(),
   /** Wait method: pods of these namespaces are not waited for. */
-  ignoreNamespaces: z.array(z.string()).max(64).optional(),
+  ignoreNamespaces: z.array(NamespaceName).max(64).optional(),
 });
 export type CycleSettings = z.infer<typeof CycleSettings>;
 
-export const HealthCheck = z.object({
-  /** URL; {{ .NodeIP }} is replaced by the node's InternalIP. */
-  endpoint: z.string().min(1),
-  /** How long a new node may take to pass. */
-  waitPeriod: Duration,
-  validStatusCodes: z.array(z.int32()).min(1).default([200]),
-  /** A regular expression the body must match. */
-  regexMatch: z.string().optional(),
-});
-export type HealthCheck = z.infer<typeof HealthCheck>;
-
-export const PreTerminationCheck = z.object({
-  /** POSTed once after the node is cordoned. */
-  triggerEndpoint: z.string().min(1),
-  validStatusCodes: z.array(z.int32()).min(1).default([200]),
-  /** Polled after the trigger until it passes or its waitPeriod ends. */
-  healthCheck: HealthCheck,
-});
-export type PreTerminationCheck = z.infer<typeof PreTerminationCheck>;
-
-export const NodeGroupProviderName = z.enum(['kwok', 'aws']);
+export const NodeGroupProviderName = kubeEnum(['kwok', 'aws']);
 export type NodeGroupProviderName = z.infer<typeof NodeGroupProviderName>;
 
 const CycleNodeRequestSpecFields = z
   .object({
     /** The cloud node group (an Auto Scaling group; for kwok, the slipway.dev/node-group label value). */
-    nodeGroupName: z.string().default(''),
+    nodeGroupName: z.string().max(255).default(''),
     /** More node groups sharing one concurrency budget; merged with nodeGroupName. */
-    nodeGroupsList: z.array(z.string().min(1)).max(32).optional(),
+    nodeGroupsList: z.array(NodeGroupName).max(32).optional(),
     /** Which node-group provider; default: the worker's (SLIPWAY_PROVIDER, kwok locally). */
     provider: NodeGroupProviderName.optional(),
     /** Selects the Nodes to cycle (required and non-empty: an empty selector would match every node). */
     selector: LabelSelector,
     /** Cycle only these nodes of the selection. */
-    nodeNames: z.array(z.string().min(1)).max(1000).optional(),
+    nodeNames: z.array(NodeName).max(1000).optional(),
     validationOptions: z.object({ skipMissingNamedNodes: z.boolean().default(false) }).optional(),
     cycleSettings: CycleSettings.default({ method: 'Drain', cyclingTimeout: '3h' }),
     healthChecks: z.array(HealthCheck).max(16).optional(),
@@ -92,32 +83,17 @@ export const CycleNodeRequestSpec = CycleNodeRequestSpecFields
   .superRefine((s, ctx) => {
     const groups = nodeGroupsOf(s);
     if (groups.length === 0) ctx.addIssue({ code: 'custom', path: ['nodeGroupName'], message: 'name at least one node group (nodeGroupName or nodeGroupsList)' });
-    const sel = s.selector;
-    if (Object.keys(sel.matchLabels ?? {}).length === 0 && (sel.matchExpressions ?? []).length === 0) {
-      ctx.addIssue({ code: 'custom', path: ['selector'], message: 'selector must not be empty: it would match every node' });
-    }
-    for (const e of selectorErrors(sel)) ctx.addIssue({ code: 'custom', path: ['selector'], message: e });
-    for (const [i, h] of (s.healthChecks ?? []).entries()) if (h.regexMatch !== undefined && !validRegex(h.regexMatch)) {
-      ctx.addIssue({ code: 'custom', path: ['healthChecks', i, 'regexMatch'], message: `not a valid regular expression: ${h.regexMatch}` });
-    }
+    if (isEmptySelector(s.selector)) ctx.addIssue({ code: 'custom', path: ['selector'], message: 'selector must not be empty: it would match every node' });
   })
   .meta({
     'x-kubernetes-validations': [
       { rule: "self.nodeGroupName != '' || (has(self.nodeGroupsList) && size(self.nodeGroupsList) > 0)", message: 'name at least one node group (nodeGroupName or nodeGroupsList)' },
       { rule: '(has(self.selector.matchLabels) && size(self.selector.matchLabels) > 0) || (has(self.selector.matchExpressions) && size(self.selector.matchExpressions) > 0)', message: 'selector must not be empty: it would match every node' },
+      regexCompilesRule(),
     ],
   });
 export type CycleNodeRequestSpec = z.infer<typeof CycleNodeRequestSpec>;
 export type CycleNodeRequestSpecInput = z.input<typeof CycleNodeRequestSpec>;
-
-function validRegex(r: string): boolean {
-  try {
-    new RegExp(r);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** nodeGroupName and nodeGroupsList, merged and deduplicated. */
 export { nodeGroupsOf };

@@ -1,21 +1,24 @@
-// Writes crds/<group>_<plural>.yaml for every entry of CRDS; with --check writes nothing and fails
-// when crds/ differs (CI and `npm run crds:check` catch a zod change without regenerated YAML).
+// Writes crds/<group>_<plural>.yaml for every entry of CRDS, and crds/admission-policies.yaml with
+// POLICIES (so `kubectl apply -f crds/` installs both); with --check writes nothing and fails when
+// crds/ differs (CI and `npm run crds:check` catch a zod change without regenerated YAML).
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { crdManifest, GROUP } from './crd.js';
-import { CRDS } from './crds.js';
+import { CRDS, POLICIES } from './crds.js';
 
 export const CRDS_DIR = 'crds';
 export const HEADER = '# Generated from api/ by npm run crds. Do not edit.\n';
+export const POLICIES_FILE = 'admission-policies.yaml';
 
-/** File name → YAML text of every CRD, exactly as `npm run crds` writes them. */
+/** File name → YAML text of every CRD and of the admission policies, exactly as `npm run crds` writes them. */
 export function renderCrds(): Map<string, string> {
   const files = new Map<string, string>();
   for (const def of CRDS) {
     // lineWidth 0: long CEL rules and messages stay on one line, so diffs stay readable.
     files.set(`${GROUP}_${def.plural}.yaml`, HEADER + stringify(crdManifest(def), { lineWidth: 0 }));
   }
+  files.set(POLICIES_FILE, HEADER + POLICIES.map((p) => stringify(p, { lineWidth: 0 })).join('---\n'));
   return files;
 }
 

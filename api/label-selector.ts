@@ -1,72 +1,122 @@
 // metav1.LabelSelector: the zod type (source of the CRD schema), validation with the apiserver's
 // rules for keys and values, and matching. A nil or empty selector matches everything.
+// The syntax is checked twice from the same text: by zod (drain time, the bridge, the CLI) and by
+// the CRD's patterns and CEL rules (admission), so a stored object can never be one zod refuses.
 import { z } from 'zod';
+import { celString, kubeEnum } from './admission.js';
 
-// Qualified name: optional DNS-subdomain prefix + "/" + name of ≤63 alphanumerics, '-', '_', '.'.
-const NAME = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)$/;
-const PREFIX = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$/;
+// Regular expressions as text that JavaScript, RE2 (CEL matches()) and CEL string literals read
+// alike: no backslashes, no lookaround.
+const NAME = '[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?';
+const DNS_LABEL = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
+const DNS_SUBDOMAIN = `${DNS_LABEL}([.]${DNS_LABEL})*`;
+/** Qualified name: optional DNS-subdomain prefix (≤253) + "/" + a name of ≤63 alphanumerics, '-', '_', '.'. */
+export const LABEL_KEY_PATTERN = `^(${DNS_SUBDOMAIN}/)?${NAME}$`;
+export const LABEL_VALUE_PATTERN = `^(${NAME})?$`;
+/** Node names (DNS subdomain, ≤253) and namespace names (DNS label, ≤63). */
+export const DNS_SUBDOMAIN_PATTERN = `^${DNS_SUBDOMAIN}$`;
+export const DNS_LABEL_PATTERN = `^${DNS_LABEL}$`;
+export const LABEL_KEY_MAX = 253 + 1 + 63;
+
+const KEY_RE = new RegExp(LABEL_KEY_PATTERN);
+const VALUE_RE = new RegExp(LABEL_VALUE_PATTERN);
+
+const KEY_RULE = 'an optional DNS subdomain prefix of at most 253 characters and "/", then a name of 1 to 63 letters, digits, "-", "_" or ".", beginning and ending with a letter or digit';
+const VALUE_RULE = 'empty, or 1 to 63 letters, digits, "-", "_" or ".", beginning and ending with a letter or digit';
+
+export const isLabelKey = (k: string): boolean => k.length <= LABEL_KEY_MAX && KEY_RE.test(k) && (!k.includes('/') || k.indexOf('/') <= 253);
+export const isLabelValue = (v: string): boolean => v.length <= 63 && VALUE_RE.test(v);
+
+/** The same tests as isLabelKey / isLabelValue, as CEL on the string expression e. */
+export const celIsLabelKey = (e: string) => `${e}.matches(${celString(LABEL_KEY_PATTERN)}) && (!${e}.contains('/') || ${e}.indexOf('/') <= 253)`;
+const celQuoted = (e: string) => `'"' + ${e} + '"'`;
 
 export function labelKeyError(key: string): string | undefined {
-  const parts = key.split('/');
-  if (parts.length > 2) return `label key "${key}" has more than one "/"`;
-  const name = parts.length === 2 ? parts[1]! : parts[0]!;
-  if (parts.length === 2) {
-    const prefix = parts[0]!;
-    if (prefix.length === 0 || prefix.length > 253 || !PREFIX.test(prefix)) return `label key "${key}" has an invalid prefix`;
-  }
-  if (name.length === 0 || name.length > 63 || !NAME.test(name)) return `label key "${key}" is not a valid name`;
-  return undefined;
+  return isLabelKey(key) ? undefined : `label key "${key}" is not valid: ${KEY_RULE}`;
 }
 
 export function labelValueError(value: string): string | undefined {
-  return value.length > 63 || !VALUE.test(value) ? `label value "${value}" is not valid` : undefined;
+  return isLabelValue(value) ? undefined : `label value "${value}" is not valid: ${VALUE_RULE}`;
 }
+
+// Keys and values carry the pattern itself (OpenAPI `pattern` costs nothing in the CEL budget; a
+// CEL rule per list item exceeds it). Only what a pattern cannot say is CEL: the prefix length.
+const PREFIX_RULE = "!self.contains('/') || self.indexOf('/') <= 253";
+
+/** A label key (qualified name): zod checks it with isLabelKey; the CRD with the same pattern and prefix bound. */
+export const LabelKey = z
+  .string()
+  .max(LABEL_KEY_MAX)
+  .superRefine((k, ctx) => {
+    const e = labelKeyError(k);
+    if (e) ctx.addIssue({ code: 'custom', message: e });
+  })
+  .meta({ pattern: LABEL_KEY_PATTERN, 'x-kubernetes-validations': [{ rule: PREFIX_RULE, messageExpression: `'label key ' + ${celQuoted('self')} + ' is not valid: ' + ${celString(KEY_RULE)}` }] });
+
+export const LabelValue = z
+  .string()
+  .max(63)
+  .superRefine((v, ctx) => {
+    const e = labelValueError(v);
+    if (e) ctx.addIssue({ code: 'custom', message: e });
+  })
+  .meta({ pattern: LABEL_VALUE_PATTERN });
+
+/** label key → T; the keys are checked as label keys (CEL on the map: the CRD cannot constrain map keys otherwise). */
+export function labelMap<T extends z.ZodType>(value: T, maxProperties: number) {
+  const badKey = `self.filter(k, !(${celIsLabelKey('k')}))[0]`;
+  return z
+    .record(z.string(), value)
+    .superRefine((m, ctx) => {
+      const n = Object.keys(m).length;
+      if (n > maxProperties) ctx.addIssue({ code: 'custom', message: `Too many: ${n}: must have at most ${maxProperties} items` });
+      for (const k of Object.keys(m)) {
+        const e = labelKeyError(k);
+        if (e) ctx.addIssue({ code: 'custom', path: [k], message: e });
+      }
+    })
+    .meta({
+      maxProperties,
+      'x-kubernetes-validations': [{ rule: `self.all(k, ${celIsLabelKey('k')})`, messageExpression: `'label key ' + ${celQuoted(badKey)} + ' is not valid: ' + ${celString(KEY_RULE)}` }],
+    });
+}
+
+export const LabelSelectorOperator = kubeEnum(['In', 'NotIn', 'Exists', 'DoesNotExist']);
 
 export const LabelSelectorRequirement = z
   .object({
-    key: z.string().min(1),
-    operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist']),
-    values: z.array(z.string()).optional(),
+    key: LabelKey,
+    operator: LabelSelectorOperator,
+    values: z.array(LabelValue).max(256).optional(),
+  })
+  .superRefine((r, ctx) => {
+    if (!LabelSelectorOperator.safeParse(r.operator).success) return; // refused by the enum already
+    const n = r.values?.length ?? 0;
+    const needs = r.operator === 'In' || r.operator === 'NotIn';
+    if (needs && n === 0) ctx.addIssue({ code: 'custom', path: ['values'], message: `operator ${r.operator} on "${r.key}" needs values` });
+    if (!needs && n > 0) ctx.addIssue({ code: 'custom', path: ['values'], message: `operator ${r.operator} on "${r.key}" takes no values` });
   })
   .meta({
     'x-kubernetes-validations': [
       {
         rule: "self.operator in ['In', 'NotIn'] ? (has(self.values) && size(self.values) > 0) : (!has(self.values) || size(self.values) == 0)",
-        message: 'values must be non-empty for In and NotIn, and empty for Exists and DoesNotExist',
+        messageExpression: `'operator ' + self.operator + ' on "' + self.key + '" ' + (self.operator in ['In', 'NotIn'] ? 'needs values' : 'takes no values')`,
       },
     ],
   });
 
 export const LabelSelector = z
   .object({
-    matchLabels: z.record(z.string(), z.string()).optional(),
-    matchExpressions: z.array(LabelSelectorRequirement).optional(),
+    matchLabels: labelMap(LabelValue, 64).optional(),
+    matchExpressions: z.array(LabelSelectorRequirement).max(64).optional(),
   })
   .meta({ 'x-kubernetes-map-type': 'atomic' });
 
 export type LabelSelector = z.infer<typeof LabelSelector>;
 
-/** Every problem with a selector, in the apiserver's terms; empty when it is valid. */
-export function selectorErrors(sel: LabelSelector | undefined): string[] {
-  if (!sel) return [];
-  const errs: string[] = [];
-  for (const [k, v] of Object.entries(sel.matchLabels ?? {})) {
-    const e = labelKeyError(k) ?? labelValueError(v);
-    if (e) errs.push(e);
-  }
-  for (const r of sel.matchExpressions ?? []) {
-    const ke = labelKeyError(r.key);
-    if (ke) errs.push(ke);
-    const n = r.values?.length ?? 0;
-    if ((r.operator === 'In' || r.operator === 'NotIn') && n === 0) errs.push(`operator ${r.operator} on "${r.key}" needs values`);
-    if ((r.operator === 'Exists' || r.operator === 'DoesNotExist') && n > 0) errs.push(`operator ${r.operator} on "${r.key}" takes no values`);
-    for (const v of r.values ?? []) {
-      const ve = labelValueError(v);
-      if (ve) errs.push(ve);
-    }
-  }
-  return errs;
+/** Whether the selector has no requirement at all (it matches everything). */
+export function isEmptySelector(sel: LabelSelector | undefined): boolean {
+  return Object.keys(sel?.matchLabels ?? {}).length === 0 && (sel?.matchExpressions ?? []).length === 0;
 }
 
 /** Whether labels satisfy the selector (ANDed requirements; nil/empty matches all). */

@@ -1,9 +1,10 @@
-// Installs (or updates) every slipway CRD and waits until the apiserver serves it. Server-side
-// apply with a raw body: the typed client models would drop x-kubernetes-validations and default,
-// and apply is idempotent, so a second install is a no-op.
-import { ApiextensionsV1Api, PatchStrategy, setHeaderOptions, type KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
+// Installs (or updates) every slipway CRD and waits until the apiserver serves it, then the
+// admission policies that go with them (crds/admission-policies.yaml). Server-side apply with a raw
+// body: the typed client models would drop x-kubernetes-validations and default, and apply is
+// idempotent, so a second install is a no-op.
+import { AdmissionregistrationV1Api, ApiextensionsV1Api, PatchStrategy, setHeaderOptions, type KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { crdManifest } from '../api/crd.js';
-import { CRDS } from '../api/crds.js';
+import { CRDS, POLICIES } from '../api/crds.js';
 import { loadKubeConfig } from '../activities/kube.js';
 
 export const FIELD_MANAGER = 'slipway';
@@ -12,7 +13,7 @@ const apply = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
 const established = (crd: V1CustomResourceDefinition) =>
   crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
 
-/** Applies every CRD in CRDS, then waits (up to timeoutMs) until each is Established. Returns their names. */
+/** Applies every CRD in CRDS, waits (up to timeoutMs) until each is Established, then applies POLICIES. Returns the CRDs' names, then the policies'. */
 export async function installCrds(kc: KubeConfig, { timeoutMs = 60_000 } = {}): Promise<string[]> {
   const api = kc.makeApiClient(ApiextensionsV1Api);
   const names: string[] = [];
@@ -34,6 +35,15 @@ export async function installCrds(kc: KubeConfig, { timeoutMs = 60_000 } = {}): 
       }
       await new Promise((r) => setTimeout(r, 250));
     }
+  }
+  const admission = kc.makeApiClient(AdmissionregistrationV1Api);
+  for (const body of POLICIES) {
+    const name = (body.metadata as { name: string }).name;
+    const args = { name, body, fieldManager: FIELD_MANAGER, force: true };
+    if (body.kind === 'ValidatingAdmissionPolicy') await admission.patchValidatingAdmissionPolicy(args, apply);
+    else if (body.kind === 'ValidatingAdmissionPolicyBinding') await admission.patchValidatingAdmissionPolicyBinding(args, apply);
+    else throw new Error(`cannot install a ${String(body.kind)}`);
+    names.push(`${String(body.kind)}/${name}`);
   }
   return names;
 }

@@ -4,12 +4,9 @@
 import { heartbeat } from '@temporalio/activity';
 import type { HealthCheck, PreTerminationCheck } from '../../api/cycle-node-request.js';
 import { parseDuration } from '../../api/duration.js';
+import { endpointFor } from '../../api/health-check.js';
 
 const TIMEOUT_MS = 5000;
-
-export function endpointFor(template: string, nodeIP: string | undefined): string {
-  return template.replace(/\{\{\s*\.NodeIP\s*\}\}/g, nodeIP ?? '');
-}
 
 async function probe(url: string, method: 'GET' | 'POST', codes: number[], regex?: string): Promise<string | undefined> {
   try {

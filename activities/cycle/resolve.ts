@@ -1,9 +1,14 @@
 // Pending: validate the request against the cluster and the cloud, pick the nodes to cycle, and
 // heal what an earlier run left behind (instances detached but never terminated). Safe to repeat.
+// Everything that makes a request invalid is found here, before anything is touched: the spec
+// (the same zod type admission and the bridge use), the provider, the groups, and a selector that
+// picks nodes of another group.
 import { PatchStrategy, setHeaderOptions, type V1Node } from '@kubernetes/client-node';
+import { issueMessages } from '../../api/admission.js';
 import { CycleNodeRequestSpec, nodeGroupsOf, type CycleNodeRequestSpecInput } from '../../api/cycle-node-request.js';
 import { parseDuration } from '../../api/duration.js';
-import { selectorToString } from '../../api/label-selector.js';
+import { selectorToString, type LabelSelector } from '../../api/label-selector.js';
+import { NODE_GROUP_LABEL } from '../inventory.js';
 import { apiStatus, type Kube } from '../kube.js';
 import type { NodeGroupProvider } from '../providers/types.js';
 import { CYCLED_BY, DETACHED_FROM } from './markers.js';
@@ -53,6 +58,36 @@ export function nodeSummary(n: V1Node): CycleNode {
   };
 }
 
+/**
+ * Selected Nodes whose instance exists but is in none of the named groups: the selector picks
+ * another group's nodes, which no wait would change. Not counted: a Node without a providerID yet,
+ * one being deleted, one whose instance is gone (the cloud and the cluster catching up, which the
+ * equilibrium wait allows for), and one detached from a named group (healing or this cycle's own).
+ */
+async function nodesOutsideGroups(nodes: V1Node[], inGroups: Map<string, string>, groups: string[], provider: NodeGroupProvider): Promise<V1Node[]> {
+  const candidates = nodes.filter((n) => {
+    const pid = n.spec?.providerID;
+    const detachedFrom = n.metadata?.annotations?.[DETACHED_FROM];
+    return pid && !inGroups.has(pid) && !n.metadata?.deletionTimestamp && !(detachedFrom && groups.includes(detachedFrom));
+  });
+  if (candidates.length === 0) return [];
+  const live = await provider.instancesExist(candidates.map((n) => n.spec!.providerID!));
+  return candidates.filter((n) => live.has(n.spec!.providerID!)).sort((a, b) => (a.metadata!.name! < b.metadata!.name! ? -1 : 1));
+}
+
+/** How many outside nodes a message names before "and N more". */
+const OUTSIDE_NAMED = 5;
+
+function outsideMessage(selector: LabelSelector, groups: string[], outside: V1Node[]): string {
+  const named = outside.slice(0, OUTSIDE_NAMED).map((n) => {
+    const group = n.metadata?.labels?.[NODE_GROUP_LABEL];
+    return `${n.metadata!.name!}${group ? ` (node group ${group})` : ''}`;
+  });
+  const more = outside.length > OUTSIDE_NAMED ? ` and ${outside.length - OUTSIDE_NAMED} more` : '';
+  const these = outside.length === 1 ? '1 node' : `${outside.length} nodes`;
+  return `selector ${selectorToString(selector)} picks ${these} outside node group${groups.length > 1 ? 's' : ''} ${groups.join(', ')}: ${named.join(', ')}${more}`;
+}
+
 export function createResolveActivities(kube: Kube, providers: Record<string, NodeGroupProvider>, defaultProvider: string) {
   return {
     async resolveCycle(input: { spec: CycleNodeRequestSpecInput; requestKey: string }): Promise<ResolvedCycle> {
@@ -61,7 +96,7 @@ export function createResolveActivities(kube: Kube, providers: Record<string, No
         settings: { method: 'Drain', concurrency: 1, cyclingTimeoutMs: 0, labelsToRemove: [], ignorePodsLabels: {}, ignoreNamespaces: [] },
       });
       const parsed = CycleNodeRequestSpec.safeParse(input.spec);
-      if (!parsed.success) return empty(parsed.error.issues.map((i) => `spec.${i.path.join('.')}: ${i.message}`));
+      if (!parsed.success) return empty(issueMessages(parsed.error));
       const spec = parsed.data;
       const providerName = spec.provider ?? defaultProvider;
       const provider = providers[providerName];
@@ -97,10 +132,13 @@ export function createResolveActivities(kube: Kube, providers: Record<string, No
       if (reattached.length) described = await provider.describeGroups(groups);
       const inGroups = new Map(described.flatMap((g) => g.instances.map((i) => [i.providerID, g.name] as const)));
 
-      const selected = (await kube.core.listNode({ labelSelector: selectorToString(spec.selector) })).items.map(nodeSummary);
+      const selectedNodes = (await kube.core.listNode({ labelSelector: selectorToString(spec.selector) })).items;
+      const selected = selectedNodes.map(nodeSummary);
       const errors: string[] = [];
       const warnings: string[] = [];
       if (selected.length === 0) errors.push(`selector ${selectorToString(spec.selector)} matches no node`);
+      const outside = await nodesOutsideGroups(selectedNodes, inGroups, groups, provider);
+      if (outside.length) errors.push(outsideMessage(spec.selector, groups, outside));
       const byProvider = new Map(selected.map((n) => [n.providerID, n]));
       const mismatch = {
         nodesWithoutInstance: selected.filter((n) => !inGroups.has(n.providerID)).map((n) => n.name).sort(),

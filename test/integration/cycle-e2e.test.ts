@@ -84,7 +84,7 @@ describe('a drain blocked by a PDB', () => {
     const old = await ensureFakeNodeGroup(f.c.core, group, 2);
     await app(f, group, 1, { minAvailable: 1 }, 1); // never relents
     await f.bridge();
-    await f.createCnr('cycle', { nodeGroupName: group, selector: { matchLabels: { [NODE_GROUP_LABEL]: group } }, cycleSettings: { concurrency: 1, cyclingTimeout: '6s' } });
+    await f.createCnr('cycle', { nodeGroupName: group, selector: { matchLabels: { [NODE_GROUP_LABEL]: group } }, cycleSettings: { concurrency: 1, cyclingTimeout: '1m' } }); // the shortest admitted
     // While blocked, the node's status names the PDB.
     const blocked = await waitFor('the PDB block in CycleNodeStatus', async () =>
       (await f.nodeStatuses()).find((s) => s.status?.drainMessage?.includes('disruption budget app')), { timeoutMs: 60_000 });
@@ -92,7 +92,7 @@ describe('a drain blocked by a PDB', () => {
     const failed = await waitFor('the request Failed', async () => {
       const o = await f.getCnr('cycle');
       return o?.status?.phase === 'Failed' && o;
-    }, { timeoutMs: 60_000 });
+    }, { timeoutMs: 120_000 });
     expect(failed.status!.message).toContain('cyclingTimeout');
     expect(failed.status!.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False' });
     // No flapping while blocked (Cyclops #10): one WaitingTermination per batch (two nodes at
@@ -115,5 +115,5 @@ describe('a drain blocked by a PDB', () => {
     }
     for (const name of byPhase('Successful')) expect(nodes.find((x) => x.metadata!.name === name)).toBeUndefined();
     expect(old).toEqual(expect.arrayContaining([...byPhase('Failed'), ...byPhase('Successful')]));
-  }, 180_000);
+  }, 240_000);
 });

@@ -5,7 +5,10 @@ import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { CA_ANNOTATION_OWNER, CYCLED_BY, DETACHED_FROM } from '../../activities/cycle/markers.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
 import { cycleStatusQuery } from '../../workflows/messages.js';
-import { readAudit } from '../support/cluster.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ApplicationFailure } from '@temporalio/common';
+import { WorkflowFailedError } from '@temporalio/client';
+import { deleteGroupNodes, readAudit } from '../support/cluster.js';
 import { CycleFixture } from '../support/cycle.js';
 import { evictionsOf } from '../support/drain.js';
 import { waitFor } from '../support/wait.js';
@@ -160,6 +163,38 @@ describe('an invalid request', () => {
       expect(Object.keys(n.metadata?.annotations ?? {}).filter((k) => k.startsWith('slipway.dev/'))).toEqual([]);
     }
   });
+
+  test('a selector that picks nodes of another group fails within 30 s, naming them, and touches no node', async () => {
+    const other = `${f.group}-b`;
+    const mine = await ensureFakeNodeGroup(f.c.core, f.group, 2);
+    const theirs = await ensureFakeNodeGroup(f.c.core, other, 7);
+    const since = new Date();
+    const handle = await f.start({ selector: { matchLabels: { [NODE_GROUP_LABEL]: other } } }, 'other-group');
+    try {
+      // Before the check, the request sat in Pending for 5 minutes (then failed about instances without nodes).
+      const outcome = await Promise.race([handle.result().then(() => 'completed', (err: unknown) => err), sleep(30_000).then(() => 'still running after 30 s')]);
+      expect(outcome).toBeInstanceOf(WorkflowFailedError);
+      expect(((outcome as WorkflowFailedError).cause as ApplicationFailure).type).toBe('InvalidCycleRequest');
+      const s = await handle.query(cycleStatusQuery);
+      expect(s.phase).toBe('Failed');
+      const named = theirs.slice(0, 5).map((n) => `${n} (node group ${other})`).join(', ');
+      expect(s.message).toBe(`selector ${NODE_GROUP_LABEL}=${other} picks 7 nodes outside node group ${f.group}: ${named} and 2 more`);
+      // Nothing touched: no node of either group patched, updated or deleted, none cordoned or marked.
+      const writes = (await readAudit()).filter(
+        (e) => e.objectRef?.resource === 'nodes' && !e.objectRef.subresource && [...mine, ...theirs].includes(e.objectRef.name!) && new Date(e.requestReceivedTimestamp) >= since,
+      );
+      expect(writes.map((e) => `${e.verb} ${e.objectRef!.name}`)).toEqual([]);
+      const nodes = (await f.c.core.listNode()).items.filter((n) => [...mine, ...theirs].includes(n.metadata!.name!));
+      expect(nodes).toHaveLength(9);
+      for (const n of nodes) {
+        expect(n.spec?.unschedulable).toBeFalsy();
+        expect(Object.keys(n.metadata?.annotations ?? {}).filter((k) => k.startsWith('slipway.dev/'))).toEqual([]);
+      }
+    } finally {
+      await handle.terminate().catch(() => undefined);
+      await deleteGroupNodes(f.c, other);
+    }
+  }, 90_000);
 
   test('an empty selector is refused before anything is read', async () => {
     const handle = await f.start({ selector: {} });

@@ -1,12 +1,13 @@
-// The apiserver itself enforces the DrainRule CRD's schema and CEL rules, as installed by
-// installCrds: a bad rule never reaches the drain, and kubectl users see the same messages.
+// installCrds installs the CRDs exactly as generated, and the admission policies with them; a valid
+// rule is stored as written. What admission refuses is tested with one corpus for zod and the
+// apiserver (admission-drain-rule.test.ts).
 import { CustomObjectsApi } from '@kubernetes/client-node';
-import { parse } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { readFileSync } from 'node:fs';
-import { apiStatus, loadKubeConfig } from '../../activities/kube.js';
+import { loadKubeConfig } from '../../activities/kube.js';
 import { DRAIN_RULE } from '../../api/drain-rule.js';
 import { installCrds } from '../../starter/install-crds.js';
-import { CRDS } from '../../api/crds.js';
+import { CRDS, POLICIES } from '../../api/crds.js';
 import { uniqueName } from '../support/cluster.js';
 
 const kc = loadKubeConfig();
@@ -22,19 +23,6 @@ async function createRule(spec: unknown): Promise<unknown> {
   return obj;
 }
 
-/** The apiserver's refusal of spec: HTTP status and its Status message (the body is a JSON string in client-node 1.4). */
-async function rejection(spec: unknown): Promise<{ code: number | undefined; message: string }> {
-  try {
-    await createRule(spec);
-  } catch (err) {
-    const body = (err as { body?: unknown }).body;
-    return { code: apiStatus(err), message: String((JSON.parse(String(body)) as { message?: string }).message) };
-  }
-  throw new Error(`DrainRule with spec ${JSON.stringify(spec)} was accepted`);
-}
-
-const sel = (matchExpressions: unknown[]) => ({ selector: { matchExpressions } });
-
 beforeAll(async () => {
   await installCrds(kc);
 });
@@ -44,7 +32,7 @@ afterAll(async () => {
 });
 
 test('installCrds is idempotent, leaves the CRD Established, and the server stores the generated CRD unchanged', async () => {
-  expect(await installCrds(kc)).toEqual(CRDS.map((d) => `${d.plural}.slipway.dev`));
+  expect(await installCrds(kc)).toEqual([...CRDS.map((d) => `${d.plural}.slipway.dev`), ...POLICIES.map((p) => `${String(p.kind)}/${(p.metadata as { name: string }).name}`)]);
   // Read raw JSON (the typed ApiextensionsV1Api model renames x-kubernetes-* keys).
   const crd = (await custom.getClusterCustomObject({ group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', name: 'drainrules.slipway.dev' })) as {
     metadata: { managedFields: { manager: string; operation: string }[] };
@@ -64,42 +52,14 @@ test('a valid rule (Drain, order 10, pods selector) is accepted and stored as wr
   expect(obj.spec).toEqual(spec);
 });
 
-test('order with Skip is rejected with 422 and the CEL message', async () => {
-  const r = await rejection({ drain: { behavior: 'Skip', order: 1 } });
-  expect(r.code).toBe(422);
-  expect(r.message).toContain('spec.drain');
-  expect(r.message).toContain('order is allowed only with behavior Drain');
-});
+// Refusals of bad rules (and the every-pod warning) are the corpus in admission-drain-rule.test.ts.
 
-test('In without values is rejected with the values message', async () => {
-  const r = await rejection({ drain: { behavior: 'Drain' }, pods: [sel([{ key: 'app', operator: 'In' }])] });
-  expect(r.code).toBe(422);
-  expect(r.message).toContain('spec.pods[0].selector.matchExpressions[0]');
-  expect(r.message).toContain('values must be non-empty for In and NotIn, and empty for Exists and DoesNotExist');
-});
-
-test('Exists with values is rejected too', async () => {
-  const r = await rejection({ drain: { behavior: 'Drain' }, nodes: [sel([{ key: 'app', operator: 'Exists', values: ['x'] }])] });
-  expect(r.code).toBe(422);
-  expect(r.message).toContain('values must be non-empty for In and NotIn, and empty for Exists and DoesNotExist');
-});
-
-test('an unknown operator is rejected by the enum', async () => {
-  const r = await rejection({ drain: { behavior: 'Drain' }, pods: [sel([{ key: 'app', operator: 'Like', values: ['x'] }])] });
-  expect(r.code).toBe(422);
-  expect(r.message).toContain('spec.pods[0].selector.matchExpressions[0].operator');
-  expect(r.message).toContain('Unsupported value: "Like"');
-});
-
-test('duplicate pods entries are rejected as not unique', async () => {
-  const entry = { selector: { matchLabels: { app: 'db' } } };
-  const r = await rejection({ drain: { behavior: 'Drain' }, pods: [entry, entry] });
-  expect(r.code).toBe(422);
-  expect(r.message).toContain('entries in pods must be unique');
-});
-
-test('an empty pods entry is rejected', async () => {
-  const r = await rejection({ drain: { behavior: 'Drain' }, pods: [{}] });
-  expect(r.code).toBe(422);
-  expect(r.message).toContain('a pods entry needs a selector or a namespaceSelector');
+test('installCrds also installs the admission policies as generated (crds/admission-policies.yaml)', async () => {
+  const file = parseAllDocuments(readFileSync('crds/admission-policies.yaml', 'utf8')).map((d) => d.toJS() as { kind: string; metadata: { name: string }; spec: unknown });
+  expect(file.map((d) => d.kind)).toEqual(POLICIES.map((p) => p.kind));
+  const plural = (kind: string) => (kind === 'ValidatingAdmissionPolicy' ? 'validatingadmissionpolicies' : 'validatingadmissionpolicybindings');
+  for (const doc of file) {
+    const stored = (await custom.getClusterCustomObject({ group: 'admissionregistration.k8s.io', version: 'v1', plural: plural(doc.kind), name: doc.metadata.name })) as { spec: Record<string, unknown> };
+    expect(stored.spec).toMatchObject(doc.spec as Record<string, unknown>);
+  }
 });

@@ -1,6 +1,7 @@
 // Brings the local stack up (a no-op when it already runs), exports its endpoints to the tests, and
 // installs the CRDs (idempotent).
 import { execFileSync, type ExecFileSyncOptions } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 
 export default function globalSetup(): void {
   // dist/ (and the workflow bundle the production worker loads) is what the stack's glue and the
@@ -30,5 +31,7 @@ function installCrds(): void {
     execFileSync('node', ['dist/starter/install-crds.js'], out);
     return;
   }
-  execFileSync('kubectl', ['wait', '--for', 'condition=established', '--timeout=60s', '-f', 'crds/'], out);
+  // Only the CRDs have an Established condition (crds/ also holds the admission policies).
+  const crds = readdirSync('crds').filter((f) => f.startsWith('slipway.dev_')).flatMap((f) => ['-f', `crds/${f}`]);
+  execFileSync('kubectl', ['wait', '--for', 'condition=established', '--timeout=60s', ...crds], out);
 }

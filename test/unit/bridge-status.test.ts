@@ -187,7 +187,10 @@ describe('invalid spec', () => {
     });
     expect(r.success).toBe(false);
     const msg = invalidSpecMessage(r.error!);
-    expect(msg).toBe('invalid spec: spec.selector: label key "bad key!" is not a valid name; spec.healthChecks[0].regexMatch: not a valid regular expression: ([');
+    expect(msg).toBe(
+      'invalid spec: spec.selector.matchLabels.bad key!: label key "bad key!" is not valid: an optional DNS subdomain prefix of at most 253 characters and "/", then a name of 1 to 63 letters, digits, "-", "_" or ".", beginning and ending with a letter or digit; ' +
+        'spec.healthChecks[0].regexMatch: "([" is not a regular expression valid in both JavaScript and RE2 (no lookaround, backreferences or inline flags)',
+    );
   });
 
   test('schema errors carry their path too', () => {

@@ -3,8 +3,9 @@
 // the same zod types validate DrainRules at drain time.
 import { z } from 'zod';
 import { crdManifest, structuralSchema, type CrdDefinition, type JsonSchema } from '../../api/crd.js';
-import { CRDS } from '../../api/crds.js';
-import { DrainRuleSpec, parseDrainRule } from '../../api/drain-rule.js';
+import { CRDS, POLICIES } from '../../api/crds.js';
+import { DrainRuleSpec, parseDrainRule, validateDrainRule } from '../../api/drain-rule.js';
+import { celIsLabelKey, LABEL_KEY_PATTERN, LABEL_VALUE_PATTERN } from '../../api/label-selector.js';
 import { renderCrds, staleCrds } from '../../api/generate-crds.js';
 
 type Version = { name: string; served: boolean; storage: boolean; schema: { openAPIV3Schema: JsonSchema }; subresources?: unknown; additionalPrinterColumns?: unknown };
@@ -34,9 +35,9 @@ describe('generated CRD files', () => {
     expect(problems.map((p) => `crds/ is out of date (${p}): run npm run crds`)).toEqual([]);
   });
 
-  test('one file per CRD, named <group>_<plural>.yaml, with the do-not-edit header', () => {
+  test('one file per CRD, named <group>_<plural>.yaml, and one with the admission policies, each with the do-not-edit header', () => {
     const files = renderCrds();
-    expect([...files.keys()]).toEqual(CRDS.map((d) => `slipway.dev_${d.plural}.yaml`));
+    expect([...files.keys()]).toEqual([...CRDS.map((d) => `slipway.dev_${d.plural}.yaml`), 'admission-policies.yaml']);
     for (const text of files.values()) expect(text.startsWith('# Generated from api/ by npm run crds. Do not edit.\n')).toBe(true);
   });
 });
@@ -74,12 +75,14 @@ describe('DrainRule CRD', () => {
       expect([path, n.additionalProperties === false]).toEqual([path, false]);
       expect([path, Boolean(n.properties && n.additionalProperties)]).toEqual([path, false]);
     }
-    // matchLabels is a string map: additionalProperties only.
-    expect(at(spec, 'pods', '[*]', 'selector', 'matchLabels')).toEqual({ type: 'object', additionalProperties: { type: 'string' } });
+    // matchLabels is a map of label values: additionalProperties only, its keys checked by CEL.
+    const matchLabels = at(spec, 'pods', '[*]', 'selector', 'matchLabels');
+    expect(Object.keys(matchLabels).sort()).toEqual(['additionalProperties', 'maxProperties', 'type', 'x-kubernetes-validations']);
+    expect(matchLabels.additionalProperties).toEqual({ type: 'string', maxLength: 63, pattern: LABEL_VALUE_PATTERN });
   });
 
-  test('the int32 order is format int32 without the range as bounds', () => {
-    expect(at(spec, 'drain', 'order')).toEqual({ type: 'integer', format: 'int32' });
+  test('the int32 order is format int32 with the range as bounds (the apiserver does not enforce the format)', () => {
+    expect(at(spec, 'drain', 'order')).toEqual({ type: 'integer', format: 'int32', minimum: -2147483648, maximum: 2147483647 });
   });
 
   test('enum, list bounds, map-type and required carry over', () => {
@@ -87,19 +90,38 @@ describe('DrainRule CRD', () => {
     expect(at(spec, 'drain').required).toEqual(['behavior']);
     expect([at(spec, 'pods').minItems, at(spec, 'pods').maxItems]).toEqual([1, 32]);
     expect(at(spec, 'nodes', '[*]', 'selector')['x-kubernetes-map-type']).toBe('atomic');
-    expect(at(spec, 'pods', '[*]', 'selector', 'matchExpressions', '[*]', 'key').minLength).toBe(1);
+    expect(at(spec, 'pods', '[*]', 'selector', 'matchExpressions', '[*]', 'key')).toMatchObject({ maxLength: 317, pattern: LABEL_KEY_PATTERN });
+    expect(at(spec, 'pods', '[*]', 'selector', 'matchExpressions', '[*]', 'values', '[*]')).toEqual({ type: 'string', maxLength: 63, pattern: LABEL_VALUE_PATTERN });
+    expect([at(spec, 'pods', '[*]', 'selector', 'matchExpressions').maxItems, at(spec, 'pods', '[*]', 'selector', 'matchLabels').maxProperties]).toEqual([64, 64]);
   });
 
-  test('CEL rules: order only with Drain, unique nodes and pods, In/NotIn values, non-empty entries', () => {
-    expect(rules(at(spec, 'drain'))).toEqual([{ rule: "!has(self.order) || self.behavior == 'Drain'", message: 'order is allowed only with behavior Drain' }]);
+  test('CEL rules: order only with Drain, unique nodes and pods, In/NotIn values, non-empty entries, label keys', () => {
+    expect(rules(at(spec, 'drain'))).toEqual([{ rule: "!has(self.order) || self.behavior == 'Drain'", message: 'order is allowed only with behavior Drain', fieldPath: '.order' }]);
     expect(rules(at(spec, 'pods')).map((r) => r.message)).toEqual(['entries in pods must be unique']);
     expect(rules(at(spec, 'nodes')).map((r) => r.message)).toEqual(['entries in nodes must be unique']);
     expect(rules(at(spec, 'pods', '[*]')).map((r) => r.message)).toEqual(['a pods entry needs a selector or a namespaceSelector']);
     expect(rules(at(spec, 'nodes', '[*]')).map((r) => r.message)).toEqual(['a nodes entry needs a selector']);
-    const valuesRule = 'values must be non-empty for In and NotIn, and empty for Exists and DoesNotExist';
+    const valuesRule = "self.operator in ['In', 'NotIn'] ? (has(self.values) && size(self.values) > 0) : (!has(self.values) || size(self.values) == 0)";
     for (const sel of [['nodes', '[*]', 'selector'], ['pods', '[*]', 'selector'], ['pods', '[*]', 'namespaceSelector']]) {
-      expect(rules(at(spec, ...sel, 'matchExpressions', '[*]')).map((r) => r.message)).toEqual([valuesRule]);
+      expect(rules(at(spec, ...sel, 'matchExpressions', '[*]')).map((r) => r.rule)).toEqual([valuesRule]);
+      // The map's keys: the same pattern as the key of an expression, and the prefix bound.
+      expect(rules(at(spec, ...sel, 'matchLabels'))[0]!.rule).toBe(`self.all(k, ${celIsLabelKey('k')})`);
+      expect(rules(at(spec, ...sel, 'matchExpressions', '[*]', 'key')).map((r) => r.rule)).toEqual(["!self.contains('/') || self.indexOf('/') <= 253"]);
     }
+    expect(celIsLabelKey('k')).toContain(`k.matches('${LABEL_KEY_PATTERN}')`);
+  });
+});
+
+describe('admission policies', () => {
+  test('a Warn-only policy and its binding for DrainRules that apply to every pod', () => {
+    const [policy, binding] = POLICIES as Array<{ kind: string; metadata: { name: string }; spec: Record<string, unknown> }>;
+    expect([policy!.kind, binding!.kind]).toEqual(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
+    expect(binding!.spec).toEqual({ policyName: policy!.metadata.name, validationActions: ['Warn'] });
+    expect(policy!.spec).toMatchObject({
+      failurePolicy: 'Ignore',
+      matchConstraints: { resourceRules: [{ apiGroups: ['slipway.dev'], apiVersions: ['v1alpha1'], operations: ['CREATE', 'UPDATE'], resources: ['drainrules'] }] },
+    });
+    expect(renderCrds().get('admission-policies.yaml')).toContain('---\n');
   });
 });
 
@@ -129,7 +151,7 @@ describe('structuralSchema', () => {
       type: 'object',
       properties: {
         name: { type: 'string', nullable: true },
-        count: { type: 'integer', minimum: 0, format: 'int32' },
+        count: { type: 'integer', minimum: 0, maximum: 2147483647, format: 'int32' },
         ratio: { type: 'number', minimum: 0, exclusiveMinimum: true, maximum: 1, exclusiveMaximum: true },
         mode: { type: 'string', enum: ['fast'] },
         labels: { type: 'object', additionalProperties: { type: 'string' } },
@@ -164,8 +186,9 @@ describe('structuralSchema', () => {
   });
 });
 
-describe('parseDrainRule (drain-time validation with the same zod types)', () => {
+describe('validateDrainRule and parseDrainRule (drain-time validation with the same zod types)', () => {
   const parse = (spec: unknown) => parseDrainRule({ metadata: { name: 'r1' }, spec });
+  const KEY = 'is not valid: an optional DNS subdomain prefix of at most 253 characters and "/", then a name of 1 to 63 letters, digits, "-", "_" or ".", beginning and ending with a letter or digit';
 
   test('a valid rule is accepted as written', () => {
     const spec = {
@@ -174,6 +197,7 @@ describe('parseDrainRule (drain-time validation with the same zod types)', () =>
       pods: [{ selector: { matchLabels: { app: 'db' } }, namespaceSelector: { matchExpressions: [{ key: 'team', operator: 'In', values: ['data'] }] } }],
     };
     expect(parse(spec)).toEqual({ rule: { name: 'r1', spec } });
+    expect(validateDrainRule({ metadata: { name: 'r1' }, spec })).toEqual({ rule: { name: 'r1', spec }, errors: [] });
   });
 
   test('order with Skip is rejected, naming the path', () => {
@@ -182,30 +206,37 @@ describe('parseDrainRule (drain-time validation with the same zod types)', () =>
   });
 
   test.each([
-    ['a key with two slashes', { matchLabels: { 'a/b/c': 'x' } }, 'label key "a/b/c" has more than one "/"'],
-    ['In without values', { matchExpressions: [{ key: 'a', operator: 'In' }] }, 'operator In on "a" needs values'],
-    ['NotIn with empty values', { matchExpressions: [{ key: 'a', operator: 'NotIn', values: [] }] }, 'operator NotIn on "a" needs values'],
-    ['Exists with values', { matchExpressions: [{ key: 'a', operator: 'Exists', values: ['x'] }] }, 'operator Exists on "a" takes no values'],
-    ['an invalid label value', { matchLabels: { a: '-x' } }, 'label value "-x" is not valid'],
-  ])('a selector with %s is rejected', (_what, selector, message) => {
-    expect(parse({ drain: { behavior: 'Drain' }, pods: [{ selector }] }).error).toBe(`DrainRule r1 is invalid: spec.pods.0.selector: ${message}`);
+    ['a key with two slashes', { matchLabels: { 'a/b/c': 'x' } }, `spec.pods[0].selector.matchLabels[a/b/c]: label key "a/b/c" ${KEY}`],
+    ['In without values', { matchExpressions: [{ key: 'a', operator: 'In' }] }, 'spec.pods[0].selector.matchExpressions[0].values: operator In on "a" needs values'],
+    ['NotIn with empty values', { matchExpressions: [{ key: 'a', operator: 'NotIn', values: [] }] }, 'spec.pods[0].selector.matchExpressions[0].values: operator NotIn on "a" needs values'],
+    ['Exists with values', { matchExpressions: [{ key: 'a', operator: 'Exists', values: ['x'] }] }, 'spec.pods[0].selector.matchExpressions[0].values: operator Exists on "a" takes no values'],
+    ['an invalid label value', { matchLabels: { a: '-x' } }, 'spec.pods[0].selector.matchLabels.a: label value "-x" is not valid: empty, or 1 to 63 letters, digits, "-", "_" or ".", beginning and ending with a letter or digit'],
+  ])('a selector with %s is rejected at its field', (_what, selector, message) => {
+    expect(parse({ drain: { behavior: 'Drain' }, pods: [{ selector }] }).error).toBe(`DrainRule r1 is invalid: ${message}`);
   });
 
-  test('an unknown operator is rejected at its path', () => {
-    expect(parse({ drain: { behavior: 'Drain' }, nodes: [{ selector: { matchExpressions: [{ key: 'a', operator: 'Like', values: ['x'] }] } }] }).error).toMatch(
-      /^DrainRule r1 is invalid: spec\.nodes\.0\.selector\.matchExpressions\.0\.operator: /,
+  test('an unknown operator is rejected at its path, in the apiserver\'s words', () => {
+    expect(parse({ drain: { behavior: 'Drain' }, nodes: [{ selector: { matchExpressions: [{ key: 'a', operator: 'Like', values: ['x'] }] } }] }).error).toBe(
+      'DrainRule r1 is invalid: spec.nodes[0].selector.matchExpressions[0].operator: Unsupported value: "Like": supported values: "In", "NotIn", "Exists", "DoesNotExist"',
     );
   });
 
   test('duplicate pods entries are rejected at the second one', () => {
     const entry = { selector: { matchLabels: { app: 'db' } } };
     expect(parse({ drain: { behavior: 'Drain' }, pods: [entry, { selector: { matchLabels: { app: 'web' } } }, entry] }).error).toBe(
-      'DrainRule r1 is invalid: spec.pods.2: entries in pods must be unique',
+      'DrainRule r1 is invalid: spec.pods[2]: entries in pods must be unique',
     );
   });
 
-  test('every problem is reported, not just the first', () => {
-    const { error } = parse({ drain: { behavior: 'Skip', order: 1 }, pods: [{ selector: { matchLabels: { 'a/b/c': 'x' } } }] });
-    expect(error).toBe('DrainRule r1 is invalid: spec.drain.order: order is allowed only with behavior Drain; spec.pods.0.selector: label key "a/b/c" has more than one "/"');
+  test('every problem is reported, not just the first; validateDrainRule gives one line each, naming the rule', () => {
+    const obj = { metadata: { name: 'r1' }, spec: { drain: { behavior: 'Skip', order: 1 }, pods: [{ selector: { matchLabels: { 'a/b/c': 'x' } } }] } };
+    expect(validateDrainRule(obj)).toEqual({
+      errors: [`DrainRule r1: spec.pods[0].selector.matchLabels[a/b/c]: label key "a/b/c" ${KEY}`, 'DrainRule r1: spec.drain.order: order is allowed only with behavior Drain'],
+    });
+    expect(parseDrainRule(obj).error).toBe(`DrainRule r1 is invalid: ${validateDrainRule(obj).errors.map((e) => e.slice('DrainRule r1: '.length)).join('; ')}`);
+  });
+
+  test('an object without a spec is an error, not an empty rule', () => {
+    expect(validateDrainRule({ metadata: { name: 'r2' } }).errors).toEqual(['DrainRule r2: spec: Invalid input: expected object, received undefined']);
   });
 });
