@@ -62,29 +62,46 @@ export function causeFor(a: Admission, c: RefusedCase): { field?: string; messag
  * then installs the generated CRDs again. For tests of objects stored before an upgrade: admission
  * now refuses them, so only this way can a test store one.
  */
-export async function withSpecUnchecked<T>(kc: KubeConfig, kind: 'CycleNodeRequest', fn: () => Promise<T>): Promise<T> {
+/** A spec that today's schema refuses, per kind: the probe that tells which schema is in force. */
+const BAD_SPEC: Record<'CycleNodeRequest' | 'DrainRule', unknown> = {
+  CycleNodeRequest: { nodeGroupName: '', selector: { matchLabels: { 'bad key!': '' } } },
+  DrainRule: { drain: { behavior: 'NoSuchBehavior' } },
+};
+
+/**
+ * Runs `fn` while the kind's CRD admits any spec, as an older Slipway whose CRD checked less would
+ * have: objects stored meanwhile stay as they are once the real CRD is back (Kubernetes validates
+ * writes, not what is stored), which is the case the drains and the bridge must survive.
+ */
+export async function withSpecUnchecked<T>(kc: KubeConfig, kind: 'CycleNodeRequest' | 'DrainRule', fn: () => Promise<T>): Promise<T> {
   const def = CRDS.find((d) => d.kind === kind)!;
   const body = crdManifest(def) as { spec: { versions: Array<{ schema: { openAPIV3Schema: Record<string, unknown> & { properties: Record<string, unknown> } } }> } };
   const root = body.spec.versions[0]!.schema.openAPIV3Schema;
   root.properties.spec = { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
   delete root['x-kubernetes-validations'];
   const name = `${def.plural}.${CYCLE_NODE_REQUEST.group}`;
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const where = { group: CYCLE_NODE_REQUEST.group, version: CYCLE_NODE_REQUEST.version, plural: def.plural };
+  const probe = { apiVersion: `${where.group}/${where.version}`, kind, metadata: { name: 'probe', ...(def.scope === 'Namespaced' ? { namespace: 'default' } : {}) }, spec: BAD_SPEC[kind] };
+  /** True when the bad spec is admitted (dry run), false when refused. */
+  const admitsBad = async () => {
+    try {
+      if (def.scope === 'Cluster') await custom.createClusterCustomObject({ ...where, body: probe, dryRun: 'All' });
+      else await custom.createNamespacedCustomObject({ ...where, namespace: 'default', body: probe, dryRun: 'All' });
+      return true;
+    } catch (err) {
+      if (apiStatus(err) !== 422) throw err;
+      return false;
+    }
+  };
   await kc.makeApiClient(ApiextensionsV1Api).patchCustomResourceDefinition({ name, body, fieldManager: FIELD_MANAGER, force: true }, setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply));
   try {
     // The apiserver serves the new schema a moment after the update: wait until a bad spec gets in.
-    const custom = kc.makeApiClient(CustomObjectsApi);
-    const probe = { apiVersion: `${CYCLE_NODE_REQUEST.group}/${CYCLE_NODE_REQUEST.version}`, kind, metadata: { name: 'probe', namespace: 'default' }, spec: { nodeGroupName: '', selector: { matchLabels: { 'bad key!': '' } } } };
-    await waitFor(`${name} to admit any spec`, async () => {
-      try {
-        await custom.createNamespacedCustomObject({ group: CYCLE_NODE_REQUEST.group, version: CYCLE_NODE_REQUEST.version, plural: def.plural, namespace: 'default', body: probe, dryRun: 'All' });
-        return true;
-      } catch (err) {
-        if (apiStatus(err) !== 422) throw err;
-        return false;
-      }
-    }, { timeoutMs: 30_000 });
+    await waitFor(`${name} to admit any spec`, admitsBad, { timeoutMs: 30_000 });
     return await fn();
   } finally {
     await installCrds(kc);
+    // ... and until the real schema is back in force, so later writes are checked again.
+    await waitFor(`${name} to check specs again`, async () => !(await admitsBad()), { timeoutMs: 30_000 });
   }
 }
