@@ -10,6 +10,7 @@ import { FINALIZER } from '../../starter/bridge/names.js';
 import type { CycleNodeRequestObject } from '../../starter/bridge/objects.js';
 import type { CycleStatus } from '../../workflows/cycle/types.js';
 import { BridgeFixture, kubeConfigWithToken, kubeFrom, validSpec } from '../support/bridge.js';
+import { withSpecUnchecked } from '../support/admission.js';
 import { uniqueName } from '../support/cluster.js';
 import { waitFor } from '../support/wait.js';
 
@@ -145,7 +146,8 @@ describe('the bridge service account', () => {
       const good = uniqueName('cnr');
       const bad = uniqueName('cnr');
       await f.createCnr(good, validSpec('it-rbac-group'));
-      await f.createCnr(bad, { nodeGroupName: 'g', selector: { matchLabels: { 'bad key!': 'x' } } });
+      // Stored past admission (as an older CRD would have let it in): the bridge must still judge it.
+      await withSpecUnchecked(f.c.config, 'CycleNodeRequest', () => f.createCnr(bad, { nodeGroupName: 'g', selector: { matchLabels: { 'bad key!': 'x' } } }));
       const running = await waitFor('workflow recorded', async () => {
         const o = await f.getCnr(good);
         return o?.status?.workflowId ? o : undefined;
