@@ -90,6 +90,13 @@ test('a node cycle failing after a switch fails the request, heals and uncordons
   expect(await lockStatus('cas-fail')).toBe('COMPLETED');
 }, 180_000);
 
+test('a batch whose node names overflow a search attribute value still cycles (the server terminated it)', async () => {
+  const cluster = stubCluster(60, 'a-node-group-with-a-rather-long-name-for-its-nodes');
+  const { result } = await runRequest(cluster, { historyBudget: 8000 });
+  expect(result?.phase).toBe('Successful');
+  expect(result?.nodesCycled).toBe(60);
+}, 180_000);
+
 test('a node-group lock whose holder has closed ends itself at its next look', async () => {
   const cluster = stubCluster(1, 'lock-holder');
   await withStubWorker(env, 'lock-holder', cluster, async () => {

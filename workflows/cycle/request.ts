@@ -49,6 +49,8 @@ const HISTORY_BUDGET = 8_000;
 const CHUNK = 100;
 /** How long healing waits for cancelled node cycles to stop before it heals anyway. */
 const STOP_LIMIT_MS = 2 * 60_000;
+/** Temporal's default limit on one search attribute value is 2,048 bytes; leave room. */
+const SEARCH_ATTRIBUTE_BYTES = 2_000;
 /** Lines of per-node detail in the Web UI (a 5,000-node request would render 5,000). */
 const DETAIL_LINES = 200;
 
@@ -264,7 +266,7 @@ export class Request {
     this.phase('Initialised', '');
     const nodes = this.c.queue.splice(0, this.c.concurrency - this.c.active.length);
     this.c.batch = { nodes, replacements: [], toCordon: [], toStart: [] };
-    upsertSearchAttributes([{ key: NodesAttr, value: nodes.map((n) => n.name) }]);
+    upsertSearchAttributes([{ key: NodesAttr, value: fitting(nodes.map((n) => n.name)) }]);
     return 'ScalingUp';
   }
 
@@ -536,6 +538,21 @@ function fresh(): RequestCarry {
     toCancel: [],
     toHeal: [],
   };
+}
+
+/**
+ * The first names that fit a search attribute value: Temporal terminates a workflow whose upsert
+ * exceeds the limit (2 KiB by default), which a batch of a hundred long node names does.
+ */
+function fitting(names: string[], maxBytes = SEARCH_ATTRIBUTE_BYTES): string[] {
+  let size = 2;
+  const out: string[] = [];
+  for (const n of names) {
+    size += n.length + 3; // JSON-encoded; node names are DNS names (ASCII)
+    if (size > maxBytes) break;
+    out.push(n);
+  }
+  return out;
 }
 
 /** Defaults the CRD leaves to us (validStatusCodes). */
