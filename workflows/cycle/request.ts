@@ -69,12 +69,17 @@ export interface RequestCarry {
   step: Step | 'Successful' | 'Failed';
   st: CycleStatus;
   resolved?: Omit<ResolvedCycle, 'nodes'>;
+  /**
+   * The selected nodes not cycled yet, by name; every list below names them. Each node is carried
+   * once (the carry must stay under Temporal's 2 MB payload limit at thousands of nodes).
+   */
+  nodes: Record<string, CycleNode>;
   /** Nodes not yet in a batch. */
-  queue: CycleNode[];
+  queue: string[];
   /** The current batch; `toCordon` and `toStart` are what is left of its CordoningNode and WaitingTermination steps. */
-  batch: { nodes: CycleNode[]; replacements: string[]; toCordon: string[]; toStart: string[] };
+  batch: { nodes: string[]; replacements: string[]; toCordon: string[]; toStart: string[] };
   /** Detached from their group and not terminated yet: what healing must put back. */
-  inFlight: CycleNode[];
+  inFlight: string[];
   /** Node cycles running. */
   active: string[];
   /** Replacement nodes seen so far (never counted as new again). */
@@ -237,7 +242,8 @@ export class Request {
     this.st.nodes = nodes.map((n) => ({ nodeName: n.name, phase: 'Pending', providerID: n.providerID, nodeGroup: n.nodeGroup }));
     for (const n of this.st.nodes) this.index.set(n.nodeName, n);
     this.st.nodesTotal = nodes.length;
-    this.c.queue = nodes;
+    this.c.nodes = Object.fromEntries(nodes.map((n) => [n.name, n]));
+    this.c.queue = nodes.map((n) => n.name);
     this.phase('Pending', r.warnings.join('; '));
     if (spec.healthChecks?.length && !spec.skipInitialHealthChecks) {
       const h = await waits.healthCheckNodes.executeWithOptions({ summary: `initial health checks on ${nodes.length} nodes` }, [
@@ -266,7 +272,7 @@ export class Request {
     this.phase('Initialised', '');
     const nodes = this.c.queue.splice(0, this.c.concurrency - this.c.active.length);
     this.c.batch = { nodes, replacements: [], toCordon: [], toStart: [] };
-    upsertSearchAttributes([{ key: NodesAttr, value: fitting(nodes.map((n) => n.name)) }]);
+    upsertSearchAttributes([{ key: NodesAttr, value: fitting(nodes) }]);
     return 'ScalingUp';
   }
 
@@ -275,14 +281,11 @@ export class Request {
     const { spec } = this.input;
     const r = this.c.resolved!;
     const batch = this.c.batch.nodes;
-    this.phase('ScalingUp', `detaching ${batch.map((n) => n.name).join(', ')}`);
+    this.phase('ScalingUp', `detaching ${batch.join(', ')}`);
     const since = Date.now();
     this.c.inFlight.push(...batch);
-    const d = await act.detachNodes.executeWithOptions({ summary: `detach ${batch.length} nodes` }, [{ provider: r.provider, requestKey: this.key, nodes: batch }]);
-    for (const name of d.gone) {
-      this.c.inFlight = this.c.inFlight.filter((n) => n.name !== name);
-      this.mark(name, 'Successful', 'node was removed by someone else');
-    }
+    const d = await act.detachNodes.executeWithOptions({ summary: `detach ${batch.length} nodes` }, [{ provider: r.provider, requestKey: this.key, nodes: batch.map((n) => this.node(n)) }]);
+    for (const name of d.gone) this.done(name, 'node was removed by someone else');
     const rep = await waits.waitForReplacements.executeWithOptions({ summary: `wait for ${d.detached.length} replacement nodes` }, [{
       provider: r.provider,
       groups: r.groups,
@@ -296,7 +299,7 @@ export class Request {
     if (!rep.ready) throw ApplicationFailure.nonRetryable(rep.message, 'ScaleUpFailed');
     this.c.replacements.push(...rep.newNodes);
     await act.protectFromScaleDown.executeWithOptions({ summary: 'disable scale-down of the new nodes' }, [{ nodes: rep.newNodes, requestKey: this.key }]);
-    const live = batch.filter((n) => this.isInFlight(n.name)).map((n) => n.name);
+    const live = batch.filter((n) => this.isInFlight(n));
     Object.assign(this.c.batch, { replacements: rep.newNodes, toCordon: live, toStart: [...live] });
     this.c.releases.push({ nodes: live, newNodes: rep.newNodes });
     this.phase('CordoningNode', `replacements: ${rep.newNodes.join(', ')}`);
@@ -308,7 +311,7 @@ export class Request {
     const { spec } = this.input;
     const checks = spec.preTerminationChecks?.length && !spec.skipPreTerminationChecks ? spec.preTerminationChecks : [];
     while (this.c.batch.toCordon.length) {
-      const chunk = this.c.batch.toCordon.slice(0, CHUNK).map((name) => this.c.batch.nodes.find((n) => n.name === name)!);
+      const chunk = this.c.batch.toCordon.slice(0, CHUNK).map((name) => this.node(name));
       await Promise.all(
         chunk.map(async (n) => {
           await act.cordonNode.executeWithOptions({ summary: `cordon ${n.name}` }, [n.name]);
@@ -334,7 +337,7 @@ export class Request {
     while (batch.toStart.length) {
       this.checkFailure();
       const chunk = batch.toStart.slice(0, CHUNK);
-      await Promise.all(chunk.map((name) => this.startCycle(batch.nodes.find((n) => n.name === name)!)));
+      await Promise.all(chunk.map((name) => this.startCycle(this.node(name))));
       batch.toStart.splice(0, chunk.length);
       if (this.overBudget()) return 'WaitingTermination';
     }
@@ -397,7 +400,7 @@ export class Request {
     this.c.failureType = isCancellation(err) ? 'Cancelled' : err instanceof ApplicationFailure && err.type ? err.type : 'NodeCycleFailed';
     this.c.toCancel = [...this.c.active];
     this.c.cancelled = [...this.c.active];
-    this.c.toHeal = this.c.inFlight.map((n) => n.name);
+    this.c.toHeal = [...this.c.inFlight];
     this.c.healMessage = message;
     this.c.step = 'Healing';
     this.phase('Healing', message);
@@ -433,7 +436,7 @@ export class Request {
 
   private async healChunk(names: string[]): Promise<void> {
     const r = this.c.resolved;
-    const nodes = this.c.inFlight.filter((n) => names.includes(n.name));
+    const nodes = names.filter((n) => this.isInFlight(n)).map((n) => this.node(n));
     if (r) {
       const heal = await act.healNodes.executeWithOptions({ summary: `heal ${nodes.length} nodes` }, [{ provider: r.provider, requestKey: this.key, nodes }]);
       if (heal.reattached.length) this.st.message = `${this.st.message}; re-attached ${heal.reattached.join(', ')}`;
@@ -451,8 +454,18 @@ export class Request {
   private nodeCycled(name: string, message?: string): void {
     if (!this.c.active.includes(name)) return;
     this.c.active = this.c.active.filter((n) => n !== name);
-    this.c.inFlight = this.c.inFlight.filter((n) => n.name !== name);
+    this.done(name, message);
+  }
+
+  /** A node is cycled (or gone): it leaves the carry. */
+  private done(name: string, message?: string): void {
+    this.c.inFlight = this.c.inFlight.filter((n) => n !== name);
+    delete this.c.nodes[name];
     this.mark(name, 'Successful', message);
+  }
+
+  private node(name: string): CycleNode {
+    return this.c.nodes[name]!;
   }
 
   private nodeFailed(name: string, failure: string): void {
@@ -466,7 +479,7 @@ export class Request {
   }
 
   private isInFlight(name: string): boolean {
-    return this.c.inFlight.some((n) => n.name === name);
+    return this.c.inFlight.includes(name);
   }
 
   // ---- Continue-as-new.
@@ -525,6 +538,7 @@ const ended = (p: string) => p === 'Successful' || p === 'Failed';
 function fresh(): RequestCarry {
   return {
     step: 'Pending',
+    nodes: {},
     st: { phase: 'Pending', message: '', nodes: [], nodesCycled: 0, nodesTotal: 0, startedAt: new Date().toISOString() },
     queue: [],
     batch: { nodes: [], replacements: [], toCordon: [], toStart: [] },
