@@ -6,6 +6,7 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { temporal } from '@temporalio/proto';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { fileURLToPath } from 'node:url';
 import { existsSync } from 'node:fs';
@@ -39,13 +40,13 @@ const worker = await Worker.create({
 });
 const started = Date.now();
 const workflowId = `cnr/bench/scale-${NODES}/uid`;
-const result = await worker.runUntil(
-  env.client.workflow.execute(cycleNodeRequestWorkflow, {
-    workflowId,
-    taskQueue,
-    args: [{ request: { namespace: 'bench', name: `scale-${NODES}`, uid: 'uid' }, spec: { nodeGroupName: 'scale', selector: { matchLabels: {} }, cycleSettings: { method: 'Drain', concurrency: CONCURRENCY } } }],
-  }),
-);
+const handle = await env.client.workflow.start(cycleNodeRequestWorkflow, {
+  workflowId,
+  taskQueue,
+  args: [{ request: { namespace: 'bench', name: `scale-${NODES}`, uid: 'uid' }, spec: { nodeGroupName: 'scale', selector: { matchLabels: {} }, cycleSettings: { method: 'Drain', concurrency: CONCURRENCY } } }],
+});
+const firstRunId = handle.firstExecutionRunId;
+const result = await worker.runUntil(handle.result());
 const wallS = (Date.now() - started) / 1000;
 const rssMb = process.resourceUsage().maxRSS / 1024;
 
@@ -59,11 +60,22 @@ for await (const w of env.client.workflow.list()) {
   if (w.workflowId === workflowId) requestRuns++;
   if (w.historyLength > largest.events) largest = { events: w.historyLength, id: `${w.workflowId} (${w.type})` };
 }
+// The request's runs, following its continue-as-new chain, and the largest state it carried.
+let carryBytes = 0;
+let runId: string | undefined = firstRunId;
+let chain = 0;
+while (runId) {
+  chain++;
+  const history: temporal.api.history.v1.IHistory = await env.client.workflow.getHandle(workflowId, runId).fetchHistory();
+  const next = (history.events ?? []).at(-1)?.workflowExecutionContinuedAsNewEventAttributes;
+  carryBytes = Math.max(carryBytes, (next?.input?.payloads ?? []).reduce((n: number, p) => n + (p.data?.length ?? 0), 0));
+  runId = next?.newExecutionRunId ?? undefined;
+}
 await env.teardown();
 
 const terminatedOnce = [...cluster.terminated.values()].filter((n) => n === 1).length;
 console.log(`scale: ${NODES} nodes, concurrency ${CONCURRENCY ?? 'all'}, stub activities, own dev server`);
 console.log(`  result: ${result.phase}, ${result.nodesCycled}/${result.nodesTotal} cycled, ${terminatedOnce} old instances terminated exactly once, wall ${wallS.toFixed(0)} s`);
-console.log(`  workflows: ${workflows} (request runs: ${requestRuns})`);
+console.log(`  workflows: ${workflows}; the request ran ${chain} runs (${requestRuns} listed), largest state carried across continue-as-new: ${(carryBytes / 1024).toFixed(0)} KiB (Temporal's payload limit: 2,048 KiB)`);
 console.log(`  largest history: ${largest.events} events, ${largest.id} (target ≤ ${TARGET_EVENTS}: ${largest.events <= TARGET_EVENTS ? 'met' : 'MISSED'})`);
 console.log(`  peak RSS of the worker + client process: ${rssMb.toFixed(0)} MB (target ≤ ${TARGET_RSS_MB}: ${rssMb <= TARGET_RSS_MB ? 'met' : 'MISSED'})`);
