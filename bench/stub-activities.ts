@@ -12,6 +12,8 @@ export interface StubCluster {
   /** Old instances terminated, by providerID (each must be 1). */
   terminated: Map<string, number>;
   uncordoned: string[];
+  /** Nodes detached from their group, in order. */
+  detached: string[];
   /** When set, the node cycle of this node fails (its terminateInstance refuses). */
   failNode?: string;
 }
@@ -21,7 +23,7 @@ export function stubCluster(count: number, group = 'stub-group'): StubCluster {
     const name = `${group}-${String(i).padStart(5, '0')}`;
     return { name, providerID: `kwok://${name}`, nodeGroup: group, ready: true, cordoned: false, createdAtMs: 0 };
   });
-  return { nodes, calls: new Map(), terminated: new Map(), uncordoned: [] };
+  return { nodes, calls: new Map(), terminated: new Map(), uncordoned: [], detached: [] };
 }
 
 type Stubbed = Pick<Activities, 'resolveCycle' | 'detachNodes' | 'waitForReplacements' | 'protectFromScaleDown' | 'releaseScaleDown' | 'cordonNode' | 'uncordonNode' | 'instanceExists' | 'classifyPods' | 'waitForVolumeDetach' | 'deleteNode' | 'terminateInstance' | 'healNodes' | 'healthCheckNodes'>;
@@ -39,7 +41,10 @@ export function stubActivities(c: StubCluster): Stubbed {
       mismatch: { nodesWithoutInstance: [], instancesWithoutNode: [] },
       settings: { method: 'Drain', concurrency: c.nodes.length, cyclingTimeoutMs: 3_600_000, labelsToRemove: [], ignorePodsLabels: {}, ignoreNamespaces: [] },
     })),
-    detachNodes: count('detachNodes', (i: { nodes: CycleNode[] }) => ({ detached: i.nodes.map((n) => n.name), gone: [] })),
+    detachNodes: count('detachNodes', (i: { nodes: CycleNode[] }) => {
+      c.detached.push(...i.nodes.map((n) => n.name));
+      return { detached: i.nodes.map((n) => n.name), gone: [] };
+    }),
     waitForReplacements: count('waitForReplacements', (i: { needed: number }) => {
       const newNodes = Array.from({ length: i.needed }, () => `replacement-${replacements++}`);
       return { ready: true, newNodes, message: `${newNodes.length} replacement nodes Ready and healthy` };
