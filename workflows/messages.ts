@@ -36,3 +36,8 @@ export const drainProgressSignal = defineSignal<[{ nodeName: string; message: st
  * but cycleSettings.concurrency changed; answers the concurrency now in effect (for the next batch).
  */
 export const specChangedUpdate = defineUpdate<{ concurrency: number }, [{ spec: CycleNodeRequestSpecInput; generation?: number }]>('specChanged');
+
+/** The node-group lock's holder is done with the node group. */
+export const releaseLockSignal = defineSignal('releaseLock');
+/** The node-group lock asks whether its holder still runs: the signal fails once the holder has closed. */
+export const lockHolderProbeSignal = defineSignal('lockHolderProbe');

@@ -12,6 +12,7 @@ import { NODE_GROUP_LABEL } from '../inventory.js';
 import { apiStatus, type Kube } from '../kube.js';
 import type { NodeGroupProvider } from '../providers/types.js';
 import { CYCLED_BY, DETACHED_FROM } from './markers.js';
+import { setUnschedulable } from '../drain/node.js';
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
@@ -125,9 +126,10 @@ export function createResolveActivities(kube: Kube, providers: Record<string, No
           reattached.push(n.metadata!.name!);
         }
         await kube.core.patchNode(
-          { name: n.metadata!.name!, body: { metadata: { annotations: { [DETACHED_FROM]: null, [CYCLED_BY]: null } }, spec: { unschedulable: null } } },
+          { name: n.metadata!.name!, body: { metadata: { annotations: { [DETACHED_FROM]: null, [CYCLED_BY]: null } } } },
           mergePatch,
         ).catch((err) => { if (apiStatus(err) !== 404) throw err; });
+        await setUnschedulable(kube, n.metadata!.name!, false);
       }
       if (reattached.length) described = await provider.describeGroups(groups);
       const inGroups = new Map(described.flatMap((g) => g.instances.map((i) => [i.providerID, g.name] as const)));

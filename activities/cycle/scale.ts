@@ -149,23 +149,20 @@ export function createScaleActivities(kube: Kube, providers: Record<string, Node
 
     /**
      * Healing: every instance not terminated goes back into its group (even when its Node object is
-     * already gone), and every Node still there is uncordoned and loses our markers.
+     * already gone), and every Node still there loses our markers. The workflow then uncordons them
+     * (uncordonNode, the one home of uncordon).
      */
-    async healNodes(input: { provider: string; requestKey: string; nodes: CycleNode[] }): Promise<{ reattached: string[]; uncordoned: string[] }> {
+    async healNodes(input: { provider: string; requestKey: string; nodes: CycleNode[] }): Promise<{ reattached: string[] }> {
       const p = provider(input.provider);
       const reattached: string[] = [];
-      const uncordoned: string[] = [];
       for (const n of input.nodes) {
         if ((await p.instancesExist([n.providerID])).has(n.providerID)) {
           const r = await p.attachInstance(n.providerID, n.nodeGroup);
           if (!r.alreadyAttached) reattached.push(n.name);
         }
-        const node = await kube.core.readNode({ name: n.name }).catch((err) => (apiStatus(err) === 404 ? undefined : Promise.reject(err)));
-        if (!node) continue;
-        if (node.spec?.unschedulable) uncordoned.push(n.name);
-        await patchNode(kube, n.name, { metadata: { annotations: { [DETACHED_FROM]: null, [CYCLED_BY]: null } }, spec: { unschedulable: null } });
+        await patchNode(kube, n.name, { metadata: { annotations: { [DETACHED_FROM]: null, [CYCLED_BY]: null } } });
       }
-      return { reattached, uncordoned };
+      return { reattached };
     },
 
     async deleteNode(name: string): Promise<{ existed: boolean }> {

@@ -6,6 +6,7 @@ import {
   ApplicationFailure,
   CancellationScope,
   executeChild,
+  isCancellation,
   getExternalWorkflowHandle,
   setCurrentDetails,
   setHandler,
@@ -86,6 +87,31 @@ export async function cycleNodeWorkflow(input: NodeCycleInput): Promise<NodeCycl
     throw ApplicationFailure.nonRetryable(`${node.name}: ${message}`, 'NodeCycleFailed');
   };
 
+  try {
+    return await cycle(input, st, deadline, phase, finish, fail);
+  } catch (err) {
+    // Every end reaches the request by its report, also a cancellation or an unexpected error: a
+    // request that continued as new can no longer hear this workflow's result.
+    if (st.phase !== 'Failed') {
+      const why = isCancellation(err) ? 'cancelled' : ((err as Error & { cause?: Error }).cause?.message ?? (err as Error).message);
+      await CancellationScope.nonCancellable(() => finish('Failed', why));
+    }
+    throw err;
+  }
+}
+
+type PhaseFn = (p: CycleNodePhase, message?: string, quick?: boolean) => void;
+
+/** The steps, Pending to Successful; `fail` reports and throws. */
+async function cycle(
+  input: NodeCycleInput,
+  st: NodeCycleStatus,
+  deadline: number,
+  phase: PhaseFn,
+  finish: (p: 'Successful' | 'Failed', message?: string) => Promise<void>,
+  fail: (message: string) => Promise<never>,
+): Promise<NodeCycleStatus> {
+  const { node, settings } = input;
   phase('Pending', undefined, true);
   // Someone else removed the node or its instance: nothing left to take away. Independent reads.
   const [cordon, instance] = await Promise.all([

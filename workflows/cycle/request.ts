@@ -4,27 +4,36 @@
 // Healing is a compensation that runs on any failure and on cancellation (the object was deleted):
 // nodes not yet terminated go back into their group and are uncordoned, and scale-down protection
 // is removed, so no node is ever left outside its group or cordoned.
+//
+// Phases, one handler each (the table below). Between steps, and inside the long waits, the request
+// continues as new once its history passes a budget, carrying its state (RequestCarry): its node
+// locks and node cycles are ABANDONed children that outlive the switch and report to the request's
+// workflow ID, which every run shares (see docs/design.md, "Bounded history").
 import {
   ApplicationFailure,
   CancellationScope,
+  allHandlersFinished,
   condition,
-  executeChild,
+  continueAsNew,
+  getExternalWorkflowHandle,
   isCancellation,
   setCurrentDetails,
   setHandler,
   sleep,
+  startChild,
   upsertSearchAttributes,
   workflowInfo,
+  ParentClosePolicy,
 } from '@temporalio/workflow';
 import type { CycleRequestPhase } from '../../api/cycle-node-request.js';
 import { nodeGroupsOf } from '../../api/node-groups.js';
 import type { CycleNode, ResolvedCycle } from '../../activities/cycle/resolve.js';
-import { cycleStatusQuery, drainProgressSignal, nodeProgressSignal, specChangedUpdate } from '../messages.js';
+import { cycleStatusQuery, drainProgressSignal, lockHolderProbeSignal, nodeProgressSignal, specChangedUpdate } from '../messages.js';
 import { immutableChanges } from './spec-change.js';
 import { NodeGroupAttr, NodesAttr, PhaseAttr } from '../search-attributes.js';
-import { acquireNodeGroupLocks, type HeldLocks } from './lock.js';
+import { HeldLocks } from './lock.js';
 import { cycleNodeWorkflow } from './node.js';
-import { nodeCycleWorkflowId, type CycleRequestInput, type CycleStatus } from './types.js';
+import { nodeCycleWorkflowId, type CycleRequestInput, type CycleStatus, type NodeCycleStatus } from './types.js';
 import { longSteps, steps } from '../proxies.js';
 
 const act = steps;
@@ -34,248 +43,530 @@ const waits = longSteps('30 minutes');
 const EQUILIBRIUM_LIMIT_MS = 5 * 60_000;
 /** How long a batch's replacements may take to be Ready and healthy. */
 const SCALE_UP_LIMIT_MS = 20 * 60_000;
+/** History events after which a run continues as new (Temporal's hard limit is 51,200). */
+const HISTORY_BUDGET = 8_000;
+/** Per-node steps (cordons, child starts, heals) are issued this many at a time, so a run can switch between chunks. */
+const CHUNK = 100;
+/** How long healing waits for cancelled node cycles to stop before it heals anyway. */
+const STOP_LIMIT_MS = 2 * 60_000;
+/** Temporal's default limit on one search attribute value is 2,048 bytes; leave room. */
+const SEARCH_ATTRIBUTE_BYTES = 2_000;
+/** Lines of per-node detail in the Web UI (a 5,000-node request would render 5,000). */
+const DETAIL_LINES = 200;
 
-export async function cycleNodeRequestWorkflow(input: CycleRequestInput): Promise<CycleStatus> {
-  const { request, spec } = input;
-  const requestKey = `${request.namespace}/${request.name}/${request.uid}`;
-  const selfId = workflowInfo().workflowId;
-  const st: CycleStatus = { phase: 'Pending', message: '', nodes: [], nodesCycled: 0, nodesTotal: 0, startedAt: new Date().toISOString() };
-  setHandler(cycleStatusQuery, () => st);
-  setHandler(nodeProgressSignal, (n) => {
-    const i = st.nodes.findIndex((x) => x.nodeName === n.nodeName);
-    // Reports may arrive out of order, or after the child's result: keep the newest, never undo an end.
-    const cur = st.nodes[i];
-    const ended = (p: string) => p === 'Successful' || p === 'Failed';
-    if (!cur || (n.seq !== undefined && cur.seq !== undefined && n.seq <= cur.seq) || (ended(cur.phase) && !ended(n.phase))) return;
-    st.nodes[i] = { ...cur, ...n, drainMessage: n.phase === 'DrainingPods' ? cur.drainMessage : undefined };
-    st.nodesCycled = st.nodes.filter((x) => x.phase === 'Successful').length;
-    render();
-  });
-  setHandler(drainProgressSignal, (d) => {
-    const n = st.nodes.find((x) => x.nodeName === d.nodeName);
-    if (n) Object.assign(n, { drainMessage: d.message, evicted: d.evicted });
-    render();
-  });
-  // Spec edits: only concurrency, taken by the next batch (nodes in flight keep cycling).
-  let requested: number | 'all' | undefined;
-  let concurrency = 0; // set once the nodes are resolved
-  const effective = () => (requested === undefined ? concurrency : requested === 'all' ? Math.max(1, st.nodesTotal) : requested);
-  setHandler(
-    specChangedUpdate,
-    ({ spec: next }) => {
-      requested = next.cycleSettings?.concurrency ?? 'all';
-      if (concurrency) concurrency = effective();
-      st.concurrency = concurrency || undefined;
-      render();
-      return { concurrency: effective() };
-    },
-    {
+export interface CycleRequestRun extends CycleRequestInput {
+  /** History events before continue-as-new (tests force a small one). */
+  historyBudget?: number;
+  /** How often the node-group locks check that this request still runs. */
+  lockProbeMs?: number;
+  /** The state of the run before (continue-as-new). */
+  carry?: RequestCarry;
+}
+
+/** The request's whole state: everything a run needs to go on where the last one stopped. */
+export interface RequestCarry {
+  /** The next step (the displayed phase, st.phase, may differ: waiting for a free slot still shows WaitingTermination). */
+  step: Step | 'Successful' | 'Failed';
+  st: CycleStatus;
+  resolved?: Omit<ResolvedCycle, 'nodes'>;
+  /**
+   * The selected nodes not cycled yet, by name; every list below names them. Each node is carried
+   * once (the carry must stay under Temporal's 2 MB payload limit at thousands of nodes).
+   */
+  nodes: Record<string, CycleNode>;
+  /** Nodes not yet in a batch. */
+  queue: string[];
+  /** The current batch; `toCordon` and `toStart` are what is left of its CordoningNode and WaitingTermination steps. */
+  batch: { nodes: string[]; replacements: string[]; toCordon: string[]; toStart: string[] };
+  /** Detached from their group and not terminated yet: what healing must put back. */
+  inFlight: string[];
+  /** Node cycles running. */
+  active: string[];
+  /** Replacement nodes seen so far (never counted as new again). */
+  replacements: string[];
+  /** Scale-down protection to lift once all of `nodes` have been cycled. */
+  releases: Array<{ nodes: string[]; newNodes: string[] }>;
+  locks: string[];
+  requested?: number | 'all';
+  concurrency: number;
+  /** What the request failed with and its type (for the final failure after a continue-as-new). */
+  failureType?: string;
+  /** The first node cycle that failed. */
+  failure?: string;
+  /** Nodes whose cycle this request cancelled (healing speaks for them), and those still to cancel. */
+  cancelled: string[];
+  toCancel: string[];
+  toHeal: string[];
+  healMessage?: string;
+}
+
+type Step = Exclude<CycleRequestPhase, 'Successful' | 'Failed'>;
+type Next = RequestCarry['step'];
+
+/** The table of contents: one handler per phase, each returning the next phase. */
+const PHASES: Record<Step, (r: Request) => Promise<Next>> = {
+  Pending: (r) => r.pending(),
+  Initialised: (r) => r.nextBatch(),
+  ScalingUp: (r) => r.scaleUp(),
+  CordoningNode: (r) => r.cordonBatch(),
+  WaitingTermination: (r) => r.startCycles(),
+  Healing: (r) => r.heal(),
+};
+
+export async function cycleNodeRequestWorkflow(input: CycleRequestRun): Promise<CycleStatus> {
+  const r = new Request(input);
+  let error: unknown; // what this run failed with, rethrown once healed
+  for (let step = r.c.step; step !== 'Successful' && step !== 'Failed'; step = r.c.step) {
+    try {
+      r.c.step = await PHASES[step](r);
+    } catch (err) {
+      if (r.st.phase === 'Failed' || step === 'Healing') throw err; // invalid request, or healing broke
+      error = err;
+      r.startHealing(err);
+    }
+    if (r.c.step !== 'Successful' && r.c.step !== 'Failed' && r.overBudget()) await CancellationScope.nonCancellable(() => r.continueAsNew());
+  }
+  if (r.c.step === 'Failed') throw error ?? ApplicationFailure.nonRetryable(r.c.healMessage ?? r.st.message, r.c.failureType ?? 'NodeCycleFailed');
+  return r.st;
+}
+
+/** One request's state and its phase handlers. */
+export class Request {
+  readonly c: RequestCarry;
+  readonly st: CycleStatus;
+  private readonly locks: HeldLocks;
+  private readonly index = new Map<string, NodeCycleStatus>();
+  private readonly key: string;
+  private readonly selfId = workflowInfo().workflowId;
+
+  constructor(private readonly input: CycleRequestRun) {
+    const { request } = input;
+    this.key = `${request.namespace}/${request.name}/${request.uid}`;
+    this.c = input.carry ?? fresh();
+    this.st = this.c.st;
+    for (const n of this.st.nodes) this.index.set(n.nodeName, n);
+    this.locks = new HeldLocks(this.c.locks);
+    this.listen();
+    const groups = nodeGroupsOf(input.spec);
+    if (groups[0] && !input.carry) upsertSearchAttributes([{ key: NodeGroupAttr, value: groups[0] }]);
+    this.render();
+  }
+
+  /** Messages: the status query, the node cycles' and drains' reports, the spec edits. */
+  private listen(): void {
+    setHandler(cycleStatusQuery, () => this.st);
+    setHandler(lockHolderProbeSignal, () => undefined); // the locks' "are you there": answered by being there
+    setHandler(nodeProgressSignal, (n) => this.onNodeProgress(n));
+    setHandler(drainProgressSignal, (d) => {
+      const n = this.index.get(d.nodeName);
+      if (n) Object.assign(n, { drainMessage: d.message, evicted: d.evicted });
+      this.render();
+    });
+    setHandler(specChangedUpdate, ({ spec }) => this.changeConcurrency(spec.cycleSettings?.concurrency ?? 'all'), {
       validator: ({ spec: next }) => {
-        if (['Successful', 'Failed', 'Healing'].includes(st.phase)) throw new Error(`the cycle has ended (${st.phase}): spec changes no longer apply`);
-        const changed = immutableChanges(spec, next);
+        if (['Successful', 'Failed', 'Healing'].includes(this.st.phase)) throw new Error(`the cycle has ended (${this.st.phase}): spec changes no longer apply`);
+        const changed = immutableChanges(this.input.spec, next);
         if (changed.length) throw new Error(`only spec.cycleSettings.concurrency may change while a cycle runs; changed: ${changed.map((c) => `spec.${c}`).join(', ')}`);
         const c = next.cycleSettings?.concurrency;
         if (c !== undefined && !(Number.isInteger(c) && c >= 1)) throw new Error(`spec.cycleSettings.concurrency must be a whole number ≥ 1, not ${c}`);
       },
-    },
-  );
-  const render = () =>
-    setCurrentDetails(
-      [`**${request.namespace}/${request.name}**: ${st.phase} — ${st.nodesCycled}/${st.nodesTotal} nodes cycled`, st.message]
-        .concat(st.nodes.map((n) => `- \`${n.nodeName}\` ${n.phase}${n.drainMessage && n.phase === 'DrainingPods' ? `: ${n.drainMessage.split('\n').slice(0, 3).join(' ')}` : ''}`))
-        .filter(Boolean)
-        .join('\n'),
-    );
-  const phase = (p: CycleRequestPhase, message = st.message) => {
-    st.phase = p;
-    st.message = message;
-    upsertSearchAttributes([{ key: PhaseAttr, value: p }]);
-    render();
-  };
-  const groups = nodeGroupsOf(spec);
-  if (groups[0]) upsertSearchAttributes([{ key: NodeGroupAttr, value: groups[0] }]);
-  render();
+    });
+  }
 
-  let resolved: ResolvedCycle | undefined;
-  /** Nodes detached from their group and not terminated yet: what healing must put back. */
-  const inFlight = new Map<string, CycleNode>();
-  let locks: HeldLocks | undefined;
+  /** Reports may arrive out of order, or after the child's result: keep the newest, never undo an end. */
+  private onNodeProgress(n: NodeCycleStatus): void {
+    const cur = this.index.get(n.nodeName);
+    if (!cur || (n.seq !== undefined && cur.seq !== undefined && n.seq <= cur.seq) || (ended(cur.phase) && !ended(n.phase))) return;
+    Object.assign(cur, n, { drainMessage: n.phase === 'DrainingPods' ? cur.drainMessage : undefined });
+    if (n.phase === 'Successful') this.nodeCycled(n.nodeName, n.message);
+    else if (n.phase === 'Failed') this.nodeFailed(n.nodeName, `${n.nodeName}: ${n.message ?? 'failed'}`);
+    this.countCycled();
+    this.render();
+  }
 
-  try {
-    // Pending: validate, take the node groups, pick nodes, and wait (bounded) for the group and the
-    // cluster to agree.
-    let equilibriumDeadline = Date.now() + EQUILIBRIUM_LIMIT_MS;
+  /** Spec edits: only concurrency, taken by the next batch (nodes in flight keep cycling). */
+  private changeConcurrency(requested: number | 'all'): { concurrency: number } {
+    this.c.requested = requested;
+    if (this.c.concurrency) this.c.concurrency = this.effective();
+    this.st.concurrency = this.c.concurrency || undefined;
+    this.render();
+    return { concurrency: this.effective() };
+  }
+
+  private effective(): number {
+    const r = this.c.requested;
+    return r === undefined ? this.c.concurrency : r === 'all' ? Math.max(1, this.st.nodesTotal) : r;
+  }
+
+  // ---- Pending: validate, take the node groups, pick nodes, wait (bounded) for the group and the
+  // cluster to agree, then the initial health checks.
+  async pending(): Promise<Next> {
+    const { spec } = this.input;
+    const groups = nodeGroupsOf(spec);
+    let deadline = Date.now() + EQUILIBRIUM_LIMIT_MS;
     for (;;) {
-      resolved = await act.resolveCycle.executeWithOptions({ summary: `resolve node groups ${groups.join(', ')}` }, [{ spec, requestKey }]);
-      if (resolved.errors.length) {
-        // Invalid: nothing was touched, nothing to heal.
-        phase('Failed', resolved.errors.join('; '));
-        st.completedAt = new Date().toISOString();
-        throw ApplicationFailure.nonRetryable(st.message, 'InvalidCycleRequest');
-      }
-      if (!locks) {
-        // One request per node group at a time: two would fight over its capacity, and each would
-        // read the other's detached instances as a disagreement. After a wait, pick nodes afresh.
-        let waited = false;
-        locks = await acquireNodeGroupLocks(resolved.provider, resolved.groups, (group, lockId) => {
-          waited = true;
-          phase('Pending', `waiting for node group ${group}: another request is cycling it (lock ${lockId})`);
-        });
-        equilibriumDeadline = Date.now() + EQUILIBRIUM_LIMIT_MS;
-        if (waited) {
-          phase('Pending', '');
-          continue;
-        }
+      const resolved = await act.resolveCycle.executeWithOptions({ summary: `resolve node groups ${groups.join(', ')}` }, [{ spec, requestKey: this.key }]);
+      if (resolved.errors.length) return this.invalid(resolved.errors.join('; ')); // nothing touched, nothing to heal but the locks
+      const { nodes, ...rest } = resolved;
+      this.c.resolved = rest;
+      if (await this.takeLocks(rest)) {
+        deadline = Date.now() + EQUILIBRIUM_LIMIT_MS;
+        continue; // after a wait, pick nodes afresh
       }
       const { nodesWithoutInstance, instancesWithoutNode } = resolved.mismatch;
-      if (!nodesWithoutInstance.length && !instancesWithoutNode.length) break;
+      if (!nodesWithoutInstance.length && !instancesWithoutNode.length) return this.selected(nodes, rest);
       const disagreement = `node group and cluster disagree: nodes without an instance [${nodesWithoutInstance.join(', ')}], instances without a node [${instancesWithoutNode.join(', ')}]`;
-      if (Date.now() >= equilibriumDeadline) throw ApplicationFailure.nonRetryable(disagreement, 'NoEquilibrium');
-      phase('Pending', `${disagreement}; waiting`);
+      if (Date.now() >= deadline) throw ApplicationFailure.nonRetryable(disagreement, 'NoEquilibrium');
+      this.phase('Pending', `${disagreement}; waiting`);
       await sleep('5 seconds');
     }
-    const r = resolved;
-    st.nodes = r.nodes.map((n) => ({ nodeName: n.name, phase: 'Pending', providerID: n.providerID, nodeGroup: n.nodeGroup }));
-    st.nodesTotal = r.nodes.length;
-    phase('Pending', r.warnings.join('; '));
+  }
+
+  /**
+   * One request per node group at a time: two would fight over its capacity, and each would read the
+   * other's detached instances as a disagreement. True when it had to wait.
+   */
+  private async takeLocks(r: Omit<ResolvedCycle, 'nodes'>): Promise<boolean> {
+    if (this.c.locks.length) return false;
+    let waited = false;
+    await this.locks.acquire(r.provider, r.groups, (group, lockId) => {
+      waited = true;
+      this.phase('Pending', `waiting for node group ${group}: another request is cycling it (lock ${lockId})`);
+    }, this.input.lockProbeMs);
+    if (waited) this.phase('Pending', '');
+    return waited;
+  }
+
+  private async selected(nodes: CycleNode[], r: Omit<ResolvedCycle, 'nodes'>): Promise<Next> {
+    const { spec } = this.input;
+    this.st.nodes = nodes.map((n) => ({ nodeName: n.name, phase: 'Pending', providerID: n.providerID, nodeGroup: n.nodeGroup }));
+    for (const n of this.st.nodes) this.index.set(n.nodeName, n);
+    this.st.nodesTotal = nodes.length;
+    this.c.nodes = Object.fromEntries(nodes.map((n) => [n.name, n]));
+    this.c.queue = nodes.map((n) => n.name);
+    this.phase('Pending', r.warnings.join('; '));
     if (spec.healthChecks?.length && !spec.skipInitialHealthChecks) {
-      const h = await waits.healthCheckNodes.executeWithOptions({ summary: `initial health checks on ${r.nodes.length} nodes` }, [
-        { nodes: r.nodes, checks: fill(spec.healthChecks), maxWaitMs: 0 },
+      const h = await waits.healthCheckNodes.executeWithOptions({ summary: `initial health checks on ${nodes.length} nodes` }, [
+        { nodes, checks: fill(spec.healthChecks), maxWaitMs: 0 },
       ]);
       if (!h.passed) throw ApplicationFailure.nonRetryable(`initial health checks failed: ${h.failures.join('; ')}`, 'HealthCheckFailed');
     }
+    this.c.concurrency = r.settings.concurrency;
+    this.c.concurrency = this.effective(); // an edit that arrived while Pending wins
+    this.st.concurrency = this.c.concurrency;
+    return 'Initialised';
+  }
 
-    const queue = [...r.nodes];
-    const known = new Set(r.nodes.map((n) => n.name));
-    // Node cycles run in one scope, so a failure stops the others before healing.
-    const children = new CancellationScope();
-    const active = new Map<string, Promise<void>>();
-    const batches: Array<Promise<unknown>> = [];
-    let failure: string | undefined;
-    concurrency = r.settings.concurrency;
-    concurrency = effective(); // an edit that arrived while Pending wins
-    st.concurrency = concurrency;
-    while (queue.length && failure === undefined) {
-      // Fill the free slots: never more than `concurrency` nodes in flight (it may have been lowered).
-      if (active.size >= concurrency) {
-        await condition(() => failure !== undefined || active.size < concurrency);
-        continue;
-      }
-      phase('Initialised', '');
-      const batch = queue.splice(0, concurrency - active.size);
-      upsertSearchAttributes([{ key: NodesAttr, value: batch.map((n) => n.name) }]);
+  // ---- Initialised: the next batch fills the free slots (never more than `concurrency` nodes in
+  // flight; it may have been lowered), or, with none left, the end once every node cycle is done.
+  async nextBatch(): Promise<Next> {
+    this.checkFailure();
+    if (!this.c.queue.length) {
+      if (!(await this.waitForCycles(() => this.c.active.length === 0))) return 'Initialised';
+      return this.succeed();
+    }
+    if (this.c.active.length >= this.c.concurrency) {
+      await this.waitForCycles(() => this.c.active.length < this.c.concurrency);
+      return 'Initialised';
+    }
+    this.phase('Initialised', '');
+    const nodes = this.c.queue.splice(0, this.c.concurrency - this.c.active.length);
+    this.c.batch = { nodes, replacements: [], toCordon: [], toStart: [] };
+    upsertSearchAttributes([{ key: NodesAttr, value: fitting(nodes) }]);
+    return 'ScalingUp';
+  }
 
-      // ScalingUp: detach (the group replaces), then wait for Ready, healthy replacements.
-      phase('ScalingUp', `detaching ${batch.map((n) => n.name).join(', ')}`);
-      const since = Date.now();
-      for (const n of batch) inFlight.set(n.name, n);
-      const d = await act.detachNodes.executeWithOptions({ summary: `detach ${batch.length} nodes` }, [{ provider: r.provider, requestKey, nodes: batch }]);
-      for (const name of d.gone) {
-        inFlight.delete(name);
-        markNode(st, name, 'Successful', 'node was removed by someone else');
-      }
-      const rep = await waits.waitForReplacements.executeWithOptions({ summary: `wait for ${d.detached.length} replacement nodes` }, [
-        {
-          provider: r.provider,
-          groups: r.groups,
-          selector: spec.selector,
-          known: [...known],
-          sinceMs: since,
-          needed: d.detached.length,
-          healthChecks: fill(spec.healthChecks ?? []),
-          timeoutMs: SCALE_UP_LIMIT_MS,
-        },
-      ]);
-      if (!rep.ready) throw ApplicationFailure.nonRetryable(rep.message, 'ScaleUpFailed');
-      for (const n of rep.newNodes) known.add(n);
-      await act.protectFromScaleDown.executeWithOptions({ summary: 'disable scale-down of the new nodes' }, [{ nodes: rep.newNodes, requestKey }]);
+  // ---- ScalingUp: detach (the group replaces), then wait for Ready, healthy replacements.
+  async scaleUp(): Promise<Next> {
+    const { spec } = this.input;
+    const r = this.c.resolved!;
+    const batch = this.c.batch.nodes;
+    this.phase('ScalingUp', `detaching ${batch.join(', ')}`);
+    const since = Date.now();
+    this.c.inFlight.push(...batch);
+    const d = await act.detachNodes.executeWithOptions({ summary: `detach ${batch.length} nodes` }, [{ provider: r.provider, requestKey: this.key, nodes: batch.map((n) => this.node(n)) }]);
+    for (const name of d.gone) this.done(name, 'node was removed by someone else');
+    const rep = await waits.waitForReplacements.executeWithOptions({ summary: `wait for ${d.detached.length} replacement nodes` }, [{
+      provider: r.provider,
+      groups: r.groups,
+      selector: spec.selector,
+      known: [...this.st.nodes.map((n) => n.nodeName), ...this.c.replacements],
+      sinceMs: since,
+      needed: d.detached.length,
+      healthChecks: fill(spec.healthChecks ?? []),
+      timeoutMs: SCALE_UP_LIMIT_MS,
+    }]);
+    if (!rep.ready) throw ApplicationFailure.nonRetryable(rep.message, 'ScaleUpFailed');
+    this.c.replacements.push(...rep.newNodes);
+    await act.protectFromScaleDown.executeWithOptions({ summary: 'disable scale-down of the new nodes' }, [{ nodes: rep.newNodes, requestKey: this.key }]);
+    const live = batch.filter((n) => this.isInFlight(n));
+    Object.assign(this.c.batch, { replacements: rep.newNodes, toCordon: live, toStart: [...live] });
+    this.c.releases.push({ nodes: live, newNodes: rep.newNodes });
+    this.phase('CordoningNode', `replacements: ${rep.newNodes.join(', ')}`);
+    return 'CordoningNode';
+  }
 
-      // CordoningNode: cordon the batch, then the pre-termination checks.
-      phase('CordoningNode', `replacements: ${rep.newNodes.join(', ')}`);
-      const live = batch.filter((n) => inFlight.has(n.name));
-      // The batch's nodes are independent: cordon and check them in parallel.
+  // ---- CordoningNode: cordon the batch, then the pre-termination checks (nodes in parallel, a chunk at a time).
+  async cordonBatch(): Promise<Next> {
+    const { spec } = this.input;
+    const checks = spec.preTerminationChecks?.length && !spec.skipPreTerminationChecks ? spec.preTerminationChecks : [];
+    while (this.c.batch.toCordon.length) {
+      const chunk = this.c.batch.toCordon.slice(0, CHUNK).map((name) => this.node(name));
       await Promise.all(
-        live.map(async (n) => {
+        chunk.map(async (n) => {
           await act.cordonNode.executeWithOptions({ summary: `cordon ${n.name}` }, [n.name]);
-          if (spec.preTerminationChecks?.length && !spec.skipPreTerminationChecks) {
-            const c = await waits.preTerminationChecks.executeWithOptions({ summary: `pre-termination checks on ${n.name}` }, [
-              { node: n, checks: spec.preTerminationChecks.map((p) => ({ ...p, validStatusCodes: p.validStatusCodes ?? [200], healthCheck: fill([p.healthCheck])[0]! })) },
-            ]);
-            if (!c.passed) throw ApplicationFailure.nonRetryable(`pre-termination checks failed on ${n.name}: ${c.failures.join('; ')}`, 'PreTerminationCheckFailed');
-          }
+          if (!checks.length) return;
+          const c = await waits.preTerminationChecks.executeWithOptions({ summary: `pre-termination checks on ${n.name}` }, [
+            { node: n, checks: checks.map((p) => ({ ...p, validStatusCodes: p.validStatusCodes ?? [200], healthCheck: fill([p.healthCheck])[0]! })) },
+          ]);
+          if (!c.passed) throw ApplicationFailure.nonRetryable(`pre-termination checks failed on ${n.name}: ${c.failures.join('; ')}`, 'PreTerminationCheckFailed');
         }),
       );
+      this.c.batch.toCordon.splice(0, chunk.length);
+      if (this.overBudget()) return 'CordoningNode';
+    }
+    const { toStart } = this.c.batch;
+    this.phase('WaitingTermination', `${toStart.length + this.c.active.length} nodes draining`);
+    return 'WaitingTermination';
+  }
 
-      // WaitingTermination: one child per node (drain, delete, terminate), running on while the
-      // next batch scales up (Cyclops: the next batch starts once at most concurrency/2 are active).
-      phase('WaitingTermination', `${live.length + active.size} nodes draining`);
-      const cycles = live.map((n) => {
-        const p = children
-          .run(() =>
-            executeChild(cycleNodeWorkflow, {
-              workflowId: nodeCycleWorkflowId(selfId, n.name),
-              args: [{ parentId: selfId, node: n, provider: r.provider, settings: r.settings, drain: spec.drain }],
-            }),
-          )
-          .then(
-            (res) => {
-              inFlight.delete(n.name);
-              markNode(st, n.name, 'Successful', res.message);
-            },
-            (err: Error & { cause?: Error }) => {
-              failure ??= err.cause?.message ?? err.message;
-            },
-          )
-          .finally(() => active.delete(n.name));
-        active.set(n.name, p);
-        return p;
-      });
-      // Let cluster-autoscaler manage this batch's new nodes again once its old nodes are gone (#142).
-      batches.push(
-        Promise.all(cycles).then(() =>
-          failure === undefined ? act.releaseScaleDown.executeWithOptions({ summary: 'release scale-down protection' }, [{ requestKey, nodes: rep.newNodes }]) : undefined,
-        ),
-      );
-      await condition(() => failure !== undefined || active.size <= Math.floor(concurrency / 2) || (queue.length === 0 && active.size === 0));
+  // ---- WaitingTermination: one child per node (drain, delete, terminate), running on while the
+  // next batch scales up (Cyclops: the next batch starts once at most concurrency/2 are active).
+  async startCycles(): Promise<Next> {
+    const { batch } = this.c;
+    while (batch.toStart.length) {
+      this.checkFailure();
+      const chunk = batch.toStart.slice(0, CHUNK);
+      await Promise.all(chunk.map((name) => this.startCycle(this.node(name))));
+      batch.toStart.splice(0, chunk.length);
+      if (this.overBudget()) return 'WaitingTermination';
     }
-    await condition(() => failure !== undefined || active.size === 0);
-    if (failure !== undefined) {
-      children.cancel();
-      await Promise.allSettled([...active.values()]);
-      throw ApplicationFailure.nonRetryable(`node cycle failed: ${failure}`, 'NodeCycleFailed');
-    }
-    await Promise.all(batches);
-    await locks.release();
-    st.nodesCycled = st.nodes.filter((x) => x.phase === 'Successful').length;
-    phase('Successful', `${st.nodesCycled} ${st.nodesCycled === 1 ? 'node' : 'nodes'} cycled`);
-    st.completedAt = new Date().toISOString();
-    return st;
-  } catch (err) {
-    if (st.phase === 'Failed') throw err; // invalid request: nothing to heal
-    const message = isCancellation(err) ? 'cancelled (the request was deleted)' : ((err as Error & { cause?: Error }).cause?.message ?? (err as Error).message);
-    // Compensations run even when the workflow itself is being cancelled.
-    await CancellationScope.nonCancellable(async () => {
-      phase('Healing', message);
-      if (resolved) {
-        const heal = await act.healNodes.executeWithOptions({ summary: `heal ${inFlight.size} nodes` }, [
-          { provider: resolved.provider, requestKey, nodes: [...inFlight.values()] },
-        ]);
-        for (const name of inFlight.keys()) if (st.nodes.find((x) => x.nodeName === name)?.phase !== 'Failed') markNode(st, name, 'Failed', 'healed: back in its group, uncordoned');
-        if (heal.reattached.length) st.message = `${message}; re-attached ${heal.reattached.join(', ')}`;
-      }
-      await act.releaseScaleDown.executeWithOptions({ summary: 'release scale-down protection' }, [{ requestKey }]);
-      await locks?.release(); // only now: another request must not take the group mid-healing
-      phase('Failed');
-      st.completedAt = new Date().toISOString();
+    const half = Math.floor(this.c.concurrency / 2);
+    const done = await this.waitForCycles(() => this.c.active.length <= half || (!this.c.queue.length && !this.c.active.length));
+    this.checkFailure();
+    return done ? 'Initialised' : 'WaitingTermination';
+  }
+
+  private async startCycle(n: CycleNode): Promise<void> {
+    const r = this.c.resolved!;
+    this.c.active.push(n.name);
+    const child = await startChild(cycleNodeWorkflow, {
+      workflowId: nodeCycleWorkflowId(this.selfId, n.name),
+      args: [{ parentId: this.selfId, node: n, provider: r.provider, settings: r.settings, drain: this.input.spec.drain }],
+      // Outlives this run when it continues as new; reports its end to the request's workflow ID.
+      parentClosePolicy: ParentClosePolicy.ABANDON,
     });
-    throw err;
+    // This run also hears the child's result (the end report may be lost if the child is killed).
+    child.result().then(
+      (res) => this.nodeCycled(n.name, res.message),
+      (err: Error & { cause?: Error }) => this.nodeFailed(n.name, err.cause?.message ?? err.message),
+    );
+  }
+
+  /**
+   * Waits until `done`, a node cycle failed, or the history is over budget (false). Meanwhile it lets
+   * cluster-autoscaler manage a batch's new nodes again once the batch's old nodes are gone (#142).
+   */
+  private async waitForCycles(done: () => boolean): Promise<boolean> {
+    for (;;) {
+      await condition(() => done() || this.releaseDue() !== undefined || this.c.failure !== undefined || this.overBudget());
+      const due = this.releaseDue();
+      if (due && this.c.failure === undefined) {
+        await act.releaseScaleDown.executeWithOptions({ summary: 'release scale-down protection' }, [{ requestKey: this.key, nodes: due.newNodes }]);
+        this.c.releases.splice(this.c.releases.indexOf(due), 1);
+        continue;
+      }
+      return this.c.failure === undefined && done();
+    }
+  }
+
+  private releaseDue() {
+    return this.c.releases.find((r) => r.nodes.every((name) => this.index.get(name)?.phase === 'Successful'));
+  }
+
+  private async succeed(): Promise<Next> {
+    await this.locks.release();
+    this.countCycled();
+    this.phase('Successful', `${this.st.nodesCycled} ${this.st.nodesCycled === 1 ? 'node' : 'nodes'} cycled`);
+    this.st.completedAt = new Date().toISOString();
+    return 'Successful';
+  }
+
+  // ---- Healing: stop the node cycles, put every node not terminated back (re-attached, uncordoned,
+  // unmarked), lift scale-down protection, and only then release the node groups. Compensations run
+  // even when the workflow itself is being cancelled.
+  startHealing(err: unknown): void {
+    const message = isCancellation(err) ? 'cancelled (the request was deleted)' : ((err as Error & { cause?: Error }).cause?.message ?? (err as Error).message);
+    this.c.failureType = isCancellation(err) ? 'Cancelled' : err instanceof ApplicationFailure && err.type ? err.type : 'NodeCycleFailed';
+    this.c.toCancel = [...this.c.active];
+    this.c.cancelled = [...this.c.active];
+    this.c.toHeal = [...this.c.inFlight];
+    this.c.healMessage = message;
+    this.c.step = 'Healing';
+    this.phase('Healing', message);
+  }
+
+  async heal(): Promise<Next> {
+    return CancellationScope.nonCancellable(async () => {
+      if (!(await this.stopCycles())) return 'Healing';
+      while (this.c.toHeal.length) {
+        await this.healChunk(this.c.toHeal.slice(0, CHUNK));
+        this.c.toHeal.splice(0, CHUNK);
+        if (this.overBudget()) return 'Healing';
+      }
+      await act.releaseScaleDown.executeWithOptions({ summary: 'release scale-down protection' }, [{ requestKey: this.key }]);
+      await this.locks.release(); // only now: another request must not take the group mid-healing
+      this.phase('Failed');
+      this.st.completedAt = new Date().toISOString();
+      return 'Failed';
+    });
+  }
+
+  /** Cancels the running node cycles and waits (bounded) for them to stop. False: over budget, go on in the next run. */
+  private async stopCycles(): Promise<boolean> {
+    while (this.c.toCancel.length) {
+      const chunk = this.c.toCancel.slice(0, CHUNK);
+      await Promise.all(chunk.map((name) => getExternalWorkflowHandle(nodeCycleWorkflowId(this.selfId, name)).cancel().catch(() => undefined)));
+      this.c.toCancel.splice(0, chunk.length);
+      if (this.overBudget()) return false;
+    }
+    await condition(() => this.c.active.length === 0 || this.overBudget(), STOP_LIMIT_MS);
+    return this.c.active.length === 0 || !this.overBudget();
+  }
+
+  private async healChunk(names: string[]): Promise<void> {
+    const r = this.c.resolved;
+    const nodes = names.filter((n) => this.isInFlight(n)).map((n) => this.node(n));
+    if (r) {
+      const heal = await act.healNodes.executeWithOptions({ summary: `heal ${nodes.length} nodes` }, [{ provider: r.provider, requestKey: this.key, nodes }]);
+      if (heal.reattached.length) this.st.message = `${this.st.message}; re-attached ${heal.reattached.join(', ')}`;
+    }
+    // Uncordon has one home, the drain's node activity (idempotent; a missing node is fine).
+    await Promise.all(nodes.map((n) => act.uncordonNode.executeWithOptions({ summary: `uncordon ${n.name}` }, [n.name])));
+    for (const n of nodes) {
+      const phase = this.index.get(n.name)?.phase;
+      if (phase !== 'Failed' || this.c.cancelled.includes(n.name)) this.mark(n.name, 'Failed', 'healed: back in its group, uncordoned');
+    }
+  }
+
+  // ---- Node cycles' ends, from their reports or (same run) their results; the first word counts.
+
+  private nodeCycled(name: string, message?: string): void {
+    if (!this.c.active.includes(name)) return;
+    this.c.active = this.c.active.filter((n) => n !== name);
+    this.done(name, message);
+  }
+
+  /** A node is cycled (or gone): it leaves the carry. */
+  private done(name: string, message?: string): void {
+    this.c.inFlight = this.c.inFlight.filter((n) => n !== name);
+    delete this.c.nodes[name];
+    this.mark(name, 'Successful', message);
+  }
+
+  private node(name: string): CycleNode {
+    return this.c.nodes[name]!;
+  }
+
+  private nodeFailed(name: string, failure: string): void {
+    if (!this.c.active.includes(name)) return;
+    this.c.active = this.c.active.filter((n) => n !== name);
+    if (!this.c.cancelled.includes(name)) this.c.failure ??= failure;
+  }
+
+  private checkFailure(): void {
+    if (this.c.failure !== undefined) throw ApplicationFailure.nonRetryable(`node cycle failed: ${this.c.failure}`, 'NodeCycleFailed');
+  }
+
+  private isInFlight(name: string): boolean {
+    return this.c.inFlight.includes(name);
+  }
+
+  // ---- Continue-as-new.
+
+  overBudget(): boolean {
+    const info = workflowInfo();
+    return info.continueAsNewSuggested || info.historyLength >= (this.input.historyBudget ?? HISTORY_BUDGET);
+  }
+
+  /** Lets every message handler finish (nothing received is lost), then starts the next run with the state. */
+  async continueAsNew(): Promise<never> {
+    await condition(allHandlersFinished);
+    this.c.locks = this.locks.ids;
+    const { carry: _previous, ...rest } = this.input;
+    return continueAsNew<typeof cycleNodeRequestWorkflow>({ ...rest, carry: this.c });
+  }
+
+  private async invalid(message: string): Promise<never> {
+    await this.locks.release();
+    this.phase('Failed', message);
+    this.st.completedAt = new Date().toISOString();
+    throw ApplicationFailure.nonRetryable(message, 'InvalidCycleRequest');
+  }
+
+  // ---- Reporting.
+
+  private phase(p: CycleRequestPhase, message = this.st.message): void {
+    upsertSearchAttributes([{ key: PhaseAttr, value: p }]);
+    this.st.phase = p;
+    this.st.message = message;
+    this.render();
+  }
+
+  private mark(name: string, phase: 'Successful' | 'Failed', message?: string): void {
+    const n = this.index.get(name);
+    if (n) Object.assign(n, { phase, message });
+    this.countCycled();
+  }
+
+  private countCycled(): void {
+    this.st.nodesCycled = this.st.nodes.filter((x) => x.phase === 'Successful').length;
+  }
+
+  private render(): void {
+    const { request } = this.input;
+    const lines = this.st.nodes.slice(0, DETAIL_LINES).map((n) => `- \`${n.nodeName}\` ${n.phase}${n.drainMessage && n.phase === 'DrainingPods' ? `: ${n.drainMessage.split('\n').slice(0, 3).join(' ')}` : ''}`);
+    if (this.st.nodes.length > DETAIL_LINES) lines.push(`- … ${this.st.nodes.length - DETAIL_LINES} more`);
+    setCurrentDetails(
+      [`**${request.namespace}/${request.name}**: ${this.st.phase} — ${this.st.nodesCycled}/${this.st.nodesTotal} nodes cycled`, this.st.message, ...lines].filter(Boolean).join('\n'),
+    );
   }
 }
 
-function markNode(st: CycleStatus, name: string, phase: 'Successful' | 'Failed', message?: string) {
-  const n = st.nodes.find((x) => x.nodeName === name);
-  if (n) Object.assign(n, { phase, message });
-  st.nodesCycled = st.nodes.filter((x) => x.phase === 'Successful').length;
+const ended = (p: string) => p === 'Successful' || p === 'Failed';
+
+function fresh(): RequestCarry {
+  return {
+    step: 'Pending',
+    nodes: {},
+    st: { phase: 'Pending', message: '', nodes: [], nodesCycled: 0, nodesTotal: 0, startedAt: new Date().toISOString() },
+    queue: [],
+    batch: { nodes: [], replacements: [], toCordon: [], toStart: [] },
+    inFlight: [],
+    active: [],
+    replacements: [],
+    releases: [],
+    locks: [],
+    concurrency: 0,
+    cancelled: [],
+    toCancel: [],
+    toHeal: [],
+  };
+}
+
+/**
+ * The first names that fit a search attribute value: Temporal terminates a workflow whose upsert
+ * exceeds the limit (2 KiB by default), which a batch of a hundred long node names does.
+ */
+function fitting(names: string[], maxBytes = SEARCH_ATTRIBUTE_BYTES): string[] {
+  let size = 2;
+  const out: string[] = [];
+  for (const n of names) {
+    size += n.length + 3; // JSON-encoded; node names are DNS names (ASCII)
+    if (size > maxBytes) break;
+    out.push(n);
+  }
+  return out;
 }
 
 /** Defaults the CRD leaves to us (validStatusCodes). */

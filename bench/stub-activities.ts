@@ -1,0 +1,74 @@
+// Scripted stand-ins for the activities a cycle calls, answering at once from an in-memory node
+// group: for benchmarks and workflow tests of the orchestration alone (the cluster is not the point).
+// They count what was done, so a test can check that every node was cycled exactly once.
+import { ApplicationFailure } from '@temporalio/common';
+import type { Activities } from '../activities/index.js';
+import type { CycleNode, ResolvedCycle } from '../activities/cycle/resolve.js';
+
+export interface StubCluster {
+  nodes: CycleNode[];
+  /** Calls per activity name. */
+  calls: Map<string, number>;
+  /** Old instances terminated, by providerID (each must be 1). */
+  terminated: Map<string, number>;
+  uncordoned: string[];
+  /** Nodes detached from their group, in order. */
+  detached: string[];
+  /** When set, the node cycle of this node fails (its terminateInstance refuses). */
+  failNode?: string;
+}
+
+export function stubCluster(count: number, group = 'stub-group'): StubCluster {
+  const nodes = Array.from({ length: count }, (_, i) => {
+    const name = `${group}-${String(i).padStart(5, '0')}`;
+    return { name, providerID: `kwok://${name}`, nodeGroup: group, ready: true, cordoned: false, createdAtMs: 0 };
+  });
+  return { nodes, calls: new Map(), terminated: new Map(), uncordoned: [], detached: [] };
+}
+
+type Stubbed = Pick<Activities, 'resolveCycle' | 'detachNodes' | 'waitForReplacements' | 'protectFromScaleDown' | 'releaseScaleDown' | 'cordonNode' | 'uncordonNode' | 'instanceExists' | 'classifyPods' | 'waitForVolumeDetach' | 'deleteNode' | 'terminateInstance' | 'healNodes' | 'healthCheckNodes'>;
+
+export function stubActivities(c: StubCluster): Stubbed {
+  let replacements = 0;
+  const count = <A extends unknown[], R>(name: string, f: (...a: A) => R) => async (...a: A): Promise<R> => {
+    c.calls.set(name, (c.calls.get(name) ?? 0) + 1);
+    return f(...a);
+  };
+  const groups = [...new Set(c.nodes.map((n) => n.nodeGroup))];
+  return {
+    resolveCycle: count('resolveCycle', (): ResolvedCycle => ({
+      errors: [], warnings: [], provider: 'kwok', groups, nodes: c.nodes, reattached: [],
+      mismatch: { nodesWithoutInstance: [], instancesWithoutNode: [] },
+      settings: { method: 'Drain', concurrency: c.nodes.length, cyclingTimeoutMs: 3_600_000, labelsToRemove: [], ignorePodsLabels: {}, ignoreNamespaces: [] },
+    })),
+    detachNodes: count('detachNodes', (i: { nodes: CycleNode[] }) => {
+      c.detached.push(...i.nodes.map((n) => n.name));
+      return { detached: i.nodes.map((n) => n.name), gone: [] };
+    }),
+    waitForReplacements: count('waitForReplacements', (i: { needed: number }) => {
+      const newNodes = Array.from({ length: i.needed }, () => `replacement-${replacements++}`);
+      return { ready: true, newNodes, message: `${newNodes.length} replacement nodes Ready and healthy` };
+    }),
+    protectFromScaleDown: count('protectFromScaleDown', (i: { nodes: string[] }) => i.nodes),
+    releaseScaleDown: count('releaseScaleDown', (i: { nodes?: string[] }) => i.nodes ?? []),
+    cordonNode: count('cordonNode', () => ({ exists: true, changed: true })),
+    uncordonNode: count('uncordonNode', (name: string) => {
+      c.uncordoned.push(name);
+      return { exists: true, changed: true };
+    }),
+    instanceExists: count('instanceExists', () => true),
+    classifyPods: count('classifyPods', (i: { nodeName: string }) => ({
+      node: { name: i.nodeName, exists: true, unreachable: false, cordoned: true }, pods: [], errors: [], heldBy: [],
+      settings: { podEvictionTimeoutPolicy: 'Wait' as const, evictionConcurrency: 10, evictionQPS: 10 },
+    })),
+    waitForVolumeDetach: count('waitForVolumeDetach', () => ({ detached: true, message: 'no volumes attached' })) as unknown as Stubbed['waitForVolumeDetach'],
+    deleteNode: count('deleteNode', () => ({ existed: true })),
+    terminateInstance: count('terminateInstance', (i: { providerID: string }) => {
+      if (c.failNode && i.providerID.endsWith(`/${c.failNode}`)) throw ApplicationFailure.nonRetryable(`stub: cannot terminate ${i.providerID}`, 'StubRefusal');
+      c.terminated.set(i.providerID, (c.terminated.get(i.providerID) ?? 0) + 1);
+      return { alreadyGone: false };
+    }),
+    healNodes: count('healNodes', () => ({ reattached: [] })),
+    healthCheckNodes: count('healthCheckNodes', () => ({ passed: true, failures: [] })) as unknown as Stubbed['healthCheckNodes'],
+  };
+}
