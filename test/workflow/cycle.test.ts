@@ -111,7 +111,7 @@ describe('healing', () => {
     fake.drains.get('heal-drain-0')!.pods.push(pod('web'));
     fake.drains.get('heal-drain-0')!.refusals.set('app/web', 'The disruption budget web needs 2 healthy pods and has 2 currently');
     fake.held.add('terminateInstance'); // heal-drain-1 is still in flight when heal-drain-0 fails
-    const spec = { cycleSettings: { method: 'Drain' as const, concurrency: 2 }, drain: { podEvictionTimeout: { after: '300ms', policy: 'Fail' as const } } };
+    const spec = { cycleSettings: { method: 'Drain' as const, concurrency: 2 }, drain: { podEvictionTimeout: { after: '1s', policy: 'Fail' as const } } };
     const err = await runRequest(fake, 'heal-drain', spec).catch((e: unknown) => e);
     const s = await expectHealed(fake, 'heal-drain', err, ['heal-drain-0', 'heal-drain-1'], /node cycle failed: .*eviction refused for longer than podEvictionTimeout/);
     expect(s.nodes.map((n) => n.phase)).toEqual(['Failed', 'Failed']);

@@ -33,7 +33,7 @@ describe('podEvictionTimeout', () => {
   test.concurrent('Wait (the default) keeps retrying past the timeout and reports the PDB; nothing is deleted', async () => {
     const fake = blocked('policy-wait');
     const result = await runDrain(env(), fake, {
-      options: { podEvictionTimeout: { after: '500ms', policy: 'Wait' } },
+      options: { podEvictionTimeout: { after: '1s', policy: 'Wait' } },
       during: async (h) => {
         await statusWhen(h, 'the drain blocked', isBlocked);
         await sleep(1500);
@@ -51,24 +51,24 @@ describe('podEvictionTimeout', () => {
   test.concurrent('Fail fails the drain after the timeout, naming the pod and the refusal; nothing is deleted', async () => {
     const fake = blocked('policy-fail');
     const started = Date.now();
-    const err = await runDrain(env(), fake, { options: { podEvictionTimeout: { after: '500ms', policy: 'Fail' } } }).catch((e: unknown) => e);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(500);
+    const err = await runDrain(env(), fake, { options: { podEvictionTimeout: { after: '1s', policy: 'Fail' } } }).catch((e: unknown) => e);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
     expect(err).toBeInstanceOf(WorkflowFailedError);
     const cause = (err as WorkflowFailedError).cause as ApplicationFailure;
     expect(cause.type).toBe('PodEvictionTimeout');
-    expect(cause.message).toBe(`eviction refused for longer than podEvictionTimeout (0.5s): app/web: ${PDB}`);
+    expect(cause.message).toBe(`eviction refused for longer than podEvictionTimeout (1s): app/web: ${PDB}`);
     expect(fake.callsOf('deletePods')).toHaveLength(0);
     expect(fake.on('app/web')?.terminating).toBe(false);
   });
 
   test.concurrent('Delete deletes the refused pod with its own grace period after the timeout, and records it in status and as a Warning Event', async () => {
     const fake = blocked('policy-delete');
-    const result = await runDrain(env(), fake, { options: { podEvictionTimeout: { after: '500ms', policy: 'Delete' } } });
+    const result = await runDrain(env(), fake, { options: { podEvictionTimeout: { after: '1s', policy: 'Delete' } } });
     const deletes = fake.callsOf('deletePods');
     expect(deletes.map((c) => c.input)).toEqual([{ nodeName: 'policy-delete', pods: [{ namespace: 'app', name: 'web', uid: 'uid-web' }] }]);
     expect((deletes[0]!.input as DeleteInput).gracePeriodSeconds).toBeUndefined();
-    expect(deletes[0]!.startedAt - fake.callsOf('evictPods')[0]!.startedAt).toBeGreaterThanOrEqual(500);
-    expect(result.status.forced).toEqual([{ pod: 'app/web', action: 'DeleteAfterTimeout', by: 'policy', at: expect.any(String), reason: `eviction refused for longer than 0.5s: ${PDB}` }]);
+    expect(deletes[0]!.startedAt - fake.callsOf('evictPods')[0]!.startedAt).toBeGreaterThanOrEqual(1000);
+    expect(result.status.forced).toEqual([{ pod: 'app/web', action: 'DeleteAfterTimeout', by: 'policy', at: expect.any(String), reason: `eviction refused for longer than 1s: ${PDB}` }]);
     expect(fake.events).toEqual([expect.objectContaining({ type: 'Warning', reason: 'DrainDeletedPodAfterTimeout', involved: expect.objectContaining({ kind: 'Pod', namespace: 'app', name: 'web', uid: 'uid-web' }) })]);
     expect(result.status).toMatchObject({ phase: 'Drained', evicted: 1 });
   });
