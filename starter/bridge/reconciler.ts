@@ -9,9 +9,10 @@ import { CycleNodeRequestSpec, CycleSettings } from '../../api/cycle-node-reques
 import type { EventInput } from '../../activities/events.js';
 import { apiStatus } from '../../activities/kube.js';
 import { webUiLink } from '../../worker/config.js';
-import { cycleWorkflowId, type NodeCycleStatus } from '../../workflows/cycle/types.js';
-import type { ObjectCache } from './cache.js';
-import { cycleNodeStatusName, FINALIZER, objectKey, REQUEST_LABEL, requestLabelValue } from './names.js';
+import type { NodeCycleStatus } from '../../workflows/cycle/types.js';
+import { cycleWorkflowId } from '../../workflows/ids.js';
+import { objectKey, type ObjectCache } from '../controller/cache.js';
+import { cycleNodeStatusName, FINALIZER, REQUEST_LABEL, requestLabelValue } from './names.js';
 import { CNS_API_VERSION, isGoneOrTerminating, ownerReference, type CycleNodeRequestObject, type CycleNodeStatusObject, type CycleObjects } from './objects.js';
 import {
   closedNodes,
