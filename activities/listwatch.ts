@@ -16,7 +16,7 @@ export interface ListWatchOptions<T extends KubernetesObject> {
   labelSelector?: string;
   /** The complete current set and the list's resourceVersion (see listAllPages). */
   list: () => Promise<{ items: T[]; resourceVersion: string }>;
-  /** After every (re)list; true ends the loop ('done'). */
+  /** After every (re)list; true (exactly) ends the loop ('done'). */
   onList: (items: T[]) => boolean | void;
   /** Every change a watch reports; true ends the loop ('done'). */
   onEvent: (type: WatchEventType, obj: T) => boolean | void;
@@ -71,7 +71,7 @@ export async function listWatch<T extends KubernetesObject>(o: ListWatchOptions<
         await pause('list failed', err);
         continue;
       }
-      if (o.onList(listed.items)) return 'done';
+      if (o.onList(listed.items) === true) return 'done';
       resourceVersion = listed.resourceVersion;
       // Aborted while the list was in flight: the abort event has fired already, so it would never come.
       if (o.signal?.aborted) return 'aborted';
@@ -141,7 +141,7 @@ function watchStream<T extends KubernetesObject>(o: ListWatchOptions<T>, resourc
           }
           const rv = obj.metadata?.resourceVersion;
           if (rv) seen(rv);
-          if ((type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED') && o.onEvent(type, obj)) finish({ kind: 'done' });
+          if ((type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED') && o.onEvent(type, obj) === true) finish({ kind: 'done' });
         },
         (err: unknown) => finish(err ? { kind: 'error', error: err } : { kind: 'closed' }),
       )

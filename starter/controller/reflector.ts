@@ -36,8 +36,15 @@ export async function runReflector<T extends KubernetesObject>(o: ReflectorOptio
     path: o.path,
     labelSelector: o.labelSelector,
     list: () => listAllPages((page) => o.list({ ...page, labelSelector: o.labelSelector })),
-    onList: (items) => o.onSync(items),
-    onEvent: (type, obj) => o.onEvent(type, obj),
+    // Never done: a callback's return value (say, Set.add's) must not end a reflector.
+    onList: (items) => {
+      o.onSync(items);
+      return false;
+    },
+    onEvent: (type, obj) => {
+      o.onEvent(type, obj);
+      return false;
+    },
     segmentMs: (o.watchTimeoutSeconds ?? 300) * 1000,
     segmentEndedBy: 'server',
     afterSegment: 'resume',
