@@ -15,7 +15,7 @@ import { createKube, type Kube } from '../../activities/kube.js';
 import { temporalSettings, type TemporalSettings } from '../../worker/config.js';
 import { connectClient } from '../client.js';
 import { Bridge } from './bridge.js';
-import { LeaderElector } from './leader.js';
+import { runWhileLeading } from '../controller/term.js';
 import { emptyStats, type BridgeStats } from './reconciler.js';
 
 export const LEASE_NAME = 'slipway-bridge';
@@ -72,60 +72,42 @@ export async function startBridge(opts: StartBridgeOptions = {}): Promise<Runnin
   const taskQueue = opts.taskQueue ?? settings.taskQueue;
   const namespace = opts.namespace ?? (process.env.SLIPWAY_WATCH_NAMESPACE || undefined);
   const stats = emptyStats();
-  let bridge: Bridge | undefined;
-  let stopping: Promise<void> = Promise.resolve();
-
-  const elector: LeaderElector = new LeaderElector({
+  const leaseNamespace = opts.leaseNamespace ?? defaultLeaseNamespace();
+  const leaseName = opts.leaseName ?? LEASE_NAME;
+  const leading = runWhileLeading({
     coord: kube.config.makeApiClient(CoordinationV1Api),
-    namespace: opts.leaseNamespace ?? defaultLeaseNamespace(),
-    name: opts.leaseName ?? LEASE_NAME,
+    namespace: leaseNamespace,
+    name: leaseName,
     identity: opts.identity ?? defaultIdentity(),
     leaseDurationSeconds: opts.leaseDurationSeconds,
     renewIntervalMs: opts.renewIntervalMs,
     retryIntervalMs: opts.retryIntervalMs,
     renewDeadlineMs: opts.renewDeadlineMs,
     log,
-    onStartedLeading: () => {
-      // A previous term's bridge finishes stopping first, so two never run in one process.
-      void stopping.then(() => {
-        if (!elector.isLeader() || bridge) return;
-        bridge = new Bridge({
-          kube,
-          client,
-          taskQueue,
-          namespace,
-          pollIntervalMs: opts.pollIntervalMs,
-          taskCheckIntervalMs: opts.taskCheckIntervalMs,
-          queryTimeoutMs: opts.queryTimeoutMs,
-          resyncIntervalMs: opts.resyncIntervalMs,
-          isLeader: () => elector.isLeader(),
-          stats,
-          log,
-        });
-        bridge.start();
-        log(`reconciling CycleNodeRequests in ${namespace ?? 'all namespaces'}, task queue ${taskQueue}`);
-      });
-    },
-    onStoppedLeading: async (reason) => {
-      const b = bridge;
-      bridge = undefined;
-      if (!b) return;
-      stopping = b.stop();
-      await stopping;
-      log(`stopped reconciling (${reason})`);
-    },
+    newTerm: (isLeader) =>
+      new Bridge({
+        kube,
+        client,
+        taskQueue,
+        namespace,
+        pollIntervalMs: opts.pollIntervalMs,
+        taskCheckIntervalMs: opts.taskCheckIntervalMs,
+        queryTimeoutMs: opts.queryTimeoutMs,
+        resyncIntervalMs: opts.resyncIntervalMs,
+        isLeader,
+        stats,
+        log,
+      }),
+    onStarted: () => log(`reconciling CycleNodeRequests in ${namespace ?? 'all namespaces'}, task queue ${taskQueue}`),
   });
-  log(`identity ${elector.identity}; lease ${opts.leaseNamespace ?? defaultLeaseNamespace()}/${opts.leaseName ?? LEASE_NAME}; Temporal ${settings.address} namespace ${settings.namespace}`);
-  elector.start();
+  log(`identity ${leading.identity}; lease ${leaseNamespace}/${leaseName}; Temporal ${settings.address} namespace ${settings.namespace}`);
 
   return {
-    identity: elector.identity,
-    isLeader: () => elector.isLeader(),
+    identity: leading.identity,
+    isLeader: () => leading.isLeader(),
     stats,
     async stop() {
-      await elector.stop();
-      await bridge?.stop();
-      await stopping;
+      await leading.stop();
       if (ownClient) await client.connection.close();
     },
   };

@@ -48,6 +48,3 @@ export function requestLabelValue(requestName: string): string {
   if (requestName.length <= MAX_LABEL_VALUE && LABEL_VALUE.test(requestName)) return requestName;
   return truncateWithHash(sanitize(requestName), requestName, MAX_LABEL_VALUE);
 }
-
-/** `namespace/name`, the bridge's key for an object. */
-export const objectKey = (namespace: string, name: string) => `${namespace}/${name}`;

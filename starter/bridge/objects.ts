@@ -6,7 +6,7 @@ import { ApiException, CustomObjectsApi, PatchStrategy, setHeaderOptions, type K
 import type { CycleNodeRequestStatus, CycleNodeStatusStatus, CycleSettings } from '../../api/cycle-node-request.js';
 import { CYCLE_NODE_REQUEST, CYCLE_NODE_STATUS } from '../../api/cycle-node-request.js';
 import { apiStatus } from '../../activities/kube.js';
-import type { ListPage } from './reflector.js';
+import type { ListPage } from '../controller/reflector.js';
 
 export interface CycleNodeRequestObject extends KubernetesObject {
   metadata: V1ObjectMeta & { name: string; namespace: string; uid: string };

@@ -1,31 +1,22 @@
 // One CycleNodeRequest, reconciled from its cached state: level-based and idempotent, so a replayed
-// or duplicate event (or a restarted bridge) finds everything done and writes nothing.
+// or duplicate event (or a restarted bridge) finds everything done and writes nothing. What to write
+// (finalizers, status, Events, CycleNodeStatus objects) is computed first by desired.ts (pure); this
+// file does the I/O: workflow start, cancel and spec updates, then the writes.
 //
 //   deleted (deletionTimestamp) → cancel the workflow, mirror it until it is closed, drop the finalizer
 //   no workflow yet             → validate the spec: invalid → status Failed/InvalidSpec + Warning Event;
 //                                 valid → finalizer, start the workflow (one ID per object), record it
 //   workflow                    → mirror its state into status and CycleNodeStatus objects
-import { CycleNodeRequestSpec, CycleSettings } from '../../api/cycle-node-request.js';
+import { CycleNodeRequestSpec } from '../../api/cycle-node-request.js';
 import type { EventInput } from '../../activities/events.js';
 import { apiStatus } from '../../activities/kube.js';
 import { webUiLink } from '../../worker/config.js';
-import { cycleWorkflowId, type NodeCycleStatus } from '../../workflows/cycle/types.js';
-import type { ObjectCache } from './cache.js';
-import { cycleNodeStatusName, FINALIZER, objectKey, REQUEST_LABEL, requestLabelValue } from './names.js';
-import { CNS_API_VERSION, isGoneOrTerminating, ownerReference, type CycleNodeRequestObject, type CycleNodeStatusObject, type CycleObjects } from './objects.js';
-import {
-  closedNodes,
-  closedState,
-  invalidSpecMessage,
-  invalidSpecStatus,
-  mayCreateNodeStatuses,
-  mergePatchOf,
-  nodeStatus,
-  requestStatus,
-  stateFromStatus,
-  statusChanged,
-  statusEvents,
-} from './status.js';
+import { cycleWorkflowId } from '../../workflows/ids.js';
+import { objectKey, type ObjectCache } from '../controller/cache.js';
+import { desired, type Desired, type NodeStatusWrite } from './desired.js';
+import { FINALIZER } from './names.js';
+import { isGoneOrTerminating, type CycleNodeRequestObject, type CycleNodeStatusObject, type CycleObjects } from './objects.js';
+import { invalidSpecMessage } from './status.js';
 import type { CycleWorkflows } from './temporal.js';
 import type { Tracked, WorkflowTrackers } from './tracker.js';
 
@@ -97,25 +88,29 @@ export class Reconciler {
       t = this.d.trackers.track({ key, uid: obj.metadata.uid, workflowId, runId: obj.status.runId, generation: obj.status.observedGeneration });
     }
     if (!t) {
-      const parsed = CycleNodeRequestSpec.safeParse(obj.spec);
-      if (!parsed.success) return this.reportInvalid(obj, invalidSpecMessage(parsed.error));
-      const withFinalizer = await this.ensureFinalizer(obj);
+      const before = this.desired(obj, undefined);
+      if (before.invalidSpec) return this.apply(obj, before);
+      const withFinalizer = await this.ensureFinalizer(obj, undefined);
       if (!withFinalizer) return;
       this.mustLead();
       const started = await this.d.workflows.start(
         workflowId,
         { namespace: obj.metadata.namespace, name: obj.metadata.name, uid: obj.metadata.uid, generation: obj.metadata.generation },
-        parsed.data,
+        CycleNodeRequestSpec.parse(obj.spec),
       );
       this.d.stats.workflowsStarted++;
       this.d.log(`${key}: ${started.existing ? 'workflow exists' : 'started workflow'} ${workflowId} run ${started.runId} — ${webUiLink(workflowId)}`);
       t = this.d.trackers.track({ key, uid: obj.metadata.uid, workflowId, runId: started.runId || undefined, generation: obj.metadata.generation });
-      return this.mirror(withFinalizer, t);
+      return this.apply(withFinalizer, this.desired(withFinalizer, t));
     }
-    const current = obj.metadata.finalizers?.includes(FINALIZER) ? obj : await this.ensureFinalizer(obj);
+    const current = await this.ensureFinalizer(obj, t);
     if (!current) return;
     await this.applySpecChange(current, t);
-    await this.mirror(current, t);
+    await this.apply(current, this.desired(current, t));
+  }
+
+  private desired(obj: CycleNodeRequestObject, workflow: Tracked | undefined): Desired {
+    return desired({ obj, workflow, nodeStatus: (k) => this.d.statuses.get(k), now: this.now() });
   }
 
   /**
@@ -141,33 +136,28 @@ export class Reconciler {
     this.d.log(`${objectKey(obj.metadata.namespace, obj.metadata.name)}: spec generation ${generation} ${outcome.applied ? `applied (concurrency ${outcome.concurrency})` : `refused: ${outcome.reason}`}`);
   }
 
-  // ---- status -----------------------------------------------------------------------------------
+  // ---- writes ------------------------------------------------------------------------------------
 
   /**
-   * Writes the workflow's state into status (when it changed), with the Events the change calls
-   * for, and brings the CycleNodeStatus objects up to date (creating missing ones only while the
-   * request lives). Writes whose target is going away are skipped, never retried.
+   * Writes what `desired` computed for the status: its Events, then the status, then the
+   * CycleNodeStatus objects. Writes whose target is going away are skipped, never retried.
    */
-  private async mirror(obj: CycleNodeRequestObject, t: Tracked): Promise<void> {
-    const prevState = obj.status?.workflowId === t.workflowId ? stateFromStatus(obj.status) : undefined;
-    const state = t.closed ? closedState(t.closed, t.state ?? prevState, t.workflowId) : t.state;
-    const taskFailure = t.closed ? undefined : t.taskFailure;
-    const desired = requestStatus({ prev: obj.status, workflow: { workflowId: t.workflowId, runId: t.runId }, state, observedGeneration: t.generation, taskFailure, now: this.now() });
-    if (statusChanged(obj.status, desired)) {
-      for (const ev of statusEvents(obj.status, desired, t.workflowId, taskFailure)) await this.event(obj, ev.type, ev.reason, ev.message, ev.dedup);
-      if (!(await this.writeStatus(obj, desired))) return;
-      this.d.log(`${objectKey(obj.metadata.namespace, obj.metadata.name)}: status ${desired.phase} (${desired.nodesCycled ?? 0}/${desired.nodesTotal ?? 0}) ${desired.message ?? ''}`);
+  private async apply(obj: CycleNodeRequestObject, want: Desired): Promise<void> {
+    const key = objectKey(obj.metadata.namespace, obj.metadata.name);
+    if (want.status) {
+      for (const ev of want.events) await this.event(obj, ev.type, ev.reason, ev.message, ev.dedup);
+      if (!(await this.writeStatus(obj, want.status.patch))) return;
+      const s = want.status.next;
+      this.d.log(want.invalidSpec ? `${key}: ${want.invalidSpec}` : `${key}: status ${s.phase} (${s.nodesCycled ?? 0}/${s.nodesTotal ?? 0}) ${s.message ?? ''}`);
     }
-    // Per-node objects only from the workflow's own word: a query answer, or its result.
-    const nodes = t.closed ? closedNodes(t.closed) : t.state?.nodes;
-    if (nodes) await this.syncNodeStatuses(obj, nodes, mayCreateNodeStatuses(obj, t.workflowId));
+    for (const w of want.nodeStatuses) if (!(await this.writeNodeStatus(obj, w))) return;
   }
 
   /** Merge-patches status; false when the object is gone (nothing to write to, nothing to retry). */
-  private async writeStatus(obj: CycleNodeRequestObject, desired: object): Promise<boolean> {
+  private async writeStatus(obj: CycleNodeRequestObject, patch: Record<string, unknown>): Promise<boolean> {
     this.mustLead();
     try {
-      const updated = await this.d.objects.patchRequestStatus(obj, mergePatchOf(obj.status, desired));
+      const updated = await this.d.objects.patchRequestStatus(obj, patch);
       this.d.stats.statusWrites++;
       this.d.requests.put(updated);
       return true;
@@ -178,12 +168,37 @@ export class Reconciler {
     }
   }
 
-  private async reportInvalid(obj: CycleNodeRequestObject, message: string): Promise<void> {
-    const desired = invalidSpecStatus(obj.status, message, obj.metadata.generation, this.now());
-    if (!statusChanged(obj.status, desired)) return;
-    await this.event(obj, 'Warning', 'InvalidSpec', message, `InvalidSpec/${obj.metadata.generation}/${message}`);
-    await this.writeStatus(obj, desired);
-    this.d.log(`${objectKey(obj.metadata.namespace, obj.metadata.name)}: ${message}`);
+  /** Creates (if asked) and patches one CycleNodeStatus; false when its namespace is going away (stop writing there). */
+  private async writeNodeStatus(req: CycleNodeRequestObject, w: NodeStatusWrite): Promise<boolean> {
+    const { namespace, name: requestName } = req.metadata;
+    if (w.create) {
+      this.mustLead();
+      let created: CycleNodeStatusObject | undefined;
+      try {
+        created = await this.d.objects.createNodeStatus(w.create);
+      } catch (err) {
+        if (!isGoneOrTerminating(err)) throw err;
+        this.d.log(`${namespace}/${requestName}: CycleNodeStatus ${w.name} not created: namespace terminating or gone`);
+        return false;
+      }
+      if (!created) return true; // exists already; its watch event brings this request back here
+      this.d.statuses.put(created);
+      this.d.stats.nodeStatusesCreated++;
+      this.d.log(`${namespace}/${requestName}: created CycleNodeStatus ${w.name}`);
+    }
+    if (!w.patch) return true;
+    this.mustLead();
+    let updated: CycleNodeStatusObject;
+    try {
+      updated = await this.d.objects.patchNodeStatus(namespace, w.name, w.patch);
+    } catch (err) {
+      if (!isGoneOrTerminating(err)) throw err;
+      return true; // deleted meanwhile (its watch event removes it from the cache)
+    }
+    this.d.statuses.put(updated);
+    this.d.stats.nodeStatusWrites++;
+    this.d.log(`${namespace}/${w.name}: node ${w.node.nodeName} ${w.node.phase}${w.node.message ? ` ${w.node.message}` : ''}`);
+    return true;
   }
 
   /** Records an Event on the request; skipped (not retried) when its namespace is terminating or gone. */
@@ -204,59 +219,11 @@ export class Reconciler {
     }
   }
 
-  // ---- CycleNodeStatus --------------------------------------------------------------------------
-
-  private async syncNodeStatuses(req: CycleNodeRequestObject, nodes: NodeCycleStatus[], mayCreate: boolean): Promise<void> {
-    const { namespace, name: requestName, uid } = req.metadata;
-    const parsedSettings = CycleSettings.safeParse((req.spec as { cycleSettings?: unknown } | undefined)?.cycleSettings ?? {});
-    const cycleSettings = parsedSettings.success ? parsedSettings.data : CycleSettings.parse({});
-    for (const n of nodes) {
-      const name = cycleNodeStatusName(requestName, n.nodeName);
-      let cur = this.d.statuses.get(objectKey(namespace, name));
-      if (cur && !cur.metadata.ownerReferences?.some((o) => o.uid === uid)) continue; // a previous request's: garbage collection removes it
-      if (!cur) {
-        if (!mayCreate) continue; // finished or deleted: what is gone stays gone
-        this.mustLead();
-        let created: CycleNodeStatusObject | undefined;
-        try {
-          created = await this.d.objects.createNodeStatus({
-            apiVersion: CNS_API_VERSION,
-            kind: 'CycleNodeStatus',
-            metadata: { name, namespace, labels: { [REQUEST_LABEL]: requestLabelValue(requestName) }, ownerReferences: [ownerReference(req)] },
-            spec: { nodeName: n.nodeName, requestName, cycleSettings },
-          });
-        } catch (err) {
-          if (!isGoneOrTerminating(err)) throw err;
-          this.d.log(`${namespace}/${requestName}: CycleNodeStatus ${name} not created: namespace terminating or gone`);
-          return;
-        }
-        if (!created) continue; // exists already; its watch event brings this request back here
-        this.d.statuses.put(created);
-        this.d.stats.nodeStatusesCreated++;
-        this.d.log(`${namespace}/${requestName}: created CycleNodeStatus ${name}`);
-        cur = created;
-      }
-      const desired = nodeStatus(n);
-      if (!statusChanged(cur.status, desired)) continue;
-      this.mustLead();
-      let updated: CycleNodeStatusObject;
-      try {
-        updated = await this.d.objects.patchNodeStatus(namespace, name, mergePatchOf(cur.status, desired));
-      } catch (err) {
-        if (!isGoneOrTerminating(err)) throw err;
-        continue; // deleted meanwhile (its watch event removes it from the cache)
-      }
-      this.d.statuses.put(updated);
-      this.d.stats.nodeStatusWrites++;
-      this.d.log(`${namespace}/${name}: node ${n.nodeName} ${n.phase}${n.message ? ` ${n.message}` : ''}`);
-    }
-  }
-
   // ---- finalizer and deletion -------------------------------------------------------------------
 
   /** Adds the finalizer (if missing); the object as stored after, or undefined when it is gone or being deleted. */
-  private async ensureFinalizer(obj: CycleNodeRequestObject): Promise<CycleNodeRequestObject | undefined> {
-    const r = await this.updateFinalizers(obj, (f) => (f.includes(FINALIZER) ? undefined : [...f, FINALIZER]), true);
+  private async ensureFinalizer(obj: CycleNodeRequestObject, t: Tracked | undefined): Promise<CycleNodeRequestObject | undefined> {
+    const r = await this.updateFinalizers(obj, t, true);
     if (r.changed) {
       this.d.stats.finalizersAdded++;
       this.d.log(`${objectKey(obj.metadata.namespace, obj.metadata.name)}: added finalizer ${FINALIZER}`);
@@ -265,19 +232,19 @@ export class Reconciler {
   }
 
   /**
-   * Applies `change` to the finalizers with the resourceVersion read (409: read again, retry).
-   * `change` returns undefined for "nothing to do".
+   * Sets the finalizers `desired` asks for, with the resourceVersion read (409: read again,
+   * compute again, retry).
    */
   private async updateFinalizers(
     obj: CycleNodeRequestObject,
-    change: (f: string[]) => string[] | undefined,
+    t: Tracked | undefined,
     skipIfDeleting: boolean,
   ): Promise<{ obj?: CycleNodeRequestObject; changed: boolean }> {
     let cur: CycleNodeRequestObject | undefined = obj;
     for (let attempt = 0; ; attempt++) {
       if (!cur || cur.metadata.uid !== obj.metadata.uid) return { changed: false };
       if (skipIfDeleting && cur.metadata.deletionTimestamp) return { obj: cur, changed: false };
-      const next = change(cur.metadata.finalizers ?? []);
+      const next = this.desired(cur, t).finalizers;
       if (!next) return { obj: cur, changed: false };
       this.mustLead();
       try {
@@ -321,18 +288,18 @@ export class Reconciler {
         }
         t.cancelRequested = true;
       }
-      await this.mirror(obj, t);
+      await this.apply(obj, this.desired(obj, t));
       return; // the close watch brings the object back here
     }
     // The workflow is closed: its last state is worth a try, but nothing may keep the object (and
     // so its namespace) from going.
     if (t) {
-      await this.mirror(obj, t).catch((err: unknown) => {
+      await this.apply(obj, this.desired(obj, t)).catch((err: unknown) => {
         if (err instanceof NotLeaderError) throw err;
         this.d.log(`${key}: final status not mirrored (${err instanceof Error ? err.message : String(err)}); removing the finalizer anyway`);
       });
     }
-    const r = await this.updateFinalizers(obj, (f) => (f.includes(FINALIZER) ? f.filter((x) => x !== FINALIZER) : undefined), false);
+    const r = await this.updateFinalizers(obj, t, false);
     if (r.changed) {
       this.d.stats.finalizersRemoved++;
       this.d.log(`${key}: removed finalizer ${FINALIZER}${t ? ` (workflow ${t.closed?.statusName})` : ''}`);

@@ -13,7 +13,7 @@ import { CYCLE_NODE_REQUEST, CycleNodeRequestSpec } from '../../api/cycle-node-r
 import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { FINALIZER, REQUEST_LABEL, cycleNodeStatusName } from '../../starter/bridge/names.js';
 import type { CycleNodeRequestObject } from '../../starter/bridge/objects.js';
-import { runReflector } from '../../starter/bridge/reflector.js';
+import { runReflector } from '../../starter/controller/reflector.js';
 import { cycleWorkflowId, type CycleStatus, type NodeCycleStatus } from '../../workflows/cycle/types.js';
 import { cycleStatusQuery, specChangedUpdate } from '../../workflows/messages.js';
 import { NodeGroupAttr, ObjectAttr, PhaseAttr } from '../../workflows/search-attributes.js';

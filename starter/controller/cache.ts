@@ -1,8 +1,10 @@
-// The bridge's local copy of a collection, fed by a reflector and by the bridge's own writes (the
-// object an API call returns is newer than what the watch has delivered so far). An older copy
+// A controller's local copy of a collection, fed by a reflector and by the controller's own writes
+// (the object an API call returns is newer than what the watch has delivered so far). An older copy
 // never replaces a newer one, so a late watch event cannot roll back what the bridge just wrote.
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { objectKey } from './names.js';
+
+/** `namespace/name`, a controller's key for an object. */
+export const objectKey = (namespace: string, name: string) => `${namespace}/${name}`;
 
 export const keyOf = (o: KubernetesObject) => objectKey(o.metadata?.namespace ?? '', o.metadata?.name ?? '');
 

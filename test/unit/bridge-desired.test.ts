@@ -1,0 +1,95 @@
+// The CycleNodeRequest reconciler's decisions as one pure function: finalizers, status, Events and
+// CycleNodeStatus writes, computed from the cached objects and the workflow's state, no cluster.
+import { desired, type DesiredInput, type WorkflowView } from '../../starter/bridge/desired.js';
+import { FINALIZER, REQUEST_LABEL } from '../../starter/bridge/names.js';
+import type { CycleNodeRequestObject, CycleNodeStatusObject } from '../../starter/bridge/objects.js';
+import type { CycleStatus } from '../../workflows/cycle/types.js';
+
+const now = new Date('2026-01-01T00:00:00Z');
+const spec = { nodeGroupName: 'g', selector: { matchLabels: { 'slipway.dev/node-group': 'g' } } };
+const WF = 'cnr/ns/r/uid-1';
+
+const request = (over: Partial<CycleNodeRequestObject['metadata']> = {}, rest: Partial<CycleNodeRequestObject> = {}): CycleNodeRequestObject => ({
+  apiVersion: 'slipway.dev/v1alpha1',
+  kind: 'CycleNodeRequest',
+  metadata: { namespace: 'ns', name: 'r', uid: 'uid-1', generation: 1, finalizers: [FINALIZER], ...over },
+  spec,
+  ...rest,
+});
+
+const running: CycleStatus = {
+  phase: 'CyclingNodes' as CycleStatus['phase'],
+  message: 'cycling',
+  nodes: [
+    { nodeName: 'n1', phase: 'DrainingPods' as CycleStatus['nodes'][number]['phase'] },
+    { nodeName: 'n2', phase: 'Pending' as CycleStatus['nodes'][number]['phase'] },
+  ],
+  nodesCycled: 0,
+  nodesTotal: 2,
+};
+
+const input = (obj: CycleNodeRequestObject, workflow: WorkflowView | undefined, statuses: CycleNodeStatusObject[] = []): DesiredInput => ({
+  obj,
+  workflow,
+  nodeStatus: (k) => statuses.find((s) => `${s.metadata.namespace}/${s.metadata.name}` === k),
+  now,
+});
+
+test('an invalid spec without a workflow gets status Failed/InvalidSpec and one Warning, and no finalizer', () => {
+  const d = desired(input(request({ finalizers: [] }, { spec: { nodeGroupName: '' } }), undefined));
+  expect(d.invalidSpec).toMatch(/^invalid spec: /);
+  expect(d.finalizers).toBeUndefined();
+  expect(d.status?.next.phase).toBe('Failed');
+  expect(d.status?.next.conditions?.find((c) => c.type === 'Ready')?.reason).toBe('InvalidSpec');
+  expect(d.events.map((e) => `${e.type}/${e.reason}`)).toEqual(['Warning/InvalidSpec']);
+  // Written once, it is not written again.
+  const again = desired(input(request({ finalizers: [] }, { spec: { nodeGroupName: '' }, status: d.status!.next }), undefined));
+  expect(again.status).toBeUndefined();
+  expect(again.events).toEqual([]);
+});
+
+test('a valid spec without a workflow asks for the finalizer first, and nothing else', () => {
+  const d = desired(input(request({ finalizers: ['other'] }), undefined));
+  expect(d.finalizers).toEqual(['other', FINALIZER]);
+  expect(d.status).toBeUndefined();
+  expect(d.nodeStatuses).toEqual([]);
+});
+
+test("a running workflow's state becomes status and one CycleNodeStatus per node, owned by and labelled with the request", () => {
+  const d = desired(input(request(), { workflowId: WF, generation: 1, state: running }));
+  expect(d.finalizers).toBeUndefined();
+  expect(d.status?.next).toMatchObject({ phase: 'CyclingNodes', workflowId: WF, nodesTotal: 2, observedGeneration: 1 });
+  expect(d.events.map((e) => e.reason)).toEqual(['PhaseCyclingNodes']);
+  expect(d.nodeStatuses.map((w) => w.name)).toEqual(['r-n1', 'r-n2']);
+  const created = d.nodeStatuses[0]!.create!;
+  expect(created.metadata.labels).toEqual({ [REQUEST_LABEL]: 'r' });
+  expect(created.metadata.ownerReferences).toEqual([expect.objectContaining({ uid: 'uid-1', controller: true })]);
+  expect(d.nodeStatuses[0]!.patch).toMatchObject({ phase: 'DrainingPods' });
+});
+
+test('node statuses already right are not written, and one owned by an earlier request of the same name is left alone', () => {
+  const own = (name: string, phase: string, uid = 'uid-1'): CycleNodeStatusObject => ({
+    metadata: { namespace: 'ns', name, ownerReferences: [{ apiVersion: 'slipway.dev/v1alpha1', kind: 'CycleNodeRequest', name: 'r', uid }] },
+    status: { phase } as CycleNodeStatusObject['status'],
+  });
+  const d = desired(input(request(), { workflowId: WF, generation: 1, state: running }, [own('r-n1', 'DrainingPods'), own('r-n2', 'Pending', 'uid-0')]));
+  expect(d.nodeStatuses).toEqual([]);
+});
+
+test('a finished request does not create missing node statuses (what is gone stays gone)', () => {
+  const done: CycleStatus = { ...running, phase: 'Successful' as CycleStatus['phase'], nodesCycled: 2 };
+  const first = desired(input(request(), { workflowId: WF, generation: 1, state: done }));
+  const d = desired(input(request({}, { status: first.status!.next }), { workflowId: WF, generation: 1, state: done }));
+  expect(d.status).toBeUndefined();
+  expect(d.nodeStatuses).toEqual([]);
+});
+
+test('a deleted request keeps its finalizer while its workflow runs, and drops it once the workflow is closed', () => {
+  const deleting = request({ deletionTimestamp: now, finalizers: ['other', FINALIZER] });
+  expect(desired(input(deleting, { workflowId: WF, generation: 1, state: running })).finalizers).toBeUndefined();
+  const closed = desired(input(deleting, { workflowId: WF, generation: 1, state: running, closed: { statusName: 'CANCELLED', failure: 'cancelled' } }));
+  expect(closed.finalizers).toEqual(['other']);
+  expect(closed.status?.next.phase).toBe('Failed');
+  expect(desired(input(deleting, undefined)).finalizers).toEqual(['other']);
+  expect(desired(input(request({ deletionTimestamp: now, finalizers: ['other'] }), undefined))).toEqual({ events: [], nodeStatuses: [] });
+});
