@@ -59,9 +59,11 @@ export async function listWatch<T extends KubernetesObject>(o: ListWatchOptions<
     await sleep(Math.min(delay, Math.max(0, deadline - Date.now())), o.signal);
     delay = Math.min(delay * 2, o.backoff.maxMs);
   };
-  for (;;) {
+  // The first list always happens, even with a deadline already due: a zero-length wait is a
+  // single look (the drain's first volume check shows what is attached before any waiting).
+  for (let first = true; ; first = false) {
     if (o.signal?.aborted) return 'aborted';
-    if (Date.now() >= deadline) return 'timeout';
+    if (!first && Date.now() >= deadline) return 'timeout';
     if (resourceVersion === undefined) {
       let listed: { items: T[]; resourceVersion: string };
       try {

@@ -1,6 +1,5 @@
 // WaitCompleted pods and the volume-detach wait, on the local stack.
 import { StorageV1Api } from '@kubernetes/client-node';
-import { BatchV1Api } from '@kubernetes/client-node';
 import { drainStatusQuery } from '../../workflows/messages.js';
 import { DrainFixture, evictionsOf, mergePatch, removalsOf, slipwayDeletionsOf } from '../support/drain.js';
 import { waitFor } from '../support/wait.js';
@@ -11,20 +10,7 @@ describe('WaitCompleted', () => {
   afterAll(() => f.teardown());
 
   test("waits for a Job's pod to finish, never evicts it, and removes it once finished", async () => {
-    const batch = f.c.config.makeApiClient(BatchV1Api);
-    await batch.createNamespacedJob({
-      namespace: f.ns,
-      body: {
-        metadata: { name: 'backup' },
-        spec: {
-          backoffLimit: 0,
-          template: f.podTemplate({ app: 'backup', 'slipway.dev/drain': 'wait-completed' }, 1, {
-            annotations: { 'pod-complete.stage.kwok.x-k8s.io/delay': '5s' },
-            restartPolicy: 'Never',
-          }) as never,
-        },
-      },
-    });
+    await f.waitCompletedJob('backup', '5s');
     await f.deploy('web', 1);
     const [jobPod] = await f.waitRunning(1, 'app=backup');
     await f.waitRunning(2);

@@ -34,7 +34,7 @@ describe('an invalid DrainRule at drain time', () => {
     });
     expect(held.phase).toBe('Pending');
     expect(held.heldBy[0]).toContain(`DrainRule ${name} is invalid`);
-    expect(held.heldBy[0]).toContain('spec.pods.0.selector.matchExpressions.0.operator');
+    expect(held.heldBy[0]).toContain('spec.pods[0].selector.matchExpressions[0].operator');
     await new Promise((r) => setTimeout(r, 3000));
     expect((await f.c.core.readNode({ name: f.node })).spec?.unschedulable).toBeFalsy();
     expect(evictionsOf(await f.audit())).toHaveLength(0);

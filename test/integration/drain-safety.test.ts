@@ -3,7 +3,6 @@
 // stack: a DrainRule that turns invalid mid-drain holds only the drains it could affect; pods that
 // keep coming back to the cordoned node are not chased; the status lists only pods still on the
 // node; a PDB-blocked drain is one pending activity named for the PDB, not a growing history.
-import { BatchV1Api } from '@kubernetes/client-node';
 import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { drainStatusQuery } from '../../workflows/messages.js';
 import { uniqueName } from '../support/cluster.js';
@@ -112,19 +111,7 @@ describe('while a WaitCompleted pod runs', () => {
   afterAll(() => f.teardown());
 
   test('the status lists only pods still on the node: evicted pods that have left are not "still not removed"', async () => {
-    await f.c.config.makeApiClient(BatchV1Api).createNamespacedJob({
-      namespace: f.ns,
-      body: {
-        metadata: { name: 'backup' },
-        spec: {
-          backoffLimit: 0,
-          template: f.podTemplate({ app: 'backup', 'slipway.dev/drain': 'wait-completed' }, 1, {
-            annotations: { 'pod-complete.stage.kwok.x-k8s.io/delay': '60s' },
-            restartPolicy: 'Never',
-          }) as never,
-        },
-      },
-    });
+    await f.waitCompletedJob('backup', '60s');
     await f.deploy('web', 2);
     await f.waitRunning(1, 'app=backup');
     await f.waitRunning(3);

@@ -76,3 +76,16 @@ test('an abort that lands while the list is in flight ends the wait at once (it 
   await expect(result).rejects.toThrow('stop');
   expect(Date.now() - started).toBeLessThan(2000);
 });
+
+test('a wait with no time left still lists once and judges what it saw (a single look)', async () => {
+  const seen: string[][] = [];
+  const w = watchConfigMaps((names) => {
+    seen.push(names);
+    return false;
+  }, { timeoutMs: 0 });
+  const { met, objects } = await w.result;
+  expect(met).toBe(false);
+  expect(w.lists()).toBe(1);
+  expect(seen).toHaveLength(1);
+  expect([...objects.values()].map((o) => o.metadata!.name)).toEqual(expect.arrayContaining(['a', 'b']));
+});

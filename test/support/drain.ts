@@ -1,7 +1,7 @@
 // Fixtures for drain tests on the local stack: a node group of one target node (every workload
 // lands there) plus spare nodes added afterwards for replacements, a namespace, workloads, an
 // in-process worker on a private task queue, and readers of the audit log.
-import { PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
+import { BatchV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import type { DrainOptionsInput } from '../../api/drain-options.js';
@@ -80,6 +80,23 @@ export class DrainFixture {
     await this.c.apps.createNamespacedDeployment({
       namespace: this.ns,
       body: { metadata: { name }, spec: { replicas, selector: { matchLabels: { app: name } }, template: this.podTemplate(all, grace) } },
+    });
+  }
+
+  /** A Job whose pod runs for `runFor` (kwok's complete stage) and is labelled for the drain to wait for it. */
+  async waitCompletedJob(name: string, runFor: string): Promise<void> {
+    await this.c.config.makeApiClient(BatchV1Api).createNamespacedJob({
+      namespace: this.ns,
+      body: {
+        metadata: { name },
+        spec: {
+          backoffLimit: 0,
+          template: this.podTemplate({ app: name, 'slipway.dev/drain': 'wait-completed' }, 1, {
+            annotations: { 'pod-complete.stage.kwok.x-k8s.io/delay': runFor },
+            restartPolicy: 'Never',
+          }) as never,
+        },
+      },
     });
   }
 
