@@ -52,7 +52,10 @@ export interface WaveWaitResult {
 export const WAVE_REFRESH_MS = 10_000;
 
 const isFinished = (p: V1Pod | undefined) => p?.status?.phase === 'Succeeded' || p?.status?.phase === 'Failed';
-export const retryBackoffMs = (attempt: number) => Math.min(10_000, 1000 * 2 ** Math.max(0, attempt - 1));
+/** Retry delay after the n-th refused eviction: 1 s doubling to 10 s. */
+export function evictionBackoffMs(attempts: number): number {
+  return Math.min(10_000, 1000 * 2 ** Math.max(0, attempts - 1));
+}
 
 export function createWaveWaitActivities(kube: Kube) {
   return {
@@ -97,7 +100,7 @@ export function createWaveWaitActivities(kube: Kube) {
           if (evicted.length) return 'Evicted' as const;
           if (!kicked) {
             await new Promise<void>((resolve) => {
-              const t = setTimeout(resolve, retryBackoffMs(attempt));
+              const t = setTimeout(resolve, evictionBackoffMs(attempt));
               wake = () => {
                 clearTimeout(t);
                 resolve();

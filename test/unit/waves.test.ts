@@ -1,4 +1,5 @@
-import { evictionBackoffMs, planWave } from '../../workflows/drain/waves.js';
+import { evictionBackoffMs } from '../../activities/drain/wave-wait.js';
+import { planWave } from '../../workflows/drain/waves.js';
 import { podKey, type PodVerdict } from '../../workflows/drain/types.js';
 
 function v(key: string, over: Partial<PodVerdict> = {}): PodVerdict {

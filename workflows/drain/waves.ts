@@ -49,8 +49,3 @@ export function planWave(pods: PodVerdict[], overrides: PlanOverrides = { skippe
     skipped,
   };
 }
-
-/** Retry delay after the n-th refused eviction of a pod: 1 s doubling to 10 s. */
-export function evictionBackoffMs(attempts: number): number {
-  return Math.min(10_000, 1000 * 2 ** Math.max(0, attempts - 1));
-}
