@@ -45,6 +45,12 @@ export interface AuditEvent {
   userAgent?: string;
 }
 
+/**
+ * Requests the local control plane makes on its own (kube-controller-manager patches node taints and
+ * annotations, the scheduler binds, kwok plays the kubelets): a test asserting on what Slipway wrote skips these.
+ */
+export const byControlPlane = (e: AuditEvent): boolean => /kube-controller-manager|kube-scheduler|kwok/.test(e.userAgent ?? '');
+
 /** Every ResponseComplete event in the apiserver's audit log, in order. */
 export async function readAudit(path = process.env.SLIPWAY_AUDIT_LOG!): Promise<AuditEvent[]> {
   const text = await readFile(path, 'utf8');

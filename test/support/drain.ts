@@ -11,7 +11,7 @@ import { connectClient } from '../../starter/client.js';
 import { temporalSettings } from '../../worker/config.js';
 import { createWorker } from '../../worker/worker.js';
 import { drainWorkflow } from '../../workflows/index.js';
-import { createNamespace, deleteGroupNodes, readAudit, testCluster, uniqueName, type AuditEvent, type TestCluster } from './cluster.js';
+import { byControlPlane, createNamespace, deleteGroupNodes, readAudit, testCluster, uniqueName, type AuditEvent, type TestCluster } from './cluster.js';
 import { waitFor } from './wait.js';
 
 export const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
@@ -148,4 +148,4 @@ export const removalsOf = (events: AuditEvent[]) => {
 };
 /** Deletions Slipway itself asked for (finished pods, the Delete policy, force-deletes). */
 export const slipwayDeletionsOf = (events: AuditEvent[]) =>
-  events.filter((e) => e.objectRef?.resource === 'pods' && !e.objectRef.subresource && e.verb === 'delete' && !/kwok|kube-controller-manager/.test(e.userAgent ?? ''));
+  events.filter((e) => e.objectRef?.resource === 'pods' && !e.objectRef.subresource && e.verb === 'delete' && !byControlPlane(e));
