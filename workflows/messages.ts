@@ -4,6 +4,9 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { CycleNodeRequestSpecInput } from '../api/cycle-node-request.js';
 import type { CycleStatus, NodeCycleStatus } from './cycle/types.js';
 import type { DrainStatus } from './drain/status.js';
+import type { Lane } from '../api/drain-plan.js';
+import type { NodeMaintenanceSpecInput } from '../api/node-maintenance.js';
+import type { MaintenanceStatus, NodeCounts, Stage } from './maintenance/types.js';
 
 export interface PodTarget {
   namespace: string;
@@ -29,7 +32,27 @@ export const nodeCycleStatusQuery = defineQuery<NodeCycleStatus>('nodeCycleStatu
 /** A node cycle tells its request about its phase. */
 export const nodeProgressSignal = defineSignal<[NodeCycleStatus]>('nodeProgress');
 /** A drain tells the workflow it reports to what blocks it (sent only when the message changes). */
-export const drainProgressSignal = defineSignal<[{ nodeName: string; message: string; evicted: number }]>('drainProgress');
+export const drainProgressSignal = defineSignal<[DrainReport]>('drainProgress');
+
+export interface DrainReport {
+  nodeName: string;
+  message: string;
+  evicted: number;
+  /** Targets mode only: the targets this report is about, whether the node is finished at them, and the counts. */
+  targetsSeq?: number;
+  finished?: boolean;
+  counts?: NodeCounts;
+}
+
+/** Targets mode (NodeMaintenance): only pods matching a lane may leave; `final` once no further lane can come. */
+export interface DrainTargets {
+  lanes: Lane[];
+  final: boolean;
+  /** Increases with every change, so reports can be matched to the targets they answer. */
+  seq: number;
+}
+/** The node coordinator hands its drain new targets (never fewer lanes). */
+export const drainTargetsSignal = defineSignal<[DrainTargets]>('drainTargets');
 
 /**
  * The request's spec was edited (the bridge sends every new generation). Accepted only when nothing
@@ -41,3 +64,14 @@ export const specChangedUpdate = defineUpdate<{ concurrency: number }, [{ spec: 
 export const releaseLockSignal = defineSignal('releaseLock');
 /** The node-group lock asks whether its holder still runs: the signal fails once the holder has closed. */
 export const lockHolderProbeSignal = defineSignal('lockHolderProbe');
+
+// ---- NodeMaintenance (workflows/maintenance): the maintenance workflow and the per-node coordinator.
+
+/** What the maintenance workflow mirrors (the bridge writes it into status). */
+export const maintenanceStatusQuery = defineQuery<MaintenanceStatus>('maintenanceStatus');
+/** The bridge sends every new generation of the spec; accepted: a forward stage and reason. Answers the stage in effect. */
+export const maintenanceSpecChangedUpdate = defineUpdate<{ stage: Stage; generation?: number }, [{ spec: NodeMaintenanceSpecInput; generation?: number }]>('specChanged');
+/** Advance the stage by hand (CLI, Web UI): writes spec.stage to the object, then acts. */
+export const setStageUpdate = defineUpdate<{ stage: Stage; generation?: number }, [{ stage: string; reason?: string }]>('setStage');
+/** The object is being deleted: Complete is in effect (the bridge also patches spec.stage). */
+export const maintenanceDeletingSignal = defineSignal('deleting');

@@ -1,0 +1,59 @@
+// NodeMaintenance data shared by its two workflows, the bridge (which mirrors MaintenanceStatus into
+// the object's status) and the CLI. Plain data only: it crosses workflow, activity and client lines.
+import type { Lane, PlanEntry } from '../../api/drain-plan.js';
+
+/** KEP-4212 stages, in rank order (Idle 0 < Cordon 1 < Drain 2 < Complete 3). */
+export const STAGES = ['Idle', 'Cordon', 'Drain', 'Complete'] as const;
+export type Stage = (typeof STAGES)[number];
+export const stageRank = (s: Stage): number => STAGES.indexOf(s);
+export const isStage = (s: unknown): s is Stage => typeof s === 'string' && (STAGES as readonly string[]).includes(s);
+
+export interface Condition {
+  type: 'Drained' | 'Ready' | 'SelectsAllNodes';
+  status: 'True' | 'False';
+  reason: string;
+  message: string;
+}
+
+/** Per-node pod counts (NM-1.7). */
+export interface NodeCounts {
+  podsPendingEvictionRequest: number;
+  activeEvictionRequests: number;
+  podsBlocked: number;
+  podsKept: number;
+}
+
+/** One node as one maintenance sees it (status.nodeStatuses[]). */
+export interface MaintenanceNodeStatus extends NodeCounts {
+  nodeRef: { name: string };
+  drainTargets: Lane[];
+  /** First line by the rules of spec §3; blocker lines follow. */
+  drainMessage: string;
+  limitedBy: string[];
+}
+
+export interface DrainStatusSummary extends NodeCounts {
+  reachedDrainTargets: Lane[];
+  drainMessage: string;
+}
+
+/** What the maintenance workflow answers to the `maintenanceStatus` query: exactly what the bridge mirrors. */
+export interface MaintenanceStatus {
+  stage: Stage;
+  stageStatuses: Array<{ name: Stage; startTimestamp: string }>;
+  /** The effective plan P(M). */
+  drainPlan: PlanEntry[];
+  /** Index of the current plan entry i(M) (plan length when past the last). */
+  planIndex: number;
+  selectedNodes: number;
+  nodeStatuses: MaintenanceNodeStatus[];
+  nodeStatusesOmitted: number;
+  drainStatus: DrainStatusSummary;
+  conditions: Condition[];
+  /** One line. */
+  message: string;
+  /** The last spec generation acted on. */
+  observedGeneration?: number;
+  /** Set once the workflow has finished Complete (the bridge may drop the finalizer). */
+  completed: boolean;
+}
