@@ -14,6 +14,15 @@ export const nodeCycleWorkflowId = (requestId: string, nodeName: string) => `${r
 /** The drain a node's cycle runs as its child. */
 export const nodeDrainWorkflowId = (nodeCycleId: string) => `${nodeCycleId}/drain`;
 
+/** One workflow per NodeMaintenance (cluster-scoped); the uid makes a recreated object a new maintenance. */
+export const maintenanceWorkflowId = (m: { name: string; uid: string }) => `nm/${m.name}/${m.uid}`;
+
+/** The per-node coordinator of every maintenance that holds the node: the single writer of its state. */
+export const maintenanceNodeWorkflowId = (node: string) => `nm-node/${node}`;
+
+/** The drain a node coordinator runs (targets mode). */
+export const maintenanceDrainWorkflowId = (node: string) => `nm-node/${node}/drain`;
+
 export interface RequestIdParts {
   namespace: string;
   name: string;
@@ -24,6 +33,9 @@ export interface RequestIdParts {
 
 export type ParsedWorkflowId =
   | { kind: 'drain'; node: string }
+  | { kind: 'maintenance'; name: string; uid: string }
+  | { kind: 'maintenanceNode'; node: string }
+  | { kind: 'maintenanceDrain'; node: string }
   | ({ kind: 'request' } & RequestIdParts)
   | ({ kind: 'nodeCycle'; node: string } & RequestIdParts)
   | ({ kind: 'nodeDrain'; node: string } & RequestIdParts);
@@ -33,6 +45,9 @@ export function parseWorkflowId(id: string): ParsedWorkflowId | undefined {
   const parts = id.split('/');
   if (parts.some((p) => p === '')) return undefined;
   if (parts[0] === 'drain' && parts.length === 2) return { kind: 'drain', node: parts[1]! };
+  if (parts[0] === 'nm' && parts.length === 3) return { kind: 'maintenance', name: parts[1]!, uid: parts[2]! };
+  if (parts[0] === 'nm-node' && parts.length === 2) return { kind: 'maintenanceNode', node: parts[1]! };
+  if (parts[0] === 'nm-node' && parts.length === 3 && parts[2] === 'drain') return { kind: 'maintenanceDrain', node: parts[1]! };
   if (parts[0] !== 'cnr' || parts.length < 4) return undefined;
   const [, namespace, name, uid, ...rest] = parts as [string, string, string, string, ...string[]];
   const req: RequestIdParts = { namespace, name, uid, requestId: cycleWorkflowId({ namespace, name, uid }) };
@@ -50,7 +65,9 @@ export function parseWorkflowId(id: string): ParsedWorkflowId | undefined {
 export function drainIdFor(workflowId: string, node: string): string | undefined {
   const p = parseWorkflowId(workflowId);
   if (!p) return undefined;
-  if (p.kind === 'drain' || p.kind === 'nodeDrain') return p.node === node ? workflowId : undefined;
+  if (p.kind === 'drain' || p.kind === 'nodeDrain' || p.kind === 'maintenanceDrain') return p.node === node ? workflowId : undefined;
+  if (p.kind === 'maintenanceNode') return p.node === node ? maintenanceDrainWorkflowId(node) : undefined;
+  if (p.kind === 'maintenance') return maintenanceDrainWorkflowId(node);
   if (p.kind === 'nodeCycle') return p.node === node ? nodeDrainWorkflowId(workflowId) : undefined;
   return nodeDrainWorkflowId(nodeCycleWorkflowId(workflowId, node));
 }

@@ -70,7 +70,7 @@ export const lockHolderProbeSignal = defineSignal('lockHolderProbe');
 /** What the maintenance workflow mirrors (the bridge writes it into status). */
 export const maintenanceStatusQuery = defineQuery<MaintenanceStatus>('maintenanceStatus');
 /** The bridge sends every new generation of the spec; accepted: a forward stage and reason. Answers the stage in effect. */
-export const maintenanceSpecChangedUpdate = defineUpdate<{ stage: Stage; generation?: number }, [{ spec: NodeMaintenanceSpecInput; generation?: number }]>('specChanged');
+export const maintenanceSpecChangedUpdate = defineUpdate<{ stage: Stage; generation?: number }, [{ spec: NodeMaintenanceSpecInput; generation?: number; allowAllNodes?: boolean }]>('specChanged');
 /** Advance the stage by hand (CLI, Web UI): writes spec.stage to the object, then acts. */
 export const setStageUpdate = defineUpdate<{ stage: Stage; generation?: number }, [{ stage: string; reason?: string }]>('setStage');
 /** The object is being deleted: Complete is in effect (the bridge also patches spec.stage). */

@@ -57,3 +57,17 @@ export interface MaintenanceStatus {
   /** Set once the workflow has finished Complete (the bridge may drop the finalizer). */
   completed: boolean;
 }
+
+/** How the bridge starts `nodeMaintenanceWorkflow` (ID nm/<name>/<uid>), once per object, even while Idle. */
+export interface MaintenanceInput {
+  name: string;
+  uid: string;
+  /** metadata.creationTimestamp: older maintenances win frontier ties. */
+  createdAt: string;
+  spec: import('../../api/node-maintenance.js').NodeMaintenanceSpecInput;
+  generation?: number;
+  /** The object carries maintenance.slipway.dev/allow-all-nodes: "true" (NM-4.8). */
+  allowAllNodes?: boolean;
+  /** The object is already being deleted when the workflow starts. */
+  deleting?: boolean;
+}
