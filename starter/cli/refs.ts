@@ -36,9 +36,9 @@ export function podRef(s: string): { namespace: string; name: string } {
 export function parseRef(s: string): Ref {
   const id = parseWorkflowId(s);
   if (id) {
-    const node = id.kind === 'request' ? undefined : id.node;
+    const node = 'node' in id ? id.node : undefined;
     if (node !== undefined) nodeName(node);
-    if (id.kind !== 'drain') objectRef(id.namespace, id.name, s, 'request');
+    if ('namespace' in id) objectRef(id.namespace, id.name, s, 'request');
     return { kind: 'workflow', id: s, parsed: id };
   }
   const parts = s.split('/');

@@ -6,7 +6,7 @@ import { type Client, type WorkflowExecutionDescription } from '@temporalio/clie
 import { WorkflowNotFoundError } from '@temporalio/common';
 import { CYCLE_NODE_REQUEST } from '../../api/cycle-node-request.js';
 import { cycleStatusQuery } from '../../workflows/messages.js';
-import { cycleWorkflowId, drainIdFor, drainWorkflowId, nodeCycleWorkflowId, nodeDrainWorkflowId, parseWorkflowId } from '../../workflows/ids.js';
+import { cycleWorkflowId, drainIdFor, drainWorkflowId, maintenanceDrainWorkflowId, nodeCycleWorkflowId, nodeDrainWorkflowId, parseWorkflowId } from '../../workflows/ids.js';
 import { CliError } from './errors.js';
 import type { Ref } from './refs.js';
 import type { Session } from './session.js';
@@ -91,6 +91,12 @@ export async function resolveTarget(session: Session, ref: Ref): Promise<Target>
       return { kind: 'drain', id: nodeDrainWorkflowId(ref.id), node: p.node, cycleId: ref.id };
     case 'nodeDrain':
       return { kind: 'drain', id: ref.id, node: p.node, cycleId: nodeCycleWorkflowId(p.requestId, p.node) };
+    case 'maintenanceDrain':
+      return { kind: 'drain', id: ref.id, node: p.node };
+    case 'maintenanceNode':
+      return { kind: 'drain', id: maintenanceDrainWorkflowId(p.node), node: p.node };
+    case 'maintenance':
+      throw new CliError(`${ref.id} is a NodeMaintenance: use "maintenance <name> status"`);
   }
 }
 
