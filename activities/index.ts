@@ -5,6 +5,7 @@ import { createDrainActivities } from './drain/index.js';
 import { createProviders, defaultProviderName } from './providers/index.js';
 import type { NodeGroupProvider } from './providers/types.js';
 import { createInventoryActivities } from './inventory.js';
+import { createMaintenanceActivities } from './maintenance/index.js';
 
 export interface ActivityDeps {
   kube: Kube;
@@ -18,6 +19,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createInventoryActivities(deps.kube),
     ...createDrainActivities(deps.kube),
+    ...createMaintenanceActivities(deps.kube),
     ...createCycleActivities(deps.kube, deps.providers ?? createProviders({ kube: deps.kube }), deps.defaultProvider ?? defaultProviderName()),
   };
 }

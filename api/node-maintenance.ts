@@ -56,3 +56,17 @@ export const NodeMaintenanceSpec = z
   });
 export type NodeMaintenanceSpec = z.infer<typeof NodeMaintenanceSpec>;
 export type NodeMaintenanceSpecInput = z.input<typeof NodeMaintenanceSpec>;
+
+// ---- Names Slipway puts on objects for NodeMaintenance (one home; spec §6, NM-2.3, NM-4.8).
+/** On the NodeMaintenance once it leaves Idle: Complete runs before the object goes. */
+export const MAINTENANCE_FINALIZER = 'slipway.dev/maintenance';
+/** On the NodeMaintenance: the operator acknowledges a selector that takes every node. */
+export const ALLOW_ALL_NODES_ANNOTATION = 'maintenance.slipway.dev/allow-all-nodes';
+/** Node label: Cordoned | Draining | Drained while any maintenance holds the node. */
+export const MAINTENANCE_STATE_LABEL = 'maintenance.slipway.dev/state';
+/** Node annotation: the holders' names, sorted, comma-separated. */
+export const HELD_BY_ANNOTATION = 'maintenance.slipway.dev/held-by';
+/** Node annotation: JSON of the node's targets, message and counts (KEP Node.status.maintenanceStatus). */
+export const MAINTENANCE_STATUS_ANNOTATION = 'maintenance.slipway.dev/status';
+/** Node annotation: the node was unschedulable before its first holder cordoned it; Complete leaves it cordoned. */
+export const WAS_UNSCHEDULABLE_ANNOTATION = 'maintenance.slipway.dev/was-unschedulable';

@@ -1,0 +1,13 @@
+// NodeMaintenance activities: node selection (read-only), the object's finalizer and stage, the Node's state.
+import type { Kube } from '../kube.js';
+import { createNodeStateActivities } from './node-state.js';
+import { createMaintenanceObjectActivities } from './object.js';
+import { createSelectActivities } from './select.js';
+
+export function createMaintenanceActivities(kube: Kube) {
+  return {
+    ...createSelectActivities(kube),
+    ...createMaintenanceObjectActivities(kube),
+    ...createNodeStateActivities(kube),
+  };
+}

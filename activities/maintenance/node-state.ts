@@ -1,0 +1,93 @@
+// The Node side of a maintenance (spec §6): cordon, the state label, the held-by and status
+// annotations, and their removal on release with the pre-maintenance schedulability restored.
+// Only the node coordinator workflow calls these, so there is one writer per node; each write is a
+// merge patch carrying the resourceVersion it was computed from (a precondition), re-read on conflict.
+import { PatchStrategy, setHeaderOptions, type V1Node } from '@kubernetes/client-node';
+import { HELD_BY_ANNOTATION, MAINTENANCE_STATE_LABEL, MAINTENANCE_STATUS_ANNOTATION, WAS_UNSCHEDULABLE_ANNOTATION } from '../../api/node-maintenance.js';
+import { apiStatus, type Kube } from '../kube.js';
+
+const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+export type NodeMaintenanceState = 'Cordoned' | 'Draining' | 'Drained';
+
+export interface HoldInput {
+  node: string;
+  /** Names of the maintenances holding the node; empty: release it. */
+  holders: string[];
+  state?: NodeMaintenanceState;
+  /** The node-level status (NM-6.3), written as JSON. */
+  status?: Record<string, unknown>;
+}
+
+export interface HoldResult {
+  exists: boolean;
+  /** Someone uncordoned a held node: it was cordoned again (NM-2.5). */
+  reverted: boolean;
+  /** Released and left cordoned because it was unschedulable before the maintenance. */
+  keptCordoned?: boolean;
+}
+
+type Patch = { metadata: { resourceVersion: string; labels: Record<string, string | null>; annotations: Record<string, string | null> }; spec?: { unschedulable: boolean | null } };
+
+/** The patch that brings the node to the wanted state, or undefined when it is there already. */
+export function nodeStatePatch(node: V1Node, input: HoldInput): { patch?: Patch; reverted: boolean; keptCordoned?: boolean } {
+  const labels = node.metadata?.labels ?? {};
+  const ann = node.metadata?.annotations ?? {};
+  const cordoned = node.spec?.unschedulable === true;
+  const labelsOut: Record<string, string | null> = {};
+  const annOut: Record<string, string | null> = {};
+  let unschedulable: boolean | null | undefined;
+  let reverted = false;
+  let keptCordoned: boolean | undefined;
+  const set = (target: Record<string, string | null>, current: Record<string, string>, k: string, v: string | null) => {
+    if ((current[k] ?? null) !== v) target[k] = v;
+  };
+  if (input.holders.length) {
+    const heldBefore = ann[HELD_BY_ANNOTATION] !== undefined;
+    if (!heldBefore && cordoned && ann[WAS_UNSCHEDULABLE_ANNOTATION] === undefined) set(annOut, ann, WAS_UNSCHEDULABLE_ANNOTATION, 'true');
+    if (!cordoned) {
+      unschedulable = true;
+      reverted = heldBefore;
+    }
+    set(labelsOut, labels, MAINTENANCE_STATE_LABEL, input.state ?? 'Cordoned');
+    set(annOut, ann, HELD_BY_ANNOTATION, [...input.holders].sort().join(','));
+    if (input.status) set(annOut, ann, MAINTENANCE_STATUS_ANNOTATION, JSON.stringify(input.status));
+  } else {
+    const wasUnschedulable = ann[WAS_UNSCHEDULABLE_ANNOTATION] === 'true';
+    const ours = ann[HELD_BY_ANNOTATION] !== undefined;
+    if (ours && cordoned && !wasUnschedulable) unschedulable = null;
+    keptCordoned = ours && wasUnschedulable;
+    for (const k of [HELD_BY_ANNOTATION, MAINTENANCE_STATUS_ANNOTATION, WAS_UNSCHEDULABLE_ANNOTATION]) set(annOut, ann, k, null);
+    set(labelsOut, labels, MAINTENANCE_STATE_LABEL, null);
+  }
+  if (!Object.keys(labelsOut).length && !Object.keys(annOut).length && unschedulable === undefined) return { reverted, keptCordoned };
+  const patch: Patch = { metadata: { resourceVersion: node.metadata!.resourceVersion!, labels: labelsOut, annotations: annOut } };
+  if (unschedulable !== undefined) patch.spec = { unschedulable };
+  return { patch, reverted, keptCordoned };
+}
+
+export function createNodeStateActivities(kube: Kube) {
+  return {
+    /** Idempotent: brings the node's maintenance state to `input` (hold, or release when holders is empty). */
+    async writeMaintenanceNodeState(input: HoldInput): Promise<HoldResult> {
+      for (let attempt = 0; ; attempt++) {
+        let node: V1Node;
+        try {
+          node = await kube.core.readNode({ name: input.node });
+        } catch (err) {
+          if (apiStatus(err) === 404) return { exists: false, reverted: false };
+          throw err;
+        }
+        const { patch, reverted, keptCordoned } = nodeStatePatch(node, input);
+        if (!patch) return { exists: true, reverted, keptCordoned };
+        try {
+          await kube.core.patchNode({ name: input.node, body: patch }, mergePatch);
+          return { exists: true, reverted, keptCordoned };
+        } catch (err) {
+          if (apiStatus(err) === 404) return { exists: false, reverted: false };
+          if (apiStatus(err) !== 409 || attempt > 20) throw err; // kwok's heartbeats move the resourceVersion: read again
+        }
+      }
+    },
+  };
+}

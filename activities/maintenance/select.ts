@@ -1,0 +1,36 @@
+// Which nodes a maintenance selects, and whether that is every node (NM-4.8). Read-only.
+import { matchesNodeSelector } from '../../api/node-selector.js';
+import type { NodeSelector } from '../../api/node-maintenance.js';
+import type { Kube } from '../kube.js';
+
+const CONTROL_PLANE_LABEL = 'node-role.kubernetes.io/control-plane';
+
+export interface Selection {
+  /** Selected node names, sorted. */
+  nodes: string[];
+  totalNodes: number;
+  controlPlaneNodes: number;
+  controlPlaneSelected: number;
+}
+
+export function createSelectActivities(kube: Kube) {
+  return {
+    async selectMaintenanceNodes(input: { nodeSelector: NodeSelector }): Promise<Selection> {
+      const nodes: Array<{ name: string; labels: Record<string, string> }> = [];
+      let _continue: string | undefined;
+      do {
+        const page = await kube.core.listNode({ limit: 500, _continue });
+        for (const n of page.items) nodes.push({ name: n.metadata!.name!, labels: n.metadata?.labels ?? {} });
+        _continue = page.metadata?._continue || undefined;
+      } while (_continue);
+      const selected = nodes.filter((n) => matchesNodeSelector(input.nodeSelector, n));
+      const cp = nodes.filter((n) => n.labels[CONTROL_PLANE_LABEL] !== undefined);
+      return {
+        nodes: selected.map((n) => n.name).sort(),
+        totalNodes: nodes.length,
+        controlPlaneNodes: cp.length,
+        controlPlaneSelected: cp.filter((n) => selected.includes(n)).length,
+      };
+    },
+  };
+}
