@@ -6,7 +6,7 @@ import type { CycleStatus, NodeCycleStatus } from './cycle/types.js';
 import type { DrainStatus } from './drain/status.js';
 import type { Lane } from '../api/drain-plan.js';
 import type { NodeMaintenanceSpecInput } from '../api/node-maintenance.js';
-import type { MaintenanceStatus, NodeCounts, Stage } from './maintenance/types.js';
+import type { HolderInfo, MaintenanceStatus, NodeCounts, NodeReport, Stage } from './maintenance/types.js';
 
 export interface PodTarget {
   namespace: string;
@@ -42,6 +42,9 @@ export interface DrainReport {
   targetsSeq?: number;
   finished?: boolean;
   counts?: NodeCounts;
+  /** Targets mode: the drain has ended Drained (final targets, volumes detached or timed out). */
+  drained?: boolean;
+  volumeTimedOut?: boolean;
 }
 
 /** Targets mode (NodeMaintenance): only pods matching a lane may leave; `final` once no further lane can come. */
@@ -75,3 +78,12 @@ export const maintenanceSpecChangedUpdate = defineUpdate<{ stage: Stage; generat
 export const setStageUpdate = defineUpdate<{ stage: Stage; generation?: number }, [{ stage: string; reason?: string }]>('setStage');
 /** The object is being deleted: Complete is in effect (the bridge also patches spec.stage). */
 export const maintenanceDeletingSignal = defineSignal('deleting');
+
+/** A maintenance holds the node, or its stage or plan position changed (an upsert, idempotent). */
+export const registerHolderSignal = defineSignal<[HolderInfo]>('register');
+/** A maintenance lets go of the node (Complete, or the node left its selection). */
+export const releaseHolderSignal = defineSignal<[{ id: string }]>('release');
+/** The node coordinator's report to one holder. */
+export const nodeReportSignal = defineSignal<[NodeReport]>('nodeReport');
+/** The node coordinator's state: holders, targets, the drain's last report. */
+export const nodeMaintenanceStateQuery = defineQuery<{ node: string; holders: HolderInfo[]; lanes: Lane[]; final: boolean; seq: number; drain?: DrainReport }>('nodeMaintenanceState');

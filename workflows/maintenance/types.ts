@@ -71,3 +71,44 @@ export interface MaintenanceInput {
   /** The object is already being deleted when the workflow starts. */
   deleting?: boolean;
 }
+
+/** A maintenance as a node coordinator sees it (the register signal carries it whole; it is an upsert). */
+export interface HolderInfo {
+  /** The maintenance's workflow ID (reports go there). */
+  id: string;
+  name: string;
+  createdAt: string;
+  stage: 'Cordon' | 'Drain';
+  /** The effective plan P(M). */
+  plan: PlanEntry[];
+  /** i(M); plan.length once past the last entry. */
+  index: number;
+  reason?: string;
+}
+
+/** What a node coordinator tells each holder about the node (signal nodeReport); stale seqs are ignored. */
+export interface NodeReport {
+  node: string;
+  seq: number;
+  /** T(N). */
+  lanes: Lane[];
+  /** No targeted pod left at T(N) (kept and skipped pods aside). */
+  finished: boolean;
+  /** Final targets, finished, and the volume-detach wait ended. */
+  drained: boolean;
+  /** The volume wait was cut short by volumeDetachTimeout. */
+  volumeTimedOut?: boolean;
+  /** The Node does not exist (deleted during the maintenance). */
+  gone: boolean;
+  /** This holder's release is done (the node is uncordoned unless someone else holds it). */
+  released: boolean;
+  counts: NodeCounts;
+  /** L(N): the limiting maintenance (name), when one covers the node. */
+  limiting?: string;
+  /** Names of the Drain-stage holders (the covering maintenances). */
+  coveredBy: string[];
+  /** Set for the holder this report goes to when its targets were fast-forwarded here (names of those who set them). */
+  fastForwardedBy?: string[];
+  /** The drain engine's blocker lines (after its first line), if any. */
+  blockers: string;
+}
