@@ -84,6 +84,8 @@ export interface HolderInfo {
   /** i(M); plan.length once past the last entry. */
   index: number;
   reason?: string;
+  /** spec.drain: the drain options (when several maintenances cover a node, the oldest's apply). */
+  drain?: import('../../api/drain-options.js').DrainOptionsInput;
 }
 
 /** What a node coordinator tells each holder about the node (signal nodeReport); stale seqs are ignored. */
