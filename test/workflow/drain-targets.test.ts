@@ -79,8 +79,10 @@ describe('targets mode', () => {
         await h.signal(drainTargetsSignal, { lanes: [D(MAX_PRIORITY), DS(MAX_PRIORITY)], final: true, seq: 2 });
         const v = await statusWhen(h, 'the volume wait at final targets', (x) => x.phase === 'WaitingForVolumeDetach' && x.volumes !== undefined);
         expect(fake.evictionsAsked()).toEqual(['app/low', 'app/high']);
-        expect(v.finished).toBe(false);
-        expect((await r.reports()).some((x) => x.targetsSeq === 2 && x.finished)).toBe(false);
+        // Finished at the final targets, not yet drained: the volume of high is still attached.
+        expect(v.finished).toBe(true);
+        await reportWhen(r, 'finished at #2', (x) => x.targetsSeq === 2 && x.finished === true);
+        expect((await r.reports()).some((x) => x.drained)).toBe(false);
         fake.attached = ['app/data-keep']; // high's volume detaches; keep's stays (a Skip pod's)
       },
     });
@@ -94,7 +96,7 @@ describe('targets mode', () => {
     // Every classify asked with the lanes in effect; the last report says finished at the final seq.
     expect(fake.callsOf('classifyPods').map((c) => (c.input as ClassifyInput).targets?.length)).toContain(2);
     const last = (await r.reports()).at(-1)!;
-    expect(last).toMatchObject({ targetsSeq: 2, finished: true, counts: { podsPendingEvictionRequest: 0, activeEvictionRequests: 0, podsBlocked: 0, podsKept: 1 } });
+    expect(last).toMatchObject({ targetsSeq: 2, finished: true, drained: true, volumeTimedOut: false, counts: { podsPendingEvictionRequest: 0, activeEvictionRequests: 0, podsBlocked: 0, podsKept: 1 } });
     await r.close();
   });
 

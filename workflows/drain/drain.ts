@@ -111,7 +111,7 @@ export async function drainWorkflow(input: DrainInput): Promise<DrainResult> {
     const from = d.st.phase;
     d.st.phase = await PHASES[d.st.phase as Step](d);
     if (d.st.phase !== from) d.upsertPhase();
-    if (d.st.phase === 'Drained' && d.st.targets) d.st.finished = true; // at final targets, finished means Drained
+    if (d.st.phase === 'Drained' && d.st.targets) d.st.finished = true; // also a node gone: nothing is left on it
     d.publish();
     if (d.st.phase !== 'Drained' && workflowInfo().continueAsNewSuggested) await continueAsNew<typeof drainWorkflow>(d.carry());
   }
@@ -182,7 +182,9 @@ export class Drain {
   private reportOf(): DrainReport {
     const r: DrainReport = { nodeName: this.node, message: this.st.message, evicted: this.st.evicted };
     const t = this.st.targets;
-    if (t) Object.assign(r, { targetsSeq: t.seq, finished: this.st.finished ?? false, counts: this.st.counts ?? nodeCounts([], COUNT_NONE) });
+    if (!t) return r;
+    Object.assign(r, { targetsSeq: t.seq, finished: this.st.finished ?? false, counts: this.st.counts ?? nodeCounts([], COUNT_NONE) });
+    if (this.st.phase === 'Drained') Object.assign(r, { drained: true, volumeTimedOut: this.st.volumes?.timedOut ?? false });
     return r;
   }
 
@@ -230,6 +232,7 @@ export class Drain {
     const plan = this.planPass(snap, returns);
     if (plan.done) {
       this.countPods(snap, []);
+      if (this.st.targets) this.st.finished = true;
       if (this.st.targets && !this.st.targets.final) return this.awaitTargets(snap);
       this.fresh = snap;
       return 'WaitingForVolumeDetach';
@@ -251,7 +254,6 @@ export class Drain {
    */
   private async awaitTargets(snap: DrainSnapshot): Promise<DrainPhase> {
     const t = this.st.targets!;
-    this.st.finished = true;
     this.publish();
     await this.untilWoken(() =>
       waveWaits.waitForWave.executeWithOptions({ summary: `finished at drain targets #${t.seq}: waiting for the next targets` }, [{
@@ -535,7 +537,7 @@ export class Drain {
     setCurrentDetails(drainMarkdown(this.st));
     if (this.report && this.st.targets) {
       // Targets mode: the coordinator advances on finished and counts, so these go out at once.
-      const key = JSON.stringify([this.st.targets.seq, this.st.finished ?? false, this.st.counts ?? null]);
+      const key = JSON.stringify([this.st.targets.seq, this.st.finished ?? false, this.st.counts ?? null, this.st.phase === 'Drained']);
       if (key !== this.reportedTargets) {
         this.reportedTargets = key;
         this.reported = this.st.message;

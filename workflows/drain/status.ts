@@ -52,7 +52,7 @@ export interface DrainStatus {
   message: string;
   /** Targets mode (NodeMaintenance): the targets in effect, the last one received by signal or input. */
   targets?: DrainTargets;
-  /** Targets mode: nothing targeted is left at these targets (at final targets: only once Drained). */
+  /** Targets mode: nothing targeted is left at these targets (Skip, Kept and untargeted pods aside). */
   finished?: boolean;
   /** Targets mode: the NM-1.7 counts, as last reported. */
   counts?: NodeCounts;
