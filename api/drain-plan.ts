@@ -24,10 +24,16 @@ export const DEFAULT_PRIORITIES = [1000000000, 2000000000, 2000001000, MAX_PRIOR
 /** The 12 default entries, in order: each default priority for Default, then DaemonSet, then Static. */
 export const DEFAULT_DRAIN_PLAN: readonly PlanEntry[] = POD_TYPES.flatMap((podType) => DEFAULT_PRIORITIES.map((podPriority) => ({ podType, podPriority })));
 
+// Selectors are compared in every planner evaluation (per node, per holder): cache their keys by
+// identity. Callers never mutate a selector after it is built.
+const keys = new WeakMap<object, string>();
+
 /** Canonical JSON of a selector (sorted keys, requirement values as written); '' for none. */
 export function selectorKey(sel: LabelSelector | undefined): string {
   if (!sel) return '';
-  return canonical(sel);
+  let k = keys.get(sel);
+  if (k === undefined) keys.set(sel, (k = canonical(sel)));
+  return k;
 }
 
 function canonical(v: unknown): string {

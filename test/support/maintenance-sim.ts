@@ -196,7 +196,7 @@ export class Sim {
       return {
         name: nodeName,
         drainTargets: lanes,
-        limitedBy: limitedBy(holders, m.id, lanes),
+        limitedBy: n.gone ? [] : limitedBy(holders, m.id, lanes),
         drainMessage: nodeMessage({
           maintenance: m.spec.name,
           gone: n.gone,

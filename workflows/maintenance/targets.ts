@@ -1,6 +1,6 @@
 // drainTargets on one node (spec §3, A2 A4 A5 A6, and M's drainMessage for a node): pure and
 // deterministic, used by the per-node coordinator `nm-node/<node>`. No Temporal, no clocks.
-import { compareEntries, entryString, lanes as lanesOf, reached, sameEntry, type Lane, type PlanEntry } from '../../api/drain-plan.js';
+import { compareEntries, entryString, lanes as lanesOf, reached, sameEntry, selectorKey, type Lane, type PlanEntry } from '../../api/drain-plan.js';
 
 /** A maintenance that holds the node (stage Cordon or Drain and its nodeSelector matches). */
 export interface Holder {
@@ -53,6 +53,7 @@ export interface TargetsUpdate {
   final: boolean;
 }
 
+const entryKey = (e: PlanEntry) => `${e.podType}/${e.podPriority}/${selectorKey(e.podSelector)}`;
 const covers = (h: Holder) => h.stage === 'Drain';
 /** The current entry of a holder; past its last entry its frontier is the last entry. */
 export const currentEntry = (h: Holder): PlanEntry | undefined => h.plan[Math.min(h.index, h.plan.length - 1)];
@@ -126,8 +127,10 @@ export function updateTargets(prev: NodeTargetsState | undefined, holders: reado
   const reachedNow = [...before.reached];
   const reachedBy = [...before.reachedBy];
   const l = limiting(cov)!;
+  const known = new Set(reachedNow.map(entryKey));
   for (const e of prefix(l)) {
-    if (!reachedNow.some((r) => sameEntry(r, e))) {
+    if (!known.has(entryKey(e))) {
+      known.add(entryKey(e));
       reachedNow.push(e);
       reachedBy.push(l.name);
     }
@@ -139,9 +142,9 @@ export function updateTargets(prev: NodeTargetsState | undefined, holders: reado
   const newcomers: FastForward[] = [];
   const fastForwarded: FastForward[] = [];
   for (const h of [...cov].sort(compareHolders)) {
-    const known = before.fastForwarded.some((f) => f.holder === h.id);
+    const wasForwarded = before.fastForwarded.some((f) => f.holder === h.id);
     const isNew = !before.covering.includes(h.id);
-    if (!known && !isNew) continue;
+    if (!wasForwarded && !isNew) continue;
     const ff = fastForward(h, base);
     if (!ff) continue;
     fastForwarded.push(ff);
