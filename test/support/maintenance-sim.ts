@@ -36,6 +36,8 @@ export interface SimMaintenanceSpec {
   /** Round at which it enters Cordon (optional) and Drain. */
   cordonAt?: number;
   drainAt: number;
+  /** Nodes that start to match later (NM-2.6): node name → round. They join at the current targets (A5). */
+  joins?: Record<string, number>;
 }
 
 export type SimStage = 'Idle' | 'Cordon' | 'Drain' | 'Complete';
@@ -47,6 +49,8 @@ export interface SimMaintenance {
   plan: PlanEntry[];
   index: number;
   stage: SimStage;
+  /** Round at which it completed. */
+  completedAt?: number;
 }
 
 export interface SimNode {
@@ -100,13 +104,18 @@ export class Sim {
     return n;
   }
 
+  /** M's nodes at this round (members that have joined). */
+  memberNodes(m: SimMaintenance): string[] {
+    return m.spec.nodes.filter((n) => (m.spec.joins?.[n] ?? 0) <= this.round);
+  }
+
   lanes(node: string): Lane[] {
     return this.node(node).state?.lanes ?? [];
   }
 
   holders(node: string): Holder[] {
     return this.ms
-      .filter((m) => (m.stage === 'Cordon' || m.stage === 'Drain') && m.spec.nodes.includes(node))
+      .filter((m) => (m.stage === 'Cordon' || m.stage === 'Drain') && this.memberNodes(m).includes(node))
       .map((m) => ({ id: m.id, name: m.spec.name, createdAt: m.createdAt, stage: m.stage as 'Cordon' | 'Drain', plan: m.plan, index: m.index }));
   }
 
@@ -148,7 +157,7 @@ export class Sim {
   }
 
   progressNodes(m: SimMaintenance): ProgressNode[] {
-    return m.spec.nodes.map((name) => {
+    return this.memberNodes(m).map((name) => {
       const n = this.node(name);
       return { name, lanes: n.state?.lanes ?? [], finished: n.finished, gone: n.gone };
     });
@@ -160,7 +169,10 @@ export class Sim {
       if (m.stage !== 'Drain') continue;
       const nodes = this.progressNodes(m);
       m.index = advance(m.plan, m.index, nodes);
-      if (m.index >= m.plan.length && nodes.every((n) => n.gone || n.finished)) m.stage = 'Complete';
+      if (m.index >= m.plan.length && nodes.every((n) => n.gone || n.finished)) {
+        m.stage = 'Complete';
+        m.completedAt = this.round;
+      }
     }
     this.round++;
   }
@@ -187,7 +199,7 @@ export class Sim {
   status(name: string): { nodeStatuses: SimStatusNode[]; reachedDrainTargets: Lane[]; drainMessage: string } {
     const m = this.m(name);
     const nodes = this.progressNodes(m);
-    const nodeStatuses = m.spec.nodes.map((nodeName): SimStatusNode => {
+    const nodeStatuses = this.memberNodes(m).map((nodeName): SimStatusNode => {
       const n = this.node(nodeName);
       const holders = this.holders(nodeName);
       const lanes = this.lanes(nodeName);
@@ -209,7 +221,7 @@ export class Sim {
         }),
       };
     });
-    const drained = m.stage === 'Complete' || m.spec.nodes.every((x) => this.drained(m, x));
+    const drained = m.stage === 'Complete' || this.memberNodes(m).every((x) => this.drained(m, x));
     return {
       nodeStatuses,
       reachedDrainTargets: reachedDrainTargets(nodes),

@@ -61,6 +61,8 @@ export function randomCase(seed: number): Case {
       nodes: members.length ? members : [pick(nodeNames)],
       drainAt,
       ...(r() < 0.4 ? { cordonAt: Math.max(0, drainAt - 1 - int(3)) } : {}),
+      // Some nodes start to match later (NM-2.6), while the maintenance drains.
+      ...(members.length > 1 && r() < 0.3 ? { joins: { [members[members.length - 1]!]: drainAt + 1 + int(8) } } : {}),
     };
   });
   const late = Array.from({ length: int(3) }, (_, i) => ({ round: int(10), node: pick(nodeNames), pod: mkPod(`late${i}`) }));
@@ -70,7 +72,7 @@ export function randomCase(seed: number): Case {
 
 /** The oracle's L(N): written from the spec's terms, independently of targets.ts. */
 function oracleLimiting(sim: Sim, node: string) {
-  const cov = sim.ms.filter((m) => m.stage === 'Drain' && m.spec.nodes.includes(node));
+  const cov = sim.ms.filter((m) => m.stage === 'Drain' && sim.memberNodes(m).includes(node));
   const frontier = (m: (typeof cov)[number]) => m.plan[Math.min(m.index, m.plan.length - 1)]!;
   const rank = { Default: 0, DaemonSet: 1, Static: 2 };
   const key = (m: (typeof cov)[number]) => {
@@ -134,11 +136,12 @@ function check(c: Case) {
     if (active.length) {
       const least = active.reduce((a, b) => (compareEntries(b.plan[b.index]!, a.plan[a.index]!, true) < 0 ? b : a));
       for (const m of active.filter((x) => compareEntries(x.plan[x.index]!, least.plan[least.index]!, true) === 0)) {
-        for (const n of m.spec.nodes) if (!sim.node(n).gone && !reached(sim.lanes(n), m.plan[m.index]!)) problems.push(`A7 round ${sim.round}: ${m.spec.name} limited on ${n}`);
+        for (const n of sim.memberNodes(m)) if (!sim.node(n).gone && !reached(sim.lanes(n), m.plan[m.index]!)) problems.push(`A7 round ${sim.round}: ${m.spec.name} limited on ${n}`);
         for (const st of sim.status(m.spec.name).nodeStatuses) if (st.limitedBy.length) problems.push(`A7 round ${sim.round}: ${m.spec.name} limitedBy ${st.limitedBy} on ${st.name}`);
       }
     }
     const before = sim.ms.map((m) => m.index);
+    const members = sim.ms.map((m) => sim.memberNodes(m));
     sim.evict();
     // NM-3.2: every eviction is of a pod targeted at that moment, i.e. matching an entry of the oracle's R(N).
     for (const e of sim.evictions.slice(prevEvictions)) {
@@ -150,7 +153,7 @@ function check(c: Case) {
     // NM-3.2: a maintenance moves on only when none of its nodes has a targeted pod left.
     sim.ms.forEach((m, i) => {
       if (m.index === before[i]) return;
-      for (const n of m.spec.nodes.map((x) => sim.node(x))) {
+      for (const n of members[i]!.map((x) => sim.node(x))) {
         if (!n.gone && n.pods.some((p) => !p.kept && targeted(sim.lanes(n.name), p))) problems.push(`NM-3.2 round ${sim.round}: ${m.spec.name} advanced past a targeted pod on ${n.name}`);
       }
     });
@@ -159,7 +162,7 @@ function check(c: Case) {
   // A7: the planner terminates: every maintenance completes, and no pod that was not kept is left on a node it drained.
   if (sim.ms.some((m) => m.stage !== 'Complete')) problems.push(`A7: not done after ${MAX_ROUNDS} rounds: ${sim.ms.map((m) => `${m.spec.name}@${m.index}/${m.stage}`).join(' ')}`);
   for (const n of sim.nodes.values()) {
-    const drained = c.specs.some((s) => s.nodes.includes(n.name));
+    const drained = sim.ms.some((m) => m.spec.nodes.includes(n.name) && (m.spec.joins?.[n.name] ?? 0) <= m.completedAt!);
     if (drained && !n.gone && n.pods.some((p) => !p.kept)) problems.push(`termination: ${n.name} keeps ${n.pods.filter((p) => !p.kept).map((p) => p.name)}`);
   }
   return { problems, rounds: sim.round, evictions: sim.evictions.length, fastForwards: sim.fastForwards.length };
