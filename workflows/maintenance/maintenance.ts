@@ -34,7 +34,7 @@ import { steps } from '../proxies.js';
 import { NodesAttr, ObjectAttr, PhaseAttr } from '../search-attributes.js';
 import { maintenanceNodeWorkflow } from './node.js';
 import { advance } from './progress.js';
-import { maintenanceStatus, type Facts } from './status.js';
+import { maintenanceStatus, progressNodes, type Facts } from './status.js';
 import { isStage, stageRank, STAGES, type HolderInfo, type MaintenanceInput, type MaintenanceStatus, type NodeReport, type Stage } from './types.js';
 
 /** Membership is live (NM-2.6): the selection is read again this often while nodes are held. */
@@ -268,8 +268,7 @@ export class Maintenance implements Facts {
 
   /** A3: move on while every node has reached and finished the current entry; tell the nodes. */
   private async advance(): Promise<void> {
-    const nodes = [...this.nodes].map(([name, r]) => ({ name, lanes: r?.lanes ?? [], finished: !!r && r.finished && r.seq > 0, gone: r?.gone }));
-    const next = advance(this.plan, this.index, nodes);
+    const next = advance(this.plan, this.index, progressNodes(this));
     if (next === this.index) return;
     this.index = next;
     for (const n of this.nodes.keys()) await this.tell(n);

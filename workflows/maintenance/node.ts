@@ -35,7 +35,7 @@ import {
 import { steps } from '../proxies.js';
 import { NodesAttr, PhaseAttr } from '../search-attributes.js';
 import { drainWorkflow } from '../drain/drain.js';
-import { limiting, updateTargets, type NodeTargetsState } from './targets.js';
+import { fastForwardMessage, fastForwardedBy, limitedBy, limiting, nodeLevelMessage, updateTargets, type FastForward, type NodeTargetsState } from './targets.js';
 import type { HolderInfo, NodeCounts, NodeReport } from './types.js';
 
 /** How often the coordinator looks at the node without being told (an uncordon by someone else, NM-2.5). */
@@ -87,7 +87,6 @@ class Coordinator {
   private gone = false;
   /** Holders whose release is done but not yet acknowledged to them. */
   private released: Set<string>;
-  private fastForwarded = new Map<string, string[]>();
   private lastRevertEventMs = -Infinity;
   private phase: string | undefined;
   private reportedTo = new Map<string, string>();
@@ -138,7 +137,7 @@ class Coordinator {
     const lim = limiting([...this.holders.values()]);
     const status = {
       drainTargets: this.targets?.lanes ?? [],
-      drainMessage: this.covering().length >= 2 && lim ? `Draining (limited by ${lim.name})` : this.drainReport?.message.split('\n')[0] ?? (this.covering().length ? 'Draining' : 'Cordoned'),
+      drainMessage: nodeLevelMessage([...this.holders.values()], this.state() === 'Drained'),
       ...(this.drainReport?.counts ?? ZERO),
       limitedBy: lim && this.covering().length >= 2 ? [lim.name] : [],
       reason: [...new Set([...this.holders.values()].map((h) => h.reason).filter(Boolean))].join('; '),
@@ -173,7 +172,7 @@ class Coordinator {
     const holders = [...this.holders.values()];
     const next = updateTargets(this.targets, holders);
     this.targets = next.state;
-    for (const f of next.fastForwarded) await this.fastForward(f.holder, f.lanes, f.setBy);
+    for (const f of next.fastForwarded) await this.fastForward(f);
     if (!next.changed && next.final === this.final && (this.drainStarted || !this.covering().length)) return;
     this.final = next.final;
     if (!this.covering().length) return; // Cordon-stage holders only: no drain (A6); targets cleared by the planner
@@ -184,7 +183,7 @@ class Coordinator {
       const options = holders.find((h) => h.stage === 'Drain')?.drain;
       await startChild(drainWorkflow, {
         workflowId: id,
-        args: [{ nodeName: this.node, options, reportTo: workflowInfo().workflowId, targets } as Parameters<typeof drainWorkflow>[0]],
+        args: [{ nodeName: this.node, options, reportTo: workflowInfo().workflowId, targets }],
         // The drain outlives this run (continue-as-new) and reports to the coordinator's ID.
         parentClosePolicy: ParentClosePolicy.ABANDON,
         workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
@@ -204,13 +203,11 @@ class Coordinator {
       });
   }
 
-  private async fastForward(holderId: string, lanes: Lane[], setBy: string[]): Promise<void> {
-    const h = this.holders.get(holderId);
-    if (!h || this.fastForwarded.has(holderId)) return;
-    this.fastForwarded.set(holderId, setBy);
-    const message = `node ${this.node}: drain targets [${lanesText(lanes)}] set by older ${setBy.join(', ')} are kept; this plan starts at ${entryString(h.plan[0]!)}`;
+  private async fastForward(ff: FastForward): Promise<void> {
+    const h = this.holders.get(ff.holder);
+    if (!h) return;
     await steps.recordEvent.executeWithOptions({ summary: `event FastForwarded on ${h.name}` }, [
-      { involved: maintenanceRef(h), type: 'Warning', reason: 'FastForwarded', message, dedupKey: `${h.id}/${this.node}/fast-forward` },
+      { involved: maintenanceRef(h), type: 'Warning', reason: 'FastForwarded', message: fastForwardMessage(this.node, ff, h), dedupKey: `${h.id}/${this.node}/fast-forward` },
     ]);
   }
 
@@ -238,7 +235,8 @@ class Coordinator {
         counts: d?.counts ?? this.drainReport?.counts ?? ZERO,
         limiting: lim?.name,
         coveredBy: this.covering().map((c) => c.name),
-        fastForwardedBy: this.fastForwarded.get(h.id),
+        limitedBy: limitedBy([...this.holders.values()], h.id, this.targets?.lanes ?? []),
+        fastForwardedBy: fastForwardedBy(this.targets, h.id),
         blockers: (this.drainReport?.message ?? '').split('\n').slice(1).join('\n'),
       };
       sends.push(this.send(h.id, report));
@@ -276,7 +274,7 @@ class Coordinator {
   async acknowledgeReleases(): Promise<void> {
     const released = [...this.released];
     this.released.clear();
-    const ack: Omit<NodeReport, 'seq'> = { node: this.node, lanes: [], finished: true, drained: false, gone: this.gone, released: true, counts: ZERO, coveredBy: [], blockers: '' };
+    const ack: Omit<NodeReport, 'seq'> = { node: this.node, lanes: [], finished: true, drained: false, gone: this.gone, released: true, counts: ZERO, coveredBy: [], limitedBy: [], blockers: '' };
     await Promise.all(released.map((id) => getExternalWorkflowHandle(id).signal(nodeReportSignal, { ...ack, seq: this.seq }).catch(() => undefined)));
   }
 

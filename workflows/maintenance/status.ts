@@ -1,6 +1,8 @@
 // What a maintenance reports (the maintenanceStatus query, mirrored into the object's status):
 // per-node messages by the rules of spec §3, the aggregate drainStatus, and the conditions.
-import { reached, type Lane } from '../../api/drain-plan.js';
+import { reached } from '../../api/drain-plan.js';
+import { drainStatusMessage, firstNotReady, reachedDrainTargets, sumCounts, type ProgressNode } from './progress.js';
+import { nodeMessage } from './targets.js';
 import type { PlanEntry } from '../../api/drain-plan.js';
 import type { Condition, MaintenanceNodeStatus, MaintenanceStatus, NodeCounts, NodeReport, Stage } from './types.js';
 
@@ -34,17 +36,24 @@ export function nodeFirstLine(f: Facts, name: string, r: NodeReport | undefined)
   if (f.stage === 'Cordon') return 'Cordoned';
   if (f.stage === 'Complete') return r?.released ? 'Released' : 'Releasing';
   if (!r) return 'Draining';
-  if (r.drained) return 'Drained';
-  if (!r.finished) {
-    if (r.fastForwardedBy?.length) return `Draining (fast-forwarded by older ${r.fastForwardedBy.join(', ')})`;
-    if (r.limiting && r.limiting !== f.name) return `Draining (limited by ${r.limiting})`;
-    return 'Draining';
-  }
-  const entry = f.plan[Math.min(f.index, f.plan.length - 1)];
-  if (entry && !reached(r.lanes, entry) && r.limiting && r.limiting !== f.name) return `Waiting for ${r.limiting}.`;
-  const other = [...f.nodes].find(([n, x]) => n !== name && !(x?.gone || (x?.finished && (!entry || reached(x.lanes, entry)))));
-  if (other) return `Waiting for node ${other[0]}.${other[1]?.limiting && other[1].limiting !== f.name ? ` (${other[1].limiting})` : ''}`;
-  return 'Draining';
+  const entry = f.plan[f.index];
+  const other = firstNotReady(f.plan, f.index, progressNodes(f), name);
+  const otherReport = other ? f.nodes.get(other.name) : undefined;
+  return nodeMessage({
+    maintenance: f.name,
+    gone: r.gone,
+    drained: r.drained,
+    fastForwardedBy: r.fastForwardedBy,
+    limiting: r.limiting,
+    finished: r.finished,
+    reachedEntry: !entry || reached(r.lanes, entry),
+    waitingForNode: other ? { name: other.name, limitedBy: otherReport?.limitedBy[0] } : undefined,
+  });
+}
+
+/** The nodes as the planner's progress functions take them (a node not yet reported is not finished). */
+export function progressNodes(f: Pick<Facts, 'nodes'>): ProgressNode[] {
+  return [...f.nodes].map(([name, r]) => ({ name, lanes: r?.lanes ?? [], finished: !!r && r.finished && r.seq > 0, gone: r?.gone }));
 }
 
 export function maintenanceStatus(f: Facts): MaintenanceStatus {
@@ -57,23 +66,13 @@ export function maintenanceStatus(f: Facts): MaintenanceStatus {
       drainTargets: r?.lanes ?? [],
       drainMessage: r?.blockers && !r.drained ? `${first}\n${r.blockers}` : first,
       ...(r?.counts ?? ZERO),
-      limitedBy: r?.limiting && r.limiting !== f.name && r.coveredBy.length >= 2 ? [r.limiting] : [],
+      limitedBy: r?.limitedBy ?? [],
     };
   });
   const reports = [...f.nodes.values()];
-  const counts = nodeStatuses.reduce<NodeCounts>(
-    (a, n) => ({
-      podsPendingEvictionRequest: a.podsPendingEvictionRequest + n.podsPendingEvictionRequest,
-      activeEvictionRequests: a.activeEvictionRequests + n.activeEvictionRequests,
-      podsBlocked: a.podsBlocked + n.podsBlocked,
-      podsKept: a.podsKept + n.podsKept,
-    }),
-    { ...ZERO },
-  );
-  const drained = f.stage !== 'Idle' && f.stage !== 'Cordon' && f.index >= f.plan.length && reports.every(isDone) && (f.stage === 'Drain' || f.completed || f.stageStatuses.some((s) => s.name === 'Drain'));
-  const limitedBy = [...new Set(nodeStatuses.flatMap((n) => n.limitedBy))].sort();
-  const waitingFor = [...new Set(reports.filter((r) => r && r.finished && r.limiting && r.limiting !== f.name).map((r) => r!.limiting!))];
-  const drainMessage = drained ? 'Drained' : limitedBy.length ? `Draining (limited by ${limitedBy.join(', ')})` : reports.length && reports.every((r) => r?.finished) && waitingFor.length ? `Waiting for ${waitingFor.join(', ')}.` : 'Draining';
+  const counts = sumCounts(nodeStatuses);
+  const drained = f.stage !== 'Idle' && f.stage !== 'Cordon' && f.index >= f.plan.length && reports.every(isDone) && (f.stage === 'Drain' || f.stageStatuses.some((s) => s.name === 'Drain'));
+  const drainMessage = drainStatusMessage(drained, reports.map((r) => ({ finished: !!r?.finished, limitedBy: r?.limitedBy ?? [], gone: r?.gone })));
   return {
     stage: f.stage,
     stageStatuses: f.stageStatuses,
@@ -82,23 +81,12 @@ export function maintenanceStatus(f: Facts): MaintenanceStatus {
     selectedNodes: f.stage === 'Idle' ? f.planned.length : f.nodes.size,
     nodeStatuses,
     nodeStatusesOmitted: Math.max(0, names.length - NODE_STATUS_CAP),
-    drainStatus: { reachedDrainTargets: reachedTargets(reports), drainMessage: f.stage === 'Drain' || drained ? drainMessage : f.stage === 'Idle' ? 'Planned' : 'NotDraining', ...counts },
+    drainStatus: { reachedDrainTargets: reachedDrainTargets(progressNodes(f)), drainMessage: f.stage === 'Drain' || drained ? drainMessage : f.stage === 'Idle' ? 'Planned' : 'NotDraining', ...counts },
     conditions: conditions(f, drained, drainMessage),
     message: oneLine(f, drained, drainMessage),
     observedGeneration: f.observedGeneration,
     completed: f.completed,
   };
-}
-
-/** Per-lane minimum over the existing nodes; a lane missing on any node is omitted (NM-1.6). */
-function reachedTargets(reports: Array<NodeReport | undefined>): Lane[] {
-  const live = reports.filter((r): r is NodeReport => !!r && !r.gone);
-  if (!live.length) return [];
-  return live[0]!.lanes.flatMap((l) => {
-    const same = live.map((r) => r.lanes.find((x) => x.podType === l.podType && JSON.stringify(x.podSelector ?? null) === JSON.stringify(l.podSelector ?? null)));
-    if (same.some((x) => !x)) return [];
-    return [{ ...l, podPriority: Math.min(...same.map((x) => x!.podPriority)) }];
-  });
 }
 
 function conditions(f: Facts, drained: boolean, drainMessage: string): Condition[] {

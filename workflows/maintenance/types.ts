@@ -109,6 +109,8 @@ export interface NodeReport {
   limiting?: string;
   /** Names of the Drain-stage holders (the covering maintenances). */
   coveredBy: string[];
+  /** limitedBy for this holder on this node (targets.ts limitedBy). */
+  limitedBy: string[];
   /** Set for the holder this report goes to when its targets were fast-forwarded here (names of those who set them). */
   fastForwardedBy?: string[];
   /** The drain engine's blocker lines (after its first line), if any. */
