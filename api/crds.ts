@@ -3,7 +3,7 @@
 import type { CrdDefinition } from './crd.js';
 import { CYCLE_NODE_REQUEST, CYCLE_NODE_STATUS, CycleNodeRequestSpec, immutableSpecRules, CycleNodeRequestStatus, CycleNodeStatusSpec, CycleNodeStatusStatus } from './cycle-node-request.js';
 import { DRAIN_RULE, DrainRuleSpec, drainRulePolicies } from './drain-rule.js';
-import { NODE_MAINTENANCE, NodeMaintenanceSpec, NodeMaintenanceStatus } from './node-maintenance.js';
+import { NODE_MAINTENANCE, NodeMaintenanceSpec, NodeMaintenanceStatus, nodeMaintenancePolicies } from './node-maintenance.js';
 
 /** `kubectl get slipway` lists every kind. */
 const CATEGORIES = ['slipway'];
@@ -79,4 +79,4 @@ export const CRDS: CrdDefinition[] = [
 ];
 
 /** ValidatingAdmissionPolicies and their bindings, installed with the CRDs (crds/admission-policies.yaml). */
-export const POLICIES: Array<Record<string, unknown>> = [...drainRulePolicies()];
+export const POLICIES: Array<Record<string, unknown>> = [...drainRulePolicies(), ...nodeMaintenancePolicies()];

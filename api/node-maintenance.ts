@@ -299,3 +299,50 @@ export const NodeMaintenanceStatus = z.object({
   conditions: z.array(Condition).optional(),
 });
 export type NodeMaintenanceStatus = z.infer<typeof NodeMaintenanceStatus>;
+
+// ---- authorization (NM-4.9) -------------------------------------------------------------------------
+
+export const NODE_DELETE_POLICY = `nodemaintenance-needs-node-delete.${NODE_MAINTENANCE.group}`;
+
+/**
+ * KEP-4212 *Admission*: whoever creates, edits or deletes a NodeMaintenance must be allowed to delete
+ * Nodes (a maintenance cordons and drains them). VAP cannot list the selected nodes, so the check is
+ * cluster-wide nodes/delete (spec §8.13). Not checked: status writes (a subresource), and updates that
+ * leave spec and annotations alone (finalizers, labels) or land on an object being deleted (its
+ * deletion was checked): those are Slipway's own bookkeeping, e.g. the bridge's finalizer removal.
+ */
+export function nodeMaintenancePolicies(): Array<Record<string, unknown>> {
+  const annotations = (o: string) => `(has(${o}.metadata.annotations) ? ${o}.metadata.annotations : {})`;
+  return [
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name: NODE_DELETE_POLICY },
+      spec: {
+        failurePolicy: 'Fail',
+        matchConstraints: {
+          resourceRules: [{ apiGroups: [NODE_MAINTENANCE.group], apiVersions: [NODE_MAINTENANCE.version], operations: ['CREATE', 'UPDATE', 'DELETE'], resources: [NODE_MAINTENANCE.plural] }],
+        },
+        matchConditions: [
+          {
+            name: 'user-intent',
+            expression: `request.operation != 'UPDATE' || (!has(oldObject.metadata.deletionTimestamp) && (object.spec != oldObject.spec || ${annotations('object')} != ${annotations('oldObject')}))`,
+          },
+        ],
+        validations: [
+          {
+            expression: "authorizer.group('').resource('nodes').check('delete').allowed()",
+            messageExpression: `'NodeMaintenance ' + (request.operation == 'DELETE' ? oldObject : object).metadata.name + ': user ' + request.userInfo.username + ' may not delete nodes (nodes/delete); a NodeMaintenance cordons and drains nodes, so it needs that permission'`,
+            reason: 'Forbidden',
+          },
+        ],
+      },
+    },
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicyBinding',
+      metadata: { name: NODE_DELETE_POLICY },
+      spec: { policyName: NODE_DELETE_POLICY, validationActions: ['Deny'] },
+    },
+  ];
+}

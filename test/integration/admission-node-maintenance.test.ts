@@ -1,15 +1,17 @@
 // NodeMaintenance admission on the real apiserver (the zod half: test/unit/node-maintenance-admission.test.ts):
 // each bad spec of the corpus is refused with a message naming its field, each valid one admitted;
 // defaults read back as the spec says (NM-1.2–1.4); the transition rules refuse a stage going back
-// and edits to frozen fields (NM-2.1, NM-4.6). Every object selects no node, so nothing acts on it.
-import { CustomObjectsApi } from '@kubernetes/client-node';
+// and edits to frozen fields (NM-2.1, NM-4.6); a user who may not delete Nodes may not write a
+// NodeMaintenance (NM-4.9). Every object selects no node, so nothing acts on it.
+import { CustomObjectsApi, KubeConfig, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions } from '@kubernetes/client-node';
 import { loadKubeConfig } from '../../activities/kube.js';
 import { DEFAULT_DRAIN_PLAN } from '../../api/drain-plan.js';
-import { NODE_MAINTENANCE } from '../../api/node-maintenance.js';
+import { ALLOW_ALL_NODES_ANNOTATION, NODE_MAINTENANCE } from '../../api/node-maintenance.js';
 import { installCrds } from '../../starter/install-crds.js';
 import { admissionClient, causeFor, type Admission } from '../support/admission.js';
 import { BAD_NODE_MAINTENANCES, nm, VALID_NODE_MAINTENANCES } from '../support/bad-node-maintenances.js';
 import { uniqueName } from '../support/cluster.js';
+import { waitFor } from '../support/wait.js';
 
 const kc = loadKubeConfig();
 const admit = admissionClient(kc);
@@ -50,6 +52,19 @@ describe('NodeMaintenance corpus, apiserver side', () => {
   test.each(VALID_NODE_MAINTENANCES.map((c) => [c.name, c] as const))('admits %s', async (_name, c) => {
     const a = await admit.nodeMaintenance(uniqueName('it-adm-nm'), c.spec);
     expect([a.code, a.message]).toEqual([201, '']);
+  });
+});
+
+describe('NM-1.1 the kind as kubectl shows it', () => {
+  test('kubectl get snm (the server-side table): Stage, Drained from the condition, Nodes, Age; Reason only with -o wide', async () => {
+    const name = await store(nm({ stage: 'Drain', reason: 'kernel upgrade' }));
+    const condition = { type: 'Drained', status: 'True', reason: 'Drained', message: 'Drained', lastTransitionTime: new Date().toISOString() };
+    await custom.patchClusterCustomObjectStatus({ ...where, name, body: { status: { selectedNodes: 3, conditions: [condition] } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    type Table = { columnDefinitions: Array<{ name: string; priority: number }>; rows: Array<{ cells: unknown[] }> };
+    const table = (await custom.getClusterCustomObject({ ...where, name }, setHeaderOptions('Accept', 'application/json;as=Table;v=v1;g=meta.k8s.io'))) as Table;
+    const cols = table.columnDefinitions.map((c) => `${c.name}${c.priority ? ' (wide)' : ''}`);
+    expect(cols).toEqual(['Name', 'Stage', 'Drained', 'Nodes', 'Age', 'Reason (wide)']);
+    expect(table.rows[0]!.cells.filter((_, i) => i !== 4)).toEqual([name, 'Drain', 'True', 3, 'kernel upgrade']);
   });
 });
 
@@ -117,5 +132,59 @@ describe('NodeMaintenance transitions (CEL transition rules)', () => {
     refused(await admit.patchNodeMaintenance(name, { spec: { stage: 'Drain', nodeSelector: selector2 } }), 'spec.nodeSelector', 'spec.nodeSelector cannot change once the maintenance has left Idle');
     expect((await admit.patchNodeMaintenance(name, { spec: { stage: 'Drain', reason: 'firmware' } })).code).toBe(201);
     expect((await read(name)).spec).toMatchObject({ stage: 'Drain', reason: 'firmware', nodeSelector: nm().nodeSelector });
+  });
+});
+
+describe('NM-4.9 writing a NodeMaintenance needs nodes/delete (ValidatingAdmissionPolicy with the authorizer)', () => {
+  const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+  const role = uniqueName('it-adm-nm');
+  const nmOnly = `${role}-nm-only`;
+  const deleter = `${role}-node-deleter`;
+  /** The test's own client, impersonating `user` (RBAC decides what the user may do). */
+  const as = (user: string) => {
+    const k = new KubeConfig();
+    k.loadFromClusterAndUser(kc.getCurrentCluster()!, { ...kc.getCurrentUser()!, impersonateUser: user });
+    return admissionClient(k);
+  };
+  const bind = (name: string, user: string, roleName: string) =>
+    rbac.createClusterRoleBinding({ body: { metadata: { name }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: roleName }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }] } });
+
+  beforeAll(async () => {
+    await rbac.createClusterRole({ body: { metadata: { name: role }, rules: [{ apiGroups: [NODE_MAINTENANCE.group], resources: [NODE_MAINTENANCE.plural], verbs: ['get', 'create', 'update', 'patch', 'delete'] }] } });
+    await rbac.createClusterRole({ body: { metadata: { name: `${role}-nodes` }, rules: [{ apiGroups: [''], resources: ['nodes'], verbs: ['delete'] }] } });
+    await bind(nmOnly, nmOnly, role);
+    await bind(deleter, deleter, role);
+    await bind(`${deleter}-nodes`, deleter, `${role}-nodes`);
+    // RBAC and a new policy take effect once the apiserver's informers have them.
+    await waitFor('the node deleter to be admitted', async () => (await as(deleter).nodeMaintenance(uniqueName('it-adm-nm'), nm())).code === 201, { timeoutMs: 30_000 });
+    await waitFor('the policy to refuse the nodemaintenances-only user', async () => (await as(nmOnly).nodeMaintenance(uniqueName('it-adm-nm'), nm())).code === 403, { timeoutMs: 30_000 });
+  });
+
+  afterAll(async () => {
+    for (const name of [nmOnly, deleter, `${deleter}-nodes`]) await rbac.deleteClusterRoleBinding({ name }).catch(() => undefined);
+    for (const name of [role, `${role}-nodes`]) await rbac.deleteClusterRole({ name }).catch(() => undefined);
+  });
+
+  test('create by a user with RBAC on nodemaintenances only: 403 naming the user and the missing nodes/delete', async () => {
+    const name = uniqueName('it-adm-nm');
+    const a = await as(nmOnly).nodeMaintenance(name, nm());
+    expect([a.code, a.message]).toEqual([403, expect.stringContaining(`NodeMaintenance ${name}: user ${nmOnly} may not delete nodes (nodes/delete)`)]);
+  });
+
+  test('the same user with nodes/delete as well: admitted', async () => {
+    expect((await as(deleter).nodeMaintenance(uniqueName('it-adm-nm'), nm())).code).toBe(201);
+  });
+
+  test('update and delete by the nodemaintenances-only user: 403; a label-only update passes (bookkeeping)', async () => {
+    const name = await store(nm());
+    const user = as(nmOnly);
+    const edit = await user.patchNodeMaintenance(name, { spec: { stage: 'Cordon' } });
+    expect([edit.code, edit.message]).toEqual([403, expect.stringContaining('may not delete nodes (nodes/delete)')]);
+    const ack = await user.patchNodeMaintenance(name, { metadata: { annotations: { [ALLOW_ALL_NODES_ANNOTATION]: 'true' } } });
+    expect(ack.code).toBe(403);
+    expect((await user.patchNodeMaintenance(name, { metadata: { labels: { team: 'it' } } })).code).toBe(201);
+    const del = await user.deleteNodeMaintenance(name);
+    expect([del.code, del.message]).toEqual([403, expect.stringContaining(`NodeMaintenance ${name}: user ${nmOnly} may not delete nodes`)]);
+    expect((await read(name)).spec.stage).toBe('Idle');
   });
 });

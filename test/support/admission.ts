@@ -58,6 +58,8 @@ export function admissionClient(kc: KubeConfig) {
           setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
         ),
       ),
+    deleteNodeMaintenance: (name: string) =>
+      answer(() => custom.deleteClusterCustomObjectWithHttpInfo({ group: NODE_MAINTENANCE.group, version: NODE_MAINTENANCE.version, plural: NODE_MAINTENANCE.plural, name })),
     cycleRequest: (namespace: string, name: string, spec: unknown) =>
       answer(() =>
         custom.createNamespacedCustomObjectWithHttpInfo({
