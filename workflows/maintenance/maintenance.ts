@@ -99,7 +99,7 @@ export class Maintenance implements Facts {
     this.id = workflowInfo().workflowId;
     this.createdAt = input.createdAt;
     this.spec = input.spec;
-    this.plan = effectivePlan(input.spec.drainPlan?.map((e) => ({ podType: e.podType ?? 'Default', podPriority: e.podPriority, podSelector: e.podSelector })));
+    this.plan = effectivePlan(writtenPlan(input.spec));
     this.stage = input.deleting && (input.spec.stage ?? 'Idle') !== 'Idle' ? 'Complete' : (input.spec.stage ?? 'Idle');
     this.desired = this.stage;
     this.reason = input.spec.reason;
@@ -331,4 +331,12 @@ function detailsMarkdown(name: string, s: MaintenanceStatus): string {
   if (limited.length) lines.push('', `Limited by: ${limited.join(', ')}`);
   for (const n of s.nodeStatuses.filter((x) => x.drainMessage.includes('\n')).slice(0, 10)) lines.push('', `Node ${n.nodeRef.name}:`, '```', n.drainMessage, '```');
   return lines.join('\n');
+}
+
+/** spec.drainPlan as the apiserver admitted it (defaults applied; podPriority required by the CRD and the bridge's check). */
+function writtenPlan(spec: NodeMaintenanceSpecInput): PlanEntry[] | undefined {
+  return spec.drainPlan?.map((e, i) => {
+    if (e.podPriority === undefined) throw ApplicationFailure.nonRetryable(`spec.drainPlan[${i}].podPriority: podPriority is required`, 'InvalidSpec');
+    return { podType: e.podType ?? 'Default', podPriority: e.podPriority, ...(e.podSelector ? { podSelector: e.podSelector } : {}) };
+  });
 }
