@@ -5,7 +5,9 @@ import { issueMessages } from '../../api/admission.js';
 import { crdManifest, type JsonSchema } from '../../api/crd.js';
 import { CRDS } from '../../api/crds.js';
 import { DEFAULT_DRAIN_PLAN } from '../../api/drain-plan.js';
-import { NodeMaintenanceSpec, specTransitionErrors, stageBackMessage } from '../../api/node-maintenance.js';
+import { POLICIES } from '../../api/crds.js';
+import { NODE_DELETE_POLICY, NodeMaintenanceSpec, NodeMaintenanceStatus, specTransitionErrors, stageBackMessage } from '../../api/node-maintenance.js';
+import type { MaintenanceStatus } from '../../workflows/maintenance/types.js';
 import { BAD_NODE_MAINTENANCES, nm, VALID_NODE_MAINTENANCES } from '../support/bad-node-maintenances.js';
 import type { RefusedCase } from '../support/bad-drain-rules.js';
 
@@ -130,5 +132,43 @@ describe('NodeMaintenance CRD', () => {
     expect(Object.keys(status.properties as object).sort()).toEqual(
       ['conditions', 'drainPlan', 'drainStatus', 'message', 'nodeStatuses', 'nodeStatusesOmitted', 'observedGeneration', 'runId', 'selectedNodes', 'stageStatuses', 'workflowId'],
     );
+  });
+});
+
+describe('NodeMaintenance status schema', () => {
+  test('keeps every field the workflow reports, under the same names (workflows/maintenance/types.ts)', () => {
+    const lane = { podType: 'Default' as const, podPriority: 1000, podSelector: { matchLabels: { app: 'pg' } } };
+    const counts = { podsPendingEvictionRequest: 1, activeEvictionRequests: 2, podsBlocked: 1, podsKept: 0 };
+    const answer: MaintenanceStatus = {
+      stage: 'Drain',
+      stageStatuses: [{ name: 'Drain', startTimestamp: '2026-11-23T15:00:00Z' }],
+      drainPlan: [lane, { podType: 'Static', podPriority: 2147483647 }],
+      planIndex: 0,
+      selectedNodes: 2,
+      nodeStatuses: [{ nodeRef: { name: 'one' }, drainTargets: [lane], drainMessage: 'Draining (limited by b)', limitedBy: ['b'], ...counts }],
+      nodeStatusesOmitted: 0,
+      drainStatus: { reachedDrainTargets: [lane], drainMessage: 'Draining', ...counts },
+      conditions: [{ type: 'Drained', status: 'False', reason: 'Draining', message: 'Draining' }],
+      message: 'Draining',
+      observedGeneration: 3,
+      completed: false,
+    };
+    // What the bridge writes: the answer minus the workflow's own bookkeeping, conditions with a time.
+    const { stage: _s, planIndex: _p, completed: _c, ...mirrored } = answer;
+    const status = { ...mirrored, workflowId: 'nm/m/uid', runId: 'r', conditions: answer.conditions.map((c) => ({ ...c, lastTransitionTime: '2026-11-23T15:00:00Z' })) };
+    expect(NodeMaintenanceStatus.parse(status)).toEqual(status);
+  });
+});
+
+describe('NM-4.9 the nodes/delete policy', () => {
+  test('a Deny-bound policy on create, update and delete of nodemaintenances, asking the authorizer for nodes/delete', () => {
+    const [policy, binding] = POLICIES.filter((p) => (p.metadata as { name: string }).name === NODE_DELETE_POLICY) as Array<{ kind: string; spec: Record<string, unknown> }>;
+    expect([policy!.kind, binding!.kind]).toEqual(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
+    expect(binding!.spec).toEqual({ policyName: NODE_DELETE_POLICY, validationActions: ['Deny'] });
+    expect(policy!.spec).toMatchObject({
+      failurePolicy: 'Fail',
+      matchConstraints: { resourceRules: [{ apiGroups: ['slipway.dev'], apiVersions: ['v1alpha1'], operations: ['CREATE', 'UPDATE', 'DELETE'], resources: ['nodemaintenances'] }] },
+      validations: [{ expression: "authorizer.group('').resource('nodes').check('delete').allowed()", reason: 'Forbidden' }],
+    });
   });
 });
