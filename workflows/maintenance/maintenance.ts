@@ -34,7 +34,7 @@ import { steps } from '../proxies.js';
 import { NodesAttr, ObjectAttr, PhaseAttr } from '../search-attributes.js';
 import { maintenanceNodeWorkflow } from './node.js';
 import { advance } from './progress.js';
-import { maintenanceStatus, progressNodes, type Facts } from './status.js';
+import { isDrainedNow, maintenanceStatus, progressNodes, type Facts } from './status.js';
 import { isStage, stageRank, STAGES, type HolderInfo, type MaintenanceInput, type MaintenanceStatus, type NodeReport, type Stage } from './types.js';
 
 /** Membership is live (NM-2.6): the selection is read again this often while nodes are held. */
@@ -319,6 +319,7 @@ export class Maintenance implements Facts {
   }
 
   publish(): void {
+    if (this.drainedAt === undefined && isDrainedNow(this)) this.drainedAt = new Date().toISOString();
     const s = this.status();
     this.message = s.message;
     setCurrentDetails(detailsMarkdown(this.name, s));

@@ -23,6 +23,8 @@ export interface Facts {
   observedGeneration?: number;
   completed: boolean;
   deleting: boolean;
+  /** When every node was first seen drained: Drained stays True from then on, through Complete (NM-1.8). */
+  drainedAt?: string;
 }
 
 const ZERO: NodeCounts = { podsPendingEvictionRequest: 0, activeEvictionRequests: 0, podsBlocked: 0, podsKept: 0 };
@@ -56,6 +58,11 @@ export function progressNodes(f: Pick<Facts, 'nodes'>): ProgressNode[] {
   return [...f.nodes].map(([name, r]) => ({ name, lanes: r?.lanes ?? [], finished: !!r && r.finished && r.seq > 0, gone: r?.gone }));
 }
 
+/** Drain has reached the end of the plan and every node reports drained (or gone). */
+export function isDrainedNow(f: Facts): boolean {
+  return f.stage === 'Drain' && f.index >= f.plan.length && [...f.nodes.values()].every(isDone);
+}
+
 export function maintenanceStatus(f: Facts): MaintenanceStatus {
   const names = f.stage === 'Idle' ? f.planned : [...f.nodes.keys()].sort();
   const nodeStatuses: MaintenanceNodeStatus[] = names.slice(0, NODE_STATUS_CAP).map((name) => {
@@ -71,7 +78,7 @@ export function maintenanceStatus(f: Facts): MaintenanceStatus {
   });
   const reports = [...f.nodes.values()];
   const counts = sumCounts(nodeStatuses);
-  const drained = f.stage !== 'Idle' && f.stage !== 'Cordon' && f.index >= f.plan.length && reports.every(isDone) && (f.stage === 'Drain' || f.stageStatuses.some((s) => s.name === 'Drain'));
+  const drained = f.drainedAt !== undefined || isDrainedNow(f);
   const drainMessage = drainStatusMessage(drained, reports.map((r) => ({ finished: !!r?.finished, limitedBy: r?.limitedBy ?? [], gone: r?.gone })));
   return {
     stage: f.stage,

@@ -1,0 +1,160 @@
+// Fixtures for NodeMaintenance tests on the local stack: a kwok node group, a namespace, pods
+// pinned to given nodes with given priorities (PriorityClasses made per test), NodeMaintenance
+// objects, their workflows started as the bridge would (one per object), an in-process worker on a
+// private task queue, and readers of the audit log.
+import { CustomObjectsApi, SchedulingV1Api, type V1Pod } from '@kubernetes/client-node';
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import type { Worker } from '@temporalio/worker';
+import { GROUP, VERSION } from '../../api/crd.js';
+import { MAINTENANCE_FINALIZER, NODE_MAINTENANCE, type NodeMaintenanceSpecInput } from '../../api/node-maintenance.js';
+import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
+import { connectClient } from '../../starter/client.js';
+import { temporalSettings } from '../../worker/config.js';
+import { createWorker } from '../../worker/worker.js';
+import { maintenanceWorkflowId, maintenanceNodeWorkflowId } from '../../workflows/ids.js';
+import { nodeMaintenanceWorkflow } from '../../workflows/index.js';
+import { maintenanceStatusQuery } from '../../workflows/messages.js';
+import type { MaintenanceStatus } from '../../workflows/maintenance/types.js';
+import { createNamespace, deleteGroupNodes, readAudit, testCluster, uniqueName, type AuditEvent, type TestCluster } from './cluster.js';
+import { mergePatch } from './drain.js';
+import { waitFor } from './wait.js';
+
+export class MaintenanceFixture {
+  readonly c: TestCluster = testCluster();
+  readonly group: string;
+  readonly ns: string;
+  readonly startedAt = new Date();
+  readonly objects: CustomObjectsApi;
+  readonly scheduling: SchedulingV1Api;
+  client!: Client;
+  worker?: Worker;
+  nodes: string[] = [];
+  private running?: Promise<void>;
+  private readonly classes = new Set<string>();
+  private readonly maintenances = new Map<string, string>();
+
+  constructor(prefix: string) {
+    this.group = uniqueName(prefix);
+    this.ns = this.group;
+    this.objects = this.c.config.makeApiClient(CustomObjectsApi);
+    this.scheduling = this.c.config.makeApiClient(SchedulingV1Api);
+  }
+
+  async setup(nodes: number): Promise<this> {
+    this.nodes = await ensureFakeNodeGroup(this.c.core, this.group, nodes);
+    await createNamespace(this.c, this.ns);
+    this.client = await connectClient();
+    const { worker } = await createWorker({ deps: { kube: this.c }, settings: { ...temporalSettings(), taskQueue: this.group } });
+    this.worker = worker;
+    this.running = worker.run();
+    return this;
+  }
+
+  async teardown(): Promise<void> {
+    for (const [name, id] of this.maintenances) {
+      await this.client.workflow.getHandle(id).terminate('test over').catch(() => undefined);
+      await this.objects.patchClusterCustomObject({ ...this.where(name), body: { metadata: { finalizers: null } } }, mergePatch).catch(() => undefined);
+      await this.objects.deleteClusterCustomObject(this.where(name)).catch(() => undefined);
+    }
+    for (const n of this.nodes) await this.client.workflow.getHandle(maintenanceNodeWorkflowId(n)).terminate('test over').catch(() => undefined);
+    this.worker?.shutdown();
+    await this.running?.catch(() => undefined);
+    await this.client?.connection.close();
+    await this.c.core.deleteNamespace({ name: this.ns }).catch(() => undefined);
+    for (const name of this.classes) await this.scheduling.deletePriorityClass({ name }).catch(() => undefined);
+    await deleteGroupNodes(this.c, this.group);
+  }
+
+  private where(name: string) {
+    return { group: GROUP, version: VERSION, plural: NODE_MAINTENANCE.plural, name };
+  }
+
+  /** A PriorityClass of this value (made once per test). */
+  async priorityClass(value: number): Promise<string> {
+    const name = `${this.group}-p${value}`;
+    if (!this.classes.has(name)) {
+      await this.scheduling.createPriorityClass({ body: { metadata: { name }, value } });
+      this.classes.add(name);
+    }
+    return name;
+  }
+
+  /** A one-replica Deployment `name` whose pod runs on `node` with this priority and labels. */
+  async pod(name: string, node: string, priority: number, labels: Record<string, string> = {}): Promise<void> {
+    const priorityClassName = priority ? await this.priorityClass(priority) : undefined;
+    await this.c.apps.createNamespacedDeployment({
+      namespace: this.ns,
+      body: {
+        metadata: { name },
+        spec: {
+          replicas: 1,
+          selector: { matchLabels: { app: name } },
+          template: {
+            metadata: { labels: { app: name, ...labels } },
+            spec: {
+              nodeSelector: { 'kubernetes.io/hostname': node },
+              priorityClassName,
+              terminationGracePeriodSeconds: 1,
+              containers: [{ name: 'c', image: 'registry.invalid/app:1' }],
+            },
+          },
+        },
+      },
+    });
+  }
+
+  async pods(): Promise<V1Pod[]> {
+    return (await this.c.core.listNamespacedPod({ namespace: this.ns })).items;
+  }
+
+  async waitRunning(count: number): Promise<V1Pod[]> {
+    return waitFor(`${count} Running pods`, async () => {
+      const p = (await this.pods()).filter((x) => x.status?.phase === 'Running' && !x.metadata?.deletionTimestamp);
+      return p.length === count && p;
+    });
+  }
+
+  /** Creates the object and starts its workflow as the bridge does (ID nm/<name>/<uid>). */
+  async create(name: string, spec: NodeMaintenanceSpecInput): Promise<WorkflowHandle<typeof nodeMaintenanceWorkflow>> {
+    const obj = (await this.objects.createClusterCustomObject({
+      group: GROUP,
+      version: VERSION,
+      plural: NODE_MAINTENANCE.plural,
+      body: { apiVersion: `${GROUP}/${VERSION}`, kind: NODE_MAINTENANCE.kind, metadata: { name }, spec },
+    })) as { metadata: { uid: string; creationTimestamp: string; generation: number }; spec: NodeMaintenanceSpecInput };
+    const id = maintenanceWorkflowId({ name, uid: obj.metadata.uid });
+    this.maintenances.set(name, id);
+    return this.client.workflow.start(nodeMaintenanceWorkflow, {
+      taskQueue: this.group,
+      workflowId: id,
+      args: [{ name, uid: obj.metadata.uid, createdAt: obj.metadata.creationTimestamp, spec: obj.spec, generation: obj.metadata.generation }],
+    });
+  }
+
+  async object(name: string): Promise<{ metadata: { finalizers?: string[] }; spec: { stage?: string } }> {
+    return (await this.objects.getClusterCustomObject(this.where(name))) as { metadata: { finalizers?: string[] }; spec: { stage?: string } };
+  }
+
+  hasFinalizer = async (name: string) => ((await this.object(name)).metadata.finalizers ?? []).includes(MAINTENANCE_FINALIZER);
+
+  async statusWhen(h: WorkflowHandle, what: string, ok: (s: MaintenanceStatus) => boolean, timeoutMs = 90_000): Promise<MaintenanceStatus> {
+    return waitFor(what, async () => {
+      const s = await h.query(maintenanceStatusQuery);
+      return ok(s) ? s : undefined;
+    }, { timeoutMs, intervalMs: 250 });
+  }
+
+  /** Audit events since the fixture started, in order. */
+  async audit(): Promise<AuditEvent[]> {
+    const since = this.startedAt.getTime();
+    return (await readAudit()).filter((e) => new Date(e.requestReceivedTimestamp).getTime() >= since);
+  }
+
+  /** Evictions the apiserver accepted in this namespace (pod names, in order). */
+  async evictions(): Promise<AuditEvent[]> {
+    return (await this.audit()).filter((e) => e.objectRef?.namespace === this.ns && e.objectRef.subresource === 'eviction' && e.responseStatus?.code === 201);
+  }
+}
+
+/** The Deployment a pod belongs to (its app label). */
+export const appOf = (name: string | undefined) => name?.replace(/-[a-z0-9]+-[a-z0-9]+$/, '') ?? '';
