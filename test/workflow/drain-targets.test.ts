@@ -146,10 +146,36 @@ describe('targets mode', () => {
     await r.close();
   });
 
-  test.concurrent('without targets, classify is asked as before (no lanes) and no verdict is marked untargeted', async () => {
-    const fake = new FakeDrain('no-targets', [pod('web')]);
-    const result = await runDrain(env(), fake);
+  test.concurrent('a newer targets signal during the volume wait sends the drain back to the pods: the new lane is evicted before it is Drained', async () => {
+    const fake = new FakeDrain('targets-volumes', [pod('low', { claims: ['app/data-low'] }), pod('high')]);
+    fake.priorities.set('app/high', 5000);
+    fake.leaveAfterMs = 50;
+    fake.attached = ['app/data-low'];
+    const result = await runDrain(env(), fake, {
+      workflowId: 'nm-node/targets-volumes/drain',
+      targets: { lanes: [D(1000)], final: true, seq: 1 },
+      during: async (h) => {
+        await statusWhen(h, 'the volume wait', (x) => x.phase === 'WaitingForVolumeDetach' && x.volumes !== undefined);
+        expect(fake.evictionsAsked()).toEqual(['app/low']);
+        await h.signal(drainTargetsSignal, { lanes: [D(MAX_PRIORITY)], final: true, seq: 2 });
+        await fakeWhen('high evicted', () => fake.evictionsAsked().includes('app/high'));
+        fake.attached = [];
+      },
+    });
+    expect(result.status).toMatchObject({ phase: 'Drained', evicted: 2, targets: { seq: 2 } });
+  });
+
+  test.concurrent('without targets, classify is asked as before (no lanes), no verdict is marked untargeted, and a drainTargets signal is ignored', async () => {
+    const fake = new FakeDrain('no-targets', [pod('web'), pod('api', { order: 1 })]);
+    fake.leaveAfterMs = 200;
+    const result = await runDrain(env(), fake, {
+      during: async (h) => {
+        await fakeWhen('the first eviction', () => fake.evictionsAsked().length === 1);
+        await h.signal(drainTargetsSignal, { lanes: [], final: false, seq: 1 });
+      },
+    });
     expect(result.status.phase).toBe('Drained');
+    expect(fake.evictionsAsked()).toEqual(['app/web', 'app/api']);
     expect(result.status.targets).toBeUndefined();
     for (const c of fake.callsOf('classifyPods')) expect(c.input).toEqual({ nodeName: 'no-targets' });
   });

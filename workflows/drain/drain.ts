@@ -170,7 +170,9 @@ export class Drain {
     setHandler(retryNowSignal, () => this.nudge(() => undefined)); // the next wait retries refusals at once
     // Newer targets (never fewer lanes; the sender guarantees it): a stale or repeated seq is ignored.
     setHandler(drainTargetsSignal, (t) => {
-      if (this.st.targets && t.seq <= this.st.targets.seq) return;
+      // A whole-node drain stays one (it may have evicted untargeted pods already); stale seqs are ignored.
+      if (!this.st.targets) return void log.warn('drainTargets signal ignored: this drain was started without targets', { seq: t.seq });
+      if (t.seq <= this.st.targets.seq) return;
       this.nudge(() => {
         this.st.targets = t;
         this.st.finished = false; // until a pass at these targets shows nothing left
@@ -293,9 +295,13 @@ export class Drain {
         this.st.volumes = { message: `${this.st.volumes?.message ?? 'volumes still attached'}\n(volumeDetachTimeout reached; continuing)`, timedOut: true };
         return 'Drained';
       }
-      const v = await waits.waitForVolumeDetach.executeWithOptions({ summary: `wait for volumes to detach from ${this.node}` }, [
+      const wait = () => waits.waitForVolumeDetach.executeWithOptions({ summary: `wait for volumes to detach from ${this.node}` }, [
         { nodeName: this.node, ignoredClaims, windowMs },
       ]);
+      // Targets mode: newer targets (a signal) send the drain back to look at the pods again.
+      const v = this.st.targets ? await this.untilWoken(wait) : await wait();
+      if (this.st.targets && !this.st.finished) return 'Draining';
+      if (!v) continue;
       this.st.volumes = { message: v.message, timedOut: false };
       this.publish();
       if (v.detached) return 'Drained';
