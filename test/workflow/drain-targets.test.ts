@@ -3,12 +3,12 @@
 // counts to the workflow it reports to. Real workflow code, scripted activities (fake-drain.ts).
 // The reports are read from the receiver's history: it is a workflow on a task queue no worker
 // polls, so it stays open and records every signal it is sent.
-import type { Client } from '@temporalio/client';
+import type { Client, WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { ClassifyInput } from '../../activities/drain/snapshot.js';
 import type { VolumeWaitInput } from '../../activities/drain/volumes.js';
 import { MAX_PRIORITY, type Lane } from '../../api/drain-plan.js';
-import { drainTargetsSignal, type DrainReport, type DrainTargets } from '../../workflows/messages.js';
+import { drainStatusQuery, drainTargetsSignal, type DrainReport, type DrainTargets } from '../../workflows/messages.js';
 import { FakeDrain, fakeWhen, pod, runDrain, statusWhen } from '../support/fake-drain.js';
 import { waitFor } from '../support/wait.js';
 import { useWorkflowEnv } from '../support/workflow-env.js';
@@ -19,12 +19,8 @@ const D = (podPriority: number): Lane => ({ podType: 'Default', podPriority });
 const DS = (podPriority: number): Lane => ({ podType: 'DaemonSet', podPriority });
 const PDB = "Cannot evict pod as it would violate the pod's disruption budget.\nThe disruption budget web needs 2 healthy pods and has 2 currently";
 
-interface Received extends DrainReport {
-  atMs: number;
-}
-
 /** A workflow that nobody runs: it stays open and its history keeps every signal sent to it. */
-async function receiver(client: Client, id: string): Promise<{ id: string; reports(): Promise<Received[]>; close(): Promise<void> }> {
+async function receiver(client: Client, id: string): Promise<{ id: string; reports(): Promise<DrainReport[]>; close(): Promise<void> }> {
   await client.workflow.start('reportReceiver', { taskQueue: `nobody-${id}`, workflowId: id, args: [] });
   return {
     id,
@@ -33,15 +29,32 @@ async function receiver(client: Client, id: string): Promise<{ id: string; repor
       return h.events!.flatMap((e) => {
         const s = e.workflowExecutionSignaledEventAttributes;
         if (!s || s.signalName !== 'drainProgress') return [];
-        const ms = Number(e.eventTime!.seconds) * 1000 + Math.floor((e.eventTime!.nanos ?? 0) / 1e6);
-        return [{ ...defaultPayloadConverter.fromPayload<DrainReport>(s.input!.payloads![0]!), atMs: ms }];
+        return [defaultPayloadConverter.fromPayload<DrainReport>(s.input!.payloads![0]!)];
       });
     },
     close: () => client.workflow.getHandle(id).terminate('test done').then(() => undefined),
   };
 }
 
-const reportWhen = (r: { reports(): Promise<Received[]> }, what: string, pred: (x: Received) => boolean) =>
+/**
+ * What woke the workflow task in which the drain sent the first report matching `pred`: the history
+ * events between the previous task's completion and the one that sent it (e.g. activityTaskCompleted,
+ * timerFired for a report held back to settle).
+ */
+async function triggersOfReport(h: WorkflowHandle, pred: (r: DrainReport) => boolean): Promise<string[]> {
+  const events = (await h.fetchHistory()).events!;
+  const kind = (e: (typeof events)[number]) => Object.keys(e).find((k) => k.endsWith('EventAttributes') && (e as Record<string, unknown>)[k])!.replace('EventAttributes', '');
+  const i = events.findIndex((e) => {
+    const a = e.signalExternalWorkflowExecutionInitiatedEventAttributes;
+    return a?.signalName === 'drainProgress' && pred(defaultPayloadConverter.fromPayload<DrainReport>(a.input!.payloads![0]!));
+  });
+  expect(i).toBeGreaterThan(0);
+  const completed = events.slice(0, i).map(kind).lastIndexOf('workflowTaskCompleted');
+  const before = events.slice(0, completed).map(kind).lastIndexOf('workflowTaskCompleted');
+  return events.slice(before + 1, completed).map(kind);
+}
+
+const reportWhen = (r: { reports(): Promise<DrainReport[]> }, what: string, pred: (x: DrainReport) => boolean) =>
   waitFor(what, async () => (await r.reports()).find(pred), { timeoutMs: 15_000, intervalMs: 100 });
 
 describe('targets mode', () => {
@@ -66,9 +79,8 @@ describe('targets mode', () => {
         expect(fake.evictionsAsked()).toEqual(['app/low']);
         // high (untargeted) and agent (a DaemonSet pod no lane reaches) are pending; keep is Skip.
         expect(done1.counts).toEqual({ podsPendingEvictionRequest: 2, activeEvictionRequests: 0, podsBlocked: 0, podsKept: 0 });
-        // Prompt: no 2 s settling for a finished report.
-        const lowEvicted = fake.callsOf('evictPods')[0]!.endedAt!;
-        expect(done1.atMs - lowEvicted).toBeLessThan(1500);
+        // Prompt: the finished report went out in the workflow task that saw it, not after a 2 s settle timer.
+        expect(await triggersOfReport(h, (x) => x.targetsSeq === 1 && x.finished === true)).not.toContain('timerFired');
         const s = await statusWhen(h, 'finished at #1', (x) => x.finished === true);
         expect(s).toMatchObject({ phase: 'Draining', targets: first });
         expect(s.message).toBe('Drain targets reached (Default ≤ 1000); waiting for the next targets');
@@ -143,6 +155,52 @@ describe('targets mode', () => {
       },
     });
     expect(fake.evictionsAsked()).toEqual(['app/web', 'app/other']);
+    await r.close();
+  });
+
+  test.concurrent('DrainRule orders are sub-waves inside the targets: b (order 100) only after a (order 0) has left; an untargeted pod of a lower order holds nothing (NM-7.3)', async () => {
+    const fake = new FakeDrain('targets-order', [pod('a', { order: 0 }), pod('b', { order: 100 }), pod('early', { order: -10 })]);
+    fake.priorities.set('app/early', 5000);
+    fake.leaveAfterMs = 150;
+    const r = await receiver(env().client, 'receiver/targets-order');
+    await runDrain(env(), fake, {
+      workflowId: 'nm-node/targets-order/drain',
+      targets: { lanes: [D(1000)], final: false, seq: 1 },
+      reportTo: r.id,
+      during: async (h) => {
+        await statusWhen(h, 'finished at #1', (x) => x.finished === true);
+        expect(fake.evictionsAsked()).toEqual(['app/a', 'app/b']);
+        const [ea, eb] = fake.callsOf('evictPods');
+        expect(eb!.onNode).not.toContain('app/a'); // a had left the node before b's eviction
+        expect(ea!.startedAt).toBeLessThan(eb!.startedAt);
+        await h.signal(drainTargetsSignal, { lanes: [D(MAX_PRIORITY)], final: true, seq: 2 });
+      },
+    });
+    expect(fake.evictionsAsked()).toEqual(['app/a', 'app/b', 'app/early']);
+    await r.close();
+  });
+
+  test.concurrent('a targeted WaitCompleted pod is waited for, never evicted, and the node is not finished until it completes (NM-7.2)', async () => {
+    const job = pod('job', { action: 'WaitCompleted', reason: 'label slipway.dev/drain=wait-completed' });
+    const fake = new FakeDrain('targets-job', [job, pod('web')]);
+    const r = await receiver(env().client, 'receiver/targets-job');
+    await runDrain(env(), fake, {
+      workflowId: 'nm-node/targets-job/drain',
+      targets: { lanes: [D(1000)], final: false, seq: 1 },
+      reportTo: r.id,
+      during: async (h) => {
+        const waiting = await reportWhen(r, 'web gone, job waited for', (x) => x.counts?.activeEvictionRequests === 1 && x.counts.podsPendingEvictionRequest === 0);
+        expect(waiting.finished).toBe(false);
+        await sleep(300);
+        expect(fake.evictionsAsked()).toEqual(['app/web']);
+        expect((await h.query(drainStatusQuery)).finished).toBe(false);
+        Object.assign(job, { phase: 'Succeeded', action: 'Delete' }); // the job completes
+        await reportWhen(r, 'finished at #1', (x) => x.targetsSeq === 1 && x.finished === true);
+        expect(fake.callsOf('deletePods').map((c) => (c.input as { pods: Array<{ name: string }> }).pods.map((p) => p.name))).toEqual([['job']]);
+        await h.signal(drainTargetsSignal, { lanes: [D(MAX_PRIORITY)], final: true, seq: 2 });
+      },
+    });
+    expect(fake.evictionsAsked()).toEqual(['app/web']);
     await r.close();
   });
 
