@@ -3,14 +3,13 @@
 // counts to the workflow it reports to. Real workflow code, scripted activities (fake-drain.ts).
 // The reports are read from the receiver's history: it is a workflow on a task queue no worker
 // polls, so it stays open and records every signal it is sent.
-import type { Client, WorkflowHandle } from '@temporalio/client';
+import type { WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { ClassifyInput } from '../../activities/drain/snapshot.js';
 import type { VolumeWaitInput } from '../../activities/drain/volumes.js';
 import { MAX_PRIORITY, type Lane } from '../../api/drain-plan.js';
 import { drainStatusQuery, drainTargetsSignal, type DrainReport, type DrainTargets } from '../../workflows/messages.js';
-import { FakeDrain, fakeWhen, pod, runDrain, statusWhen } from '../support/fake-drain.js';
-import { waitFor } from '../support/wait.js';
+import { FakeDrain, fakeWhen, pod, receiver, reportWhen, runDrain, statusWhen } from '../support/fake-drain.js';
 import { useWorkflowEnv } from '../support/workflow-env.js';
 
 const env = useWorkflowEnv();
@@ -18,23 +17,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const D = (podPriority: number): Lane => ({ podType: 'Default', podPriority });
 const DS = (podPriority: number): Lane => ({ podType: 'DaemonSet', podPriority });
 const PDB = "Cannot evict pod as it would violate the pod's disruption budget.\nThe disruption budget web needs 2 healthy pods and has 2 currently";
-
-/** A workflow that nobody runs: it stays open and its history keeps every signal sent to it. */
-async function receiver(client: Client, id: string): Promise<{ id: string; reports(): Promise<DrainReport[]>; close(): Promise<void> }> {
-  await client.workflow.start('reportReceiver', { taskQueue: `nobody-${id}`, workflowId: id, args: [] });
-  return {
-    id,
-    async reports() {
-      const h = await client.workflow.getHandle(id).fetchHistory();
-      return h.events!.flatMap((e) => {
-        const s = e.workflowExecutionSignaledEventAttributes;
-        if (!s || s.signalName !== 'drainProgress') return [];
-        return [defaultPayloadConverter.fromPayload<DrainReport>(s.input!.payloads![0]!)];
-      });
-    },
-    close: () => client.workflow.getHandle(id).terminate('test done').then(() => undefined),
-  };
-}
 
 /**
  * What woke the workflow task in which the drain sent the first report matching `pred`: the history
@@ -53,9 +35,6 @@ async function triggersOfReport(h: WorkflowHandle, pred: (r: DrainReport) => boo
   const before = events.slice(0, completed).map(kind).lastIndexOf('workflowTaskCompleted');
   return events.slice(before + 1, completed).map(kind);
 }
-
-const reportWhen = (r: { reports(): Promise<DrainReport[]> }, what: string, pred: (x: DrainReport) => boolean) =>
-  waitFor(what, async () => (await r.reports()).find(pred), { timeoutMs: 15_000, intervalMs: 100 });
 
 describe('targets mode', () => {
   test.concurrent('evicts only targeted pods, reports finished at non-final targets, takes the next lanes on a signal, and at final targets waits for volumes and ends Drained', async () => {
