@@ -13,9 +13,10 @@ import { targeted, type Lane } from '../../api/drain-plan.js';
 import type { VolumeWaitInput, VolumeWaitResult } from '../../activities/drain/volumes.js';
 import type { WaveWaitEnd, WaveWaitInput, WaveWaitResult } from '../../activities/drain/wave-wait.js';
 import type { EventInput } from '../../activities/events.js';
-import type { WorkflowHandle, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import type { Client, WorkflowHandle, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
 import type { DrainResult } from '../../workflows/drain/drain.js';
-import type { DrainTargets } from '../../workflows/messages.js';
+import type { DrainReport, DrainTargets } from '../../workflows/messages.js';
 import type { DrainStatus } from '../../workflows/drain/status.js';
 import { drainWorkflow } from '../../workflows/index.js';
 import { drainStatusQuery } from '../../workflows/messages.js';
@@ -242,3 +243,24 @@ export function statusWhen(h: WorkflowHandle<typeof drainWorkflow>, what: string
 export function fakeWhen(what: string, pred: () => boolean): Promise<true> {
   return waitFor(what, async () => pred() || undefined, { timeoutMs: 15_000, intervalMs: 20 });
 }
+
+/** A workflow that nobody runs: it stays open and its history keeps every signal sent to it. */
+export async function receiver(client: Client, id: string): Promise<{ id: string; reports(): Promise<DrainReport[]>; close(): Promise<void> }> {
+  await client.workflow.start('reportReceiver', { taskQueue: `nobody-${id}`, workflowId: id, args: [] });
+  return {
+    id,
+    async reports() {
+      const h = await client.workflow.getHandle(id).fetchHistory();
+      return h.events!.flatMap((e) => {
+        const s = e.workflowExecutionSignaledEventAttributes;
+        if (!s || s.signalName !== 'drainProgress') return [];
+        return [defaultPayloadConverter.fromPayload<DrainReport>(s.input!.payloads![0]!)];
+      });
+    },
+    close: () => client.workflow.getHandle(id).terminate('test done').then(() => undefined),
+  };
+}
+
+/** The first report matching `pred` (polled every 100 ms, at most 15 s). */
+export const reportWhen = (r: { reports(): Promise<DrainReport[]> }, what: string, pred: (x: DrainReport) => boolean) =>
+  waitFor(what, async () => (await r.reports()).find(pred), { timeoutMs: 15_000, intervalMs: 100 });

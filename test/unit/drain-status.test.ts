@@ -206,3 +206,24 @@ describe('drainMarkdown', () => {
     expect(md).not.toContain('PDB');
   });
 });
+
+describe('targets mode (NodeMaintenance drains)', () => {
+  const targets = { lanes: [{ podType: 'Default' as const, podPriority: 1000 }, { podType: 'Default' as const, podPriority: 2000, podSelector: { matchLabels: { app: 'pg' } } }], final: false, seq: 3 };
+  const counts = { podsPendingEvictionRequest: 4, activeEvictionRequests: 2, podsBlocked: 1, podsKept: 1 };
+
+  test('finished at non-final targets: the message names the targets reached and that it waits for the next', () => {
+    expect(drainMessage(draining({ targets, finished: true }))).toBe('Drain targets reached (Default ≤ 1000, Default ≤ 2000 app=pg); waiting for the next targets');
+  });
+
+  test('not finished: the usual wave message; the markdown shows the targets and the counts', () => {
+    const s = draining({ targets, finished: false, counts, wave: { order: 0, evicting: ['app/web'], blocked: [], waitingCompletion: [] } });
+    expect(drainMessage(s)).toMatch(/^Drain not completed yet/);
+    const md = drainMarkdown(s);
+    expect(md).toContain('- targets #3: Default ≤ 1000, Default ≤ 2000 app=pg');
+    expect(md).toContain('- pods: 4 pending, 2 leaving (1 blocked), 1 kept');
+  });
+
+  test('a whole-node drain shows no targets line', () => {
+    expect(drainMarkdown(draining())).not.toContain('targets');
+  });
+});

@@ -13,7 +13,7 @@ import type { ClassifyInput } from '../../activities/drain/snapshot.js';
 import type { DrainInput } from '../../workflows/drain/drain.js';
 import { MAX_PRIORITY } from '../../api/drain-plan.js';
 import { drainTargetsSignal, skipPodSignal } from '../../workflows/messages.js';
-import { FakeDrain, fakeWhen, pod, runDrain, statusWhen } from '../support/fake-drain.js';
+import { FakeDrain, fakeWhen, pod, receiver, reportWhen, runDrain, statusWhen } from '../support/fake-drain.js';
 import { waitFor } from '../support/wait.js';
 import { useWorkflowEnv } from '../support/workflow-env.js';
 
@@ -109,16 +109,18 @@ describe('a server that suggests continue-as-new at once', () => {
     expect((await runsOf(env().client, 'drain/can-signal', firstRunId)).length).toBeGreaterThan(2);
   });
 
-  test('targets mode: the targets (from the input, then from a signal) are carried from run to run', async () => {
+  test('targets mode: the targets (from the input, then from a signal) are carried from run to run, and the reports still reach the coordinator', async () => {
     const fake = new FakeDrain('can-targets', [pod('low'), pod('high')]);
     fake.priorities.set('app/high', 5000);
+    const r = await receiver(env().client, 'receiver/can-targets');
     let firstRunId = '';
     const result = await runDrain(env(), fake, {
       workflowId: 'drain/can-targets',
       targets: { lanes: [{ podType: 'Default', podPriority: 1000 }], final: false, seq: 1 },
+      reportTo: r.id,
       during: async (h) => {
         firstRunId = h.firstExecutionRunId;
-        await statusWhen(h, 'finished at #1', (s) => s.finished === true && s.targets?.seq === 1);
+        await reportWhen(r, 'finished at #1', (x) => x.targetsSeq === 1 && x.finished === true);
         expect(fake.evictionsAsked()).toEqual(['app/low']);
         await h.signal(drainTargetsSignal, { lanes: [{ podType: 'Default', podPriority: MAX_PRIORITY }], final: true, seq: 2 });
       },
@@ -132,5 +134,7 @@ describe('a server that suggests continue-as-new at once', () => {
     expect(inputs.at(-1)!.targets).toEqual({ lanes: [{ podType: 'Default', podPriority: MAX_PRIORITY }], final: true, seq: 2 });
     for (const i of inputs) expect(i.targets?.seq).toBeGreaterThanOrEqual(1);
     expect(fake.callsOf('classifyPods').every((c) => (c.input as ClassifyInput).targets !== undefined)).toBe(true);
+    expect((await r.reports()).at(-1)).toMatchObject({ targetsSeq: 2, finished: true, drained: true });
+    await r.close();
   });
 });

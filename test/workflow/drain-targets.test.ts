@@ -3,14 +3,13 @@
 // counts to the workflow it reports to. Real workflow code, scripted activities (fake-drain.ts).
 // The reports are read from the receiver's history: it is a workflow on a task queue no worker
 // polls, so it stays open and records every signal it is sent.
-import type { Client } from '@temporalio/client';
+import type { WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { ClassifyInput } from '../../activities/drain/snapshot.js';
 import type { VolumeWaitInput } from '../../activities/drain/volumes.js';
 import { MAX_PRIORITY, type Lane } from '../../api/drain-plan.js';
-import { drainTargetsSignal, type DrainReport, type DrainTargets } from '../../workflows/messages.js';
-import { FakeDrain, fakeWhen, pod, runDrain, statusWhen } from '../support/fake-drain.js';
-import { waitFor } from '../support/wait.js';
+import { drainStatusQuery, drainTargetsSignal, type DrainReport, type DrainTargets } from '../../workflows/messages.js';
+import { FakeDrain, fakeWhen, pod, receiver, reportWhen, runDrain, statusWhen } from '../support/fake-drain.js';
 import { useWorkflowEnv } from '../support/workflow-env.js';
 
 const env = useWorkflowEnv();
@@ -19,30 +18,23 @@ const D = (podPriority: number): Lane => ({ podType: 'Default', podPriority });
 const DS = (podPriority: number): Lane => ({ podType: 'DaemonSet', podPriority });
 const PDB = "Cannot evict pod as it would violate the pod's disruption budget.\nThe disruption budget web needs 2 healthy pods and has 2 currently";
 
-interface Received extends DrainReport {
-  atMs: number;
+/**
+ * What woke the workflow task in which the drain sent the first report matching `pred`: the history
+ * events between the previous task's completion and the one that sent it (e.g. activityTaskCompleted,
+ * timerFired for a report held back to settle).
+ */
+async function triggersOfReport(h: WorkflowHandle, pred: (r: DrainReport) => boolean): Promise<string[]> {
+  const events = (await h.fetchHistory()).events!;
+  const kind = (e: (typeof events)[number]) => Object.keys(e).find((k) => k.endsWith('EventAttributes') && (e as Record<string, unknown>)[k])!.replace('EventAttributes', '');
+  const i = events.findIndex((e) => {
+    const a = e.signalExternalWorkflowExecutionInitiatedEventAttributes;
+    return a?.signalName === 'drainProgress' && pred(defaultPayloadConverter.fromPayload<DrainReport>(a.input!.payloads![0]!));
+  });
+  expect(i).toBeGreaterThan(0);
+  const completed = events.slice(0, i).map(kind).lastIndexOf('workflowTaskCompleted');
+  const before = events.slice(0, completed).map(kind).lastIndexOf('workflowTaskCompleted');
+  return events.slice(before + 1, completed).map(kind);
 }
-
-/** A workflow that nobody runs: it stays open and its history keeps every signal sent to it. */
-async function receiver(client: Client, id: string): Promise<{ id: string; reports(): Promise<Received[]>; close(): Promise<void> }> {
-  await client.workflow.start('reportReceiver', { taskQueue: `nobody-${id}`, workflowId: id, args: [] });
-  return {
-    id,
-    async reports() {
-      const h = await client.workflow.getHandle(id).fetchHistory();
-      return h.events!.flatMap((e) => {
-        const s = e.workflowExecutionSignaledEventAttributes;
-        if (!s || s.signalName !== 'drainProgress') return [];
-        const ms = Number(e.eventTime!.seconds) * 1000 + Math.floor((e.eventTime!.nanos ?? 0) / 1e6);
-        return [{ ...defaultPayloadConverter.fromPayload<DrainReport>(s.input!.payloads![0]!), atMs: ms }];
-      });
-    },
-    close: () => client.workflow.getHandle(id).terminate('test done').then(() => undefined),
-  };
-}
-
-const reportWhen = (r: { reports(): Promise<Received[]> }, what: string, pred: (x: Received) => boolean) =>
-  waitFor(what, async () => (await r.reports()).find(pred), { timeoutMs: 15_000, intervalMs: 100 });
 
 describe('targets mode', () => {
   test.concurrent('evicts only targeted pods, reports finished at non-final targets, takes the next lanes on a signal, and at final targets waits for volumes and ends Drained', async () => {
@@ -66,9 +58,8 @@ describe('targets mode', () => {
         expect(fake.evictionsAsked()).toEqual(['app/low']);
         // high (untargeted) and agent (a DaemonSet pod no lane reaches) are pending; keep is Skip.
         expect(done1.counts).toEqual({ podsPendingEvictionRequest: 2, activeEvictionRequests: 0, podsBlocked: 0, podsKept: 0 });
-        // Prompt: no 2 s settling for a finished report.
-        const lowEvicted = fake.callsOf('evictPods')[0]!.endedAt!;
-        expect(done1.atMs - lowEvicted).toBeLessThan(1500);
+        // Prompt: the finished report went out in the workflow task that saw it, not after a 2 s settle timer.
+        expect(await triggersOfReport(h, (x) => x.targetsSeq === 1 && x.finished === true)).not.toContain('timerFired');
         const s = await statusWhen(h, 'finished at #1', (x) => x.finished === true);
         expect(s).toMatchObject({ phase: 'Draining', targets: first });
         expect(s.message).toBe('Drain targets reached (Default ≤ 1000); waiting for the next targets');
@@ -146,10 +137,82 @@ describe('targets mode', () => {
     await r.close();
   });
 
-  test.concurrent('without targets, classify is asked as before (no lanes) and no verdict is marked untargeted', async () => {
-    const fake = new FakeDrain('no-targets', [pod('web')]);
-    const result = await runDrain(env(), fake);
+  test.concurrent('DrainRule orders are sub-waves inside the targets: b (order 100) only after a (order 0) has left; an untargeted pod of a lower order holds nothing (NM-7.3)', async () => {
+    const fake = new FakeDrain('targets-order', [pod('a', { order: 0 }), pod('b', { order: 100 }), pod('early', { order: -10 })]);
+    fake.priorities.set('app/early', 5000);
+    fake.leaveAfterMs = 150;
+    const r = await receiver(env().client, 'receiver/targets-order');
+    await runDrain(env(), fake, {
+      workflowId: 'nm-node/targets-order/drain',
+      targets: { lanes: [D(1000)], final: false, seq: 1 },
+      reportTo: r.id,
+      during: async (h) => {
+        await statusWhen(h, 'finished at #1', (x) => x.finished === true);
+        expect(fake.evictionsAsked()).toEqual(['app/a', 'app/b']);
+        const [ea, eb] = fake.callsOf('evictPods');
+        expect(eb!.onNode).not.toContain('app/a'); // a had left the node before b's eviction
+        expect(ea!.startedAt).toBeLessThan(eb!.startedAt);
+        await h.signal(drainTargetsSignal, { lanes: [D(MAX_PRIORITY)], final: true, seq: 2 });
+      },
+    });
+    expect(fake.evictionsAsked()).toEqual(['app/a', 'app/b', 'app/early']);
+    await r.close();
+  });
+
+  test.concurrent('a targeted WaitCompleted pod is waited for, never evicted, and the node is not finished until it completes (NM-7.2)', async () => {
+    const job = pod('job', { action: 'WaitCompleted', reason: 'label slipway.dev/drain=wait-completed' });
+    const fake = new FakeDrain('targets-job', [job, pod('web')]);
+    const r = await receiver(env().client, 'receiver/targets-job');
+    await runDrain(env(), fake, {
+      workflowId: 'nm-node/targets-job/drain',
+      targets: { lanes: [D(1000)], final: false, seq: 1 },
+      reportTo: r.id,
+      during: async (h) => {
+        const waiting = await reportWhen(r, 'web gone, job waited for', (x) => x.counts?.activeEvictionRequests === 1 && x.counts.podsPendingEvictionRequest === 0);
+        expect(waiting.finished).toBe(false);
+        await sleep(300);
+        expect(fake.evictionsAsked()).toEqual(['app/web']);
+        expect((await h.query(drainStatusQuery)).finished).toBe(false);
+        Object.assign(job, { phase: 'Succeeded', action: 'Delete' }); // the job completes
+        await reportWhen(r, 'finished at #1', (x) => x.targetsSeq === 1 && x.finished === true);
+        expect(fake.callsOf('deletePods').map((c) => (c.input as { pods: Array<{ name: string }> }).pods.map((p) => p.name))).toEqual([['job']]);
+        await h.signal(drainTargetsSignal, { lanes: [D(MAX_PRIORITY)], final: true, seq: 2 });
+      },
+    });
+    expect(fake.evictionsAsked()).toEqual(['app/web']);
+    await r.close();
+  });
+
+  test.concurrent('a newer targets signal during the volume wait sends the drain back to the pods: the new lane is evicted before it is Drained', async () => {
+    const fake = new FakeDrain('targets-volumes', [pod('low', { claims: ['app/data-low'] }), pod('high')]);
+    fake.priorities.set('app/high', 5000);
+    fake.leaveAfterMs = 50;
+    fake.attached = ['app/data-low'];
+    const result = await runDrain(env(), fake, {
+      workflowId: 'nm-node/targets-volumes/drain',
+      targets: { lanes: [D(1000)], final: true, seq: 1 },
+      during: async (h) => {
+        await statusWhen(h, 'the volume wait', (x) => x.phase === 'WaitingForVolumeDetach' && x.volumes !== undefined);
+        expect(fake.evictionsAsked()).toEqual(['app/low']);
+        await h.signal(drainTargetsSignal, { lanes: [D(MAX_PRIORITY)], final: true, seq: 2 });
+        await fakeWhen('high evicted', () => fake.evictionsAsked().includes('app/high'));
+        fake.attached = [];
+      },
+    });
+    expect(result.status).toMatchObject({ phase: 'Drained', evicted: 2, targets: { seq: 2 } });
+  });
+
+  test.concurrent('without targets, classify is asked as before (no lanes), no verdict is marked untargeted, and a drainTargets signal is ignored', async () => {
+    const fake = new FakeDrain('no-targets', [pod('web'), pod('api', { order: 1 })]);
+    fake.leaveAfterMs = 200;
+    const result = await runDrain(env(), fake, {
+      during: async (h) => {
+        await fakeWhen('the first eviction', () => fake.evictionsAsked().length === 1);
+        await h.signal(drainTargetsSignal, { lanes: [], final: false, seq: 1 });
+      },
+    });
     expect(result.status.phase).toBe('Drained');
+    expect(fake.evictionsAsked()).toEqual(['app/web', 'app/api']);
     expect(result.status.targets).toBeUndefined();
     for (const c of fake.callsOf('classifyPods')) expect(c.input).toEqual({ nodeName: 'no-targets' });
   });

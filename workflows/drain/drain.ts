@@ -113,7 +113,10 @@ export async function drainWorkflow(input: DrainInput): Promise<DrainResult> {
     if (d.st.phase !== from) d.upsertPhase();
     if (d.st.phase === 'Drained' && d.st.targets) d.st.finished = true; // also a node gone: nothing is left on it
     d.publish();
-    if (d.st.phase !== 'Drained' && workflowInfo().continueAsNewSuggested) await continueAsNew<typeof drainWorkflow>(d.carry());
+    if (d.st.phase !== 'Drained' && workflowInfo().continueAsNewSuggested) {
+      await d.flushReports(); // targets mode: the coordinator must not miss a finished report
+      await continueAsNew<typeof drainWorkflow>(d.carry());
+    }
   }
   await d.flushReports();
   return { status: d.st };
@@ -168,9 +171,11 @@ export class Drain {
     setHandler(skipPodSignal, (t) => this.nudge(() => this.newSkips.push(t)));
     setHandler(forceDeletePodSignal, (t) => this.nudge(() => this.forceDeletes.push(t)));
     setHandler(retryNowSignal, () => this.nudge(() => undefined)); // the next wait retries refusals at once
-    // Newer targets (never fewer lanes; the sender guarantees it): a stale or repeated seq is ignored.
+    // Newer targets (never fewer lanes; the sender guarantees it): a stale or repeated seq is ignored,
+    // and a whole-node drain stays one (it may have evicted untargeted pods already).
     setHandler(drainTargetsSignal, (t) => {
-      if (this.st.targets && t.seq <= this.st.targets.seq) return;
+      if (!this.st.targets) return void log.warn('drainTargets signal ignored: this drain was started without targets', { seq: t.seq });
+      if (t.seq <= this.st.targets.seq) return;
       this.nudge(() => {
         this.st.targets = t;
         this.st.finished = false; // until a pass at these targets shows nothing left
@@ -293,9 +298,13 @@ export class Drain {
         this.st.volumes = { message: `${this.st.volumes?.message ?? 'volumes still attached'}\n(volumeDetachTimeout reached; continuing)`, timedOut: true };
         return 'Drained';
       }
-      const v = await waits.waitForVolumeDetach.executeWithOptions({ summary: `wait for volumes to detach from ${this.node}` }, [
+      const wait = () => waits.waitForVolumeDetach.executeWithOptions({ summary: `wait for volumes to detach from ${this.node}` }, [
         { nodeName: this.node, ignoredClaims, windowMs },
       ]);
+      // Targets mode: newer targets (a signal) send the drain back to look at the pods again.
+      const v = this.st.targets ? await this.untilWoken(wait) : await wait();
+      if (this.st.targets && !this.st.finished) return 'Draining';
+      if (!v) continue;
       this.st.volumes = { message: v.message, timedOut: false };
       this.publish();
       if (v.detached) return 'Drained';
@@ -576,7 +585,7 @@ export class Drain {
     }]);
   }
 
-  /** Targets mode at the end: the last report (finished) is sent before the workflow closes. */
+  /** Targets mode, before the run closes (end or continue-as-new): the last report is sent. Whole-node drains do not wait (their histories replay unchanged). */
   async flushReports(): Promise<void> {
     if (this.st.targets && this.progress) await this.progress.flush();
   }
