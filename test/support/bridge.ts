@@ -57,6 +57,8 @@ export class BridgeFixture {
       namespace: this.ns,
       leaseNamespace: this.ns,
       retryIntervalMs: 500,
+      // NodeMaintenances are cluster-wide: only a test about them reconciles them (on its private queue).
+      maintenances: false,
       log: (l) => this.logs.push(`${new Date().toISOString()} [${tag}] ${l}`),
       ...opts,
     });
