@@ -2,7 +2,7 @@
 // list for the reflector, get, status merge patch, finalizers (with the resourceVersion read, 409
 // on a concurrent change) and spec.stage=Complete on deletion (NM-2.12).
 import { CustomObjectsApi, type KubeConfig, type KubernetesObject, type V1ObjectMeta } from '@kubernetes/client-node';
-import { CYCLE_NODE_REQUEST } from '../../api/cycle-node-request.js';
+import { GROUP, VERSION } from '../../api/crd.js';
 import { NODE_MAINTENANCE } from '../../api/node-maintenance.js';
 import { apiStatus } from '../../activities/kube.js';
 import type { ListPage } from '../controller/reflector.js';
@@ -15,8 +15,7 @@ export interface NodeMaintenanceObject extends KubernetesObject {
   status?: NodeMaintenanceStatus;
 }
 
-/** group/version/plural of NodeMaintenance (the group and version every Slipway kind shares). */
-export const MAINTENANCE_RESOURCE = { group: CYCLE_NODE_REQUEST.group, version: CYCLE_NODE_REQUEST.version, plural: NODE_MAINTENANCE.plural } as const;
+export const MAINTENANCE_RESOURCE = { group: GROUP, version: VERSION, plural: NODE_MAINTENANCE.plural } as const;
 export const MAINTENANCE_API_VERSION = `${MAINTENANCE_RESOURCE.group}/${MAINTENANCE_RESOURCE.version}`;
 
 export class MaintenanceObjects {

@@ -8,7 +8,7 @@
 //                               nm/<name>/<uid> (even while Idle; the workflow adds the finalizer itself)
 //   workflow                  → new generations and the allow-all-nodes annotation go as `specChanged`;
 //                               `maintenanceStatus` is mirrored into status with its Events
-import { NodeMaintenanceSpec } from '../../api/node-maintenance.js';
+import { MAINTENANCE_FINALIZER, NodeMaintenanceSpec } from '../../api/node-maintenance.js';
 import type { EventInput } from '../../activities/events.js';
 import { apiStatus } from '../../activities/kube.js';
 import { webUiLink } from '../../worker/config.js';
@@ -18,7 +18,6 @@ import type { ObjectCache } from '../controller/cache.js';
 import { allowsAllNodes, desiredMaintenance, specChangeToSend, type MaintenanceDesired } from './maintenance-desired.js';
 import { MAINTENANCE_API_VERSION, type MaintenanceObjects, type NodeMaintenanceObject } from './maintenance-objects.js';
 import type { MaintenanceWorkflows } from './maintenance-temporal.js';
-import { MAINTENANCE_FINALIZER } from './names.js';
 import { isGoneOrTerminating } from './objects.js';
 import { NotLeaderError, type BridgeStats } from './reconciler.js';
 import { invalidSpecMessage } from './status.js';

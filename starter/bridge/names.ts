@@ -5,13 +5,6 @@ import { createHash } from 'node:crypto';
 
 /** Held on every CycleNodeRequest the bridge acts on, until its workflow is closed. */
 export const FINALIZER = 'slipway.dev/cycle';
-/**
- * Held on a NodeMaintenance from the moment it first leaves Idle (the workflow adds it before its
- * first Node write) until Complete has run; the bridge removes it on deletion (NM-2.3, NM-2.12).
- */
-export const MAINTENANCE_FINALIZER = 'slipway.dev/maintenance';
-/** On a NodeMaintenance: "true" acknowledges a selector that takes every node (NM-4.8). */
-export const ALLOW_ALL_NODES_ANNOTATION = 'maintenance.slipway.dev/allow-all-nodes';
 /** On each CycleNodeStatus: the request it belongs to (see requestLabelValue). */
 export const REQUEST_LABEL = 'slipway.dev/cycle-node-request';
 
