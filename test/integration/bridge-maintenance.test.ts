@@ -3,7 +3,13 @@
 // reported (NM-4.7), deletion per NM-2.11–2.13, and no second workflow after a restart. The
 // workflow here is the scripted stand-in (real type name, real messages, no node writes), so each
 // case is driven at the moment the test chooses; the real stage machine has its own tests.
-import { maintenanceWorkflowId } from '../../workflows/ids.js';
+import { maintenanceDrainWorkflowId, maintenanceWorkflowId } from '../../workflows/ids.js';
+import { run } from '../../starter/cli/main.js';
+// run() loads these on demand; jest's ESM loader needs them loaded up front.
+import '../../starter/cli/commands.js';
+import '../../starter/cli/session.js';
+import '../../starter/cli/explain.js';
+import '../../worker/config.js';
 import { receivedQuery, scriptHoldSignal, scriptMaintenanceSignal, type Received } from '../support/workflows/scripted-maintenance.js';
 import { BridgeFixture } from '../support/bridge.js';
 import { withSpecUnchecked } from '../support/admission.js';
@@ -179,4 +185,72 @@ test('NM-2.13 deleting a completed maintenance: the finalizer goes promptly', as
   await nm.delete(name);
   await waitFor('object gone', async () => (await nm.get(name)) === undefined, { timeoutMs: 10_000 });
   expect(Date.now() - t0).toBeLessThan(5000);
+});
+
+describe('NM-7.12 the CLI', () => {
+  const cli = async (...argv: string[]) => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await run(argv, { out: (l) => out.push(l), err: (l) => err.push(l) });
+    return { code, out: out.join('\n'), err };
+  };
+
+  test('maintenance <name> stage sends setStage (a refusal is one line, exit 1); status nm/<name> shows stage and per-node targets', async () => {
+    const name = uniqueName('nm-cli');
+    const created = await nm.create(name, { nodeSelector: noNodes });
+    const id = maintenanceWorkflowId(created.metadata);
+    await running(name);
+
+    const ok = await cli('maintenance', name, 'stage', 'Cordon', '--reason', 'from the cli');
+    expect(ok).toMatchObject({ code: 0, err: [] });
+    expect(ok.out).toContain(`maintenance ${name}: stage Cordon`);
+    expect((await received(id)).filter((r) => r.kind === 'setStage')).toEqual([{ kind: 'setStage', stage: 'Cordon', reason: 'from the cli' }]);
+
+    const back = await cli('maintenance', name, 'stage', 'Idle');
+    expect(back.code).toBe(1);
+    expect(back.err).toEqual([`slipway: setStage Idle refused by ${id}: cannot go back from Cordon to Idle`]);
+
+    const node = uniqueName('nm-cli-node');
+    await f.client.workflow.getHandle(id).signal(scriptMaintenanceSignal, {
+      selectedNodes: 1,
+      nodeStatuses: [
+        {
+          nodeRef: { name: node },
+          drainTargets: [{ podType: 'Default', podPriority: 1000000000 }],
+          drainMessage: 'Drain targets Default ≤ 1000000000: 1 pod blocked\n* Pods team-a/db-0: cannot evict: PDB team-a/db allows 0 disruptions',
+          limitedBy: ['other-maintenance'],
+          podsPendingEvictionRequest: 0,
+          activeEvictionRequests: 1,
+          podsBlocked: 1,
+          podsKept: 0,
+        },
+      ],
+    });
+    for (const argv of [['status', `nm/${name}`], ['maintenance', name, 'status'], ['status', id]]) {
+      const st = await cli(...argv);
+      expect({ argv, code: st.code, err: st.err }).toEqual({ argv, code: 0, err: [] });
+      expect(st.out).toContain(`${id} (running; Web UI:`);
+      expect(st.out).toContain('stage Cordon');
+      expect(st.out).toContain(`  ${node}: targets Default ≤ 1000000000; limited by other-maintenance`);
+      expect(st.out).toContain('    * Pods team-a/db-0: cannot evict: PDB team-a/db allows 0 disruptions');
+    }
+
+    // Pod signals go to the node's drain nm-node/<node>/drain (here a stand-in that only receives them).
+    const noNode = await cli('retry-now', `nm/${name}`);
+    expect(noNode).toMatchObject({ code: 1, err: [`slipway: ${id} is a maintenance: say which node with --node (its nodes: ${node})`] });
+    const notCovered = await cli('retry-now', `nm/${name}`, '--node', 'elsewhere');
+    expect(notCovered.err).toEqual([`slipway: node elsewhere is not selected by maintenance ${name} (its nodes: ${node})`]);
+    const drainId = maintenanceDrainWorkflowId(node);
+    f.track(drainId);
+    await f.client.workflow.start('nodeMaintenanceWorkflow', {
+      workflowId: drainId,
+      taskQueue: f.taskQueue,
+      args: [{ name: 'sink', uid: 'sink', createdAt: new Date().toISOString(), spec: { nodeSelector: noNodes } }],
+    });
+    const sent = await cli('retry-now', `nm/${name}`, '--node', node);
+    expect(sent).toMatchObject({ code: 0, err: [] });
+    expect(sent.out).toBe(`sent retry-now to ${drainId}`);
+    const history = await f.client.workflow.getHandle(drainId).fetchHistory();
+    expect(history.events?.some((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'retryNow')).toBe(true);
+  });
 });
