@@ -3,6 +3,10 @@
 import type { CrdDefinition } from './crd.js';
 import { CYCLE_NODE_REQUEST, CYCLE_NODE_STATUS, CycleNodeRequestSpec, immutableSpecRules, CycleNodeRequestStatus, CycleNodeStatusSpec, CycleNodeStatusStatus } from './cycle-node-request.js';
 import { DRAIN_RULE, DrainRuleSpec, drainRulePolicies } from './drain-rule.js';
+import { NODE_MAINTENANCE, NodeMaintenanceSpec, NodeMaintenanceStatus, nodeMaintenancePolicies } from './node-maintenance.js';
+
+/** `kubectl get slipway` lists every kind. */
+const CATEGORIES = ['slipway'];
 
 export const CRDS: CrdDefinition[] = [
   {
@@ -11,6 +15,7 @@ export const CRDS: CrdDefinition[] = [
     singular: DRAIN_RULE.singular,
     shortNames: ['dr'],
     scope: 'Cluster',
+    categories: CATEGORIES,
     spec: DrainRuleSpec,
     printerColumns: [
       { name: 'Behavior', type: 'string', jsonPath: '.spec.drain.behavior' },
@@ -24,6 +29,7 @@ export const CRDS: CrdDefinition[] = [
     singular: CYCLE_NODE_REQUEST.singular,
     shortNames: ['cnr'],
     scope: 'Namespaced',
+    categories: CATEGORIES,
     spec: CycleNodeRequestSpec,
     status: CycleNodeRequestStatus,
     validations: immutableSpecRules(),
@@ -42,6 +48,7 @@ export const CRDS: CrdDefinition[] = [
     singular: CYCLE_NODE_STATUS.singular,
     shortNames: ['cns'],
     scope: 'Namespaced',
+    categories: CATEGORIES,
     spec: CycleNodeStatusSpec,
     status: CycleNodeStatusStatus,
     printerColumns: [
@@ -52,7 +59,24 @@ export const CRDS: CrdDefinition[] = [
       { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
     ],
   },
+  {
+    kind: NODE_MAINTENANCE.kind,
+    plural: NODE_MAINTENANCE.plural,
+    singular: NODE_MAINTENANCE.singular,
+    shortNames: ['snm'],
+    scope: 'Cluster',
+    categories: CATEGORIES,
+    spec: NodeMaintenanceSpec,
+    status: NodeMaintenanceStatus,
+    printerColumns: [
+      { name: 'Stage', type: 'string', jsonPath: '.spec.stage' },
+      { name: 'Drained', type: 'string', jsonPath: '.status.conditions[?(@.type=="Drained")].status' },
+      { name: 'Nodes', type: 'integer', jsonPath: '.status.selectedNodes' },
+      { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+      { name: 'Reason', type: 'string', jsonPath: '.spec.reason', priority: 1 },
+    ],
+  },
 ];
 
 /** ValidatingAdmissionPolicies and their bindings, installed with the CRDs (crds/admission-policies.yaml). */
-export const POLICIES: Array<Record<string, unknown>> = [...drainRulePolicies()];
+export const POLICIES: Array<Record<string, unknown>> = [...drainRulePolicies(), ...nodeMaintenancePolicies()];

@@ -24,10 +24,16 @@ export const DEFAULT_PRIORITIES = [1000000000, 2000000000, 2000001000, MAX_PRIOR
 /** The 12 default entries, in order: each default priority for Default, then DaemonSet, then Static. */
 export const DEFAULT_DRAIN_PLAN: readonly PlanEntry[] = POD_TYPES.flatMap((podType) => DEFAULT_PRIORITIES.map((podPriority) => ({ podType, podPriority })));
 
+// Selectors are compared in every planner evaluation (per node, per holder): cache their keys by
+// identity. Callers never mutate a selector after it is built.
+const keys = new WeakMap<object, string>();
+
 /** Canonical JSON of a selector (sorted keys, requirement values as written); '' for none. */
 export function selectorKey(sel: LabelSelector | undefined): string {
   if (!sel) return '';
-  return canonical(sel);
+  let k = keys.get(sel);
+  if (k === undefined) keys.set(sel, (k = canonical(sel)));
+  return k;
 }
 
 function canonical(v: unknown): string {
@@ -94,7 +100,7 @@ export const targeted = (lanes: readonly Lane[], p: PlanPod): boolean => lanes.s
 /**
  * lanes(S): for each pod type with an entry in S, and each selector in {none} ∪ `selectors` of that
  * type, one lane whose priority is the highest among S's entries of that type with that selector
- * or none; a lane with no such entry is omitted. Sorted by key (selector ties canonical).
+ * or none; a lane with no such entry is omitted. Sorted by compareLanes.
  */
 export function lanes(reached: readonly PlanEntry[], selectors: readonly PlanEntry[] = []): Lane[] {
   const out: Lane[] = [];
@@ -109,7 +115,20 @@ export function lanes(reached: readonly PlanEntry[], selectors: readonly PlanEnt
       out.push(podSelector ? { podType, podPriority: Math.max(...prios), podSelector } : { podType, podPriority: Math.max(...prios) });
     }
   }
-  return out.sort((a, b) => compareEntries(a, b, true));
+  return out.sort(compareLanes);
+}
+
+/**
+ * Lane order in drainTargets: type, priority, then the lane without a selector before selector lanes
+ * (canonical JSON). This follows the KEP's and the spec's examples ([D≤1000, D≤1000 app=postgres]);
+ * plan entries (compareEntries) put selector entries first, because there order means eviction order.
+ */
+export function compareLanes(a: Lane, b: Lane): number {
+  const d = TYPE_RANK[a.podType] - TYPE_RANK[b.podType] || a.podPriority - b.podPriority;
+  if (d) return d;
+  const ka = selectorKey(a.podSelector);
+  const kb = selectorKey(b.podSelector);
+  return ka < kb ? -1 : ka > kb ? 1 : 0;
 }
 
 /** reached(T, e): T has a lane of e's type with selector none or e's and priority ≥ e's, or a lane of a higher type. */

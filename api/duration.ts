@@ -63,4 +63,5 @@ export const DURATION_BOUNDS = {
   healthCheckWaitPeriod: { min: '1s', max: '1h' },
   podEvictionTimeout: { min: '1s', max: '168h' },
   volumeDetachTimeout: { min: '1s', max: '168h' },
+  evacuationProgressDeadline: { min: '10s', max: '6h' },
 } as const;

@@ -1,72 +1,348 @@
 // NodeMaintenance (slipway.dev/v1alpha1, cluster-scoped): KEP-4212's declarative node maintenance.
 // Nodes chosen by a v1 NodeSelector go Idle → Cordon → Drain → Complete; in Drain, pods leave in
 // drain-plan order, coordinated with every other maintenance that covers the same node.
-// Spec: ../shared/specs/node-maintenance.md (NM-1, NM-4). The CRD schema is generated from here.
+// Spec: ../shared/specs/node-maintenance.md (NM-1, NM-2.1, NM-4). The CRD schema is generated from
+// here; every rule is written twice from the same text, as CEL (admission) and as zod (the bridge,
+// the CLI), and test/support/bad-node-maintenances.ts is the corpus both are tested against.
 import { z } from 'zod';
-import { kubeEnum } from './admission.js';
+import { celString, kubeEnum } from './admission.js';
+import { Condition } from './cycle-node-request.js';
 import { DrainOptions } from './drain-options.js';
-import { DEFAULT_DRAIN_PLAN, planOrderError } from './drain-plan.js';
-import { LabelSelector } from './label-selector.js';
+import { DEFAULT_DRAIN_PLAN, planOrderError, type PlanEntry } from './drain-plan.js';
+import { duration, DURATION_BOUNDS } from './duration.js';
+import { DNS_SUBDOMAIN_PATTERN, LabelKey, LabelSelector, LabelValue } from './label-selector.js';
 
-export const NODE_MAINTENANCE = { kind: 'NodeMaintenance', plural: 'nodemaintenances', singular: 'nodemaintenance' } as const;
+export const NODE_MAINTENANCE = { group: 'slipway.dev', version: 'v1alpha1', kind: 'NodeMaintenance', plural: 'nodemaintenances', singular: 'nodemaintenance' } as const;
+
+// ---- names other operators and Slipway's own parts read (spec §6, NM-2.3, NM-2.9, NM-4.8) --------
+
+/** On the NodeMaintenance from the first stage past Idle until Complete has run (NM-2.3, NM-2.12). */
+export const MAINTENANCE_FINALIZER = 'slipway.dev/maintenance';
+/** Node label: the node's maintenance state, Cordoned | Draining | Drained (NM-6.1). */
+export const MAINTENANCE_STATE_LABEL = 'maintenance.slipway.dev/state';
+/** Node annotation: the holders' names, sorted, comma-separated (NM-6.2). */
+export const HELD_BY_ANNOTATION = 'maintenance.slipway.dev/held-by';
+/** Node annotation: JSON {drainTargets, drainMessage, counts, limitedBy, reason} (NM-6.3). */
+export const MAINTENANCE_STATUS_ANNOTATION = 'maintenance.slipway.dev/status';
+/** Node annotation "true": the node was unschedulable before its first holder cordoned it (NM-2.9c). */
+export const WAS_UNSCHEDULABLE_ANNOTATION = 'maintenance.slipway.dev/was-unschedulable';
+/** NodeMaintenance annotation "true": the user acknowledges a selector that takes every node (NM-4.8). */
+export const ALLOW_ALL_NODES_ANNOTATION = 'maintenance.slipway.dev/allow-all-nodes';
+
+// ---- spec ----------------------------------------------------------------------------------------
 
 export const MaintenanceStage = kubeEnum(['Idle', 'Cordon', 'Drain', 'Complete']);
+export type MaintenanceStage = z.infer<typeof MaintenanceStage>;
+const STAGE_RANK = "{'Idle': 0, 'Cordon': 1, 'Drain': 2, 'Complete': 3}";
+
+/** NM-2.1: the message of a stage edit to a lower rank (the CEL rule and stageTransitionError say it alike). */
+export const stageBackMessage = (from: string, to: string) => `spec.stage cannot go back from ${from} to ${to}`;
+
+/** NM-4.1: the words for a selector that names no requirement. */
+export const EMPTY_SELECTOR_MESSAGE = 'nodeSelector must name at least one requirement; an empty selector is refused';
 
 export const NodeSelectorOperator = kubeEnum(['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt']);
-export const NodeSelectorRequirement = z.object({
-  key: z.string().min(1).max(317),
-  operator: NodeSelectorOperator,
-  values: z.array(z.string().max(63)).max(256).optional(),
-});
+export type NodeSelectorOperator = z.infer<typeof NodeSelectorOperator>;
+/** Gt/Lt compare the label as an integer: one value of digits (label values cannot start with "-"). */
+const INTEGER_PATTERN = '^[0-9]{1,18}$';
+const INTEGER_RE = new RegExp(INTEGER_PATTERN);
+const SET_OPS = "['In', 'NotIn']";
+const NO_VALUE_OPS = "['Exists', 'DoesNotExist']";
+
+/** What operator `op` needs of its values; undefined when `values` suit it (NM-4.2). */
+function valuesProblem(op: NodeSelectorOperator, values: readonly string[] | undefined): string | undefined {
+  const n = values?.length ?? 0;
+  if (op === 'In' || op === 'NotIn') return n === 0 ? 'needs values' : undefined;
+  if (op === 'Exists' || op === 'DoesNotExist') return n > 0 ? 'takes no values' : undefined;
+  return n === 1 && INTEGER_RE.test(values![0]!) ? undefined : 'takes exactly one integer value';
+}
+
+/** A Node label requirement: the label-selector operators plus Gt/Lt; keys and values checked as labels. */
+export const NodeSelectorRequirement = z
+  .object({
+    key: LabelKey,
+    operator: NodeSelectorOperator,
+    values: z.array(LabelValue).max(256).optional(),
+  })
+  .superRefine((r, ctx) => {
+    if (!NodeSelectorOperator.safeParse(r.operator).success) return; // refused by the enum already
+    const p = valuesProblem(r.operator, r.values);
+    if (p) ctx.addIssue({ code: 'custom', path: ['values'], message: `operator ${r.operator} on "${r.key}" ${p}` });
+  })
+  .meta({
+    'x-kubernetes-validations': [
+      {
+        rule:
+          `self.operator in ${SET_OPS} ? (has(self.values) && size(self.values) > 0) : ` +
+          `self.operator in ${NO_VALUE_OPS} ? (!has(self.values) || size(self.values) == 0) : ` +
+          `(has(self.values) && size(self.values) == 1 && self.values[0].matches(${celString(INTEGER_PATTERN)}))`,
+        messageExpression:
+          `'operator ' + self.operator + ' on "' + self.key + '" ' + ` +
+          `(self.operator in ${SET_OPS} ? 'needs values' : self.operator in ${NO_VALUE_OPS} ? 'takes no values' : 'takes exactly one integer value')`,
+      },
+    ],
+  });
 export type NodeSelectorRequirement = z.infer<typeof NodeSelectorRequirement>;
-export const NodeSelectorTerm = z.object({
-  matchExpressions: z.array(NodeSelectorRequirement).max(64).optional(),
-  matchFields: z.array(NodeSelectorRequirement).max(64).optional(),
-});
+
+/** A Node field requirement: only metadata.name, with In or NotIn and at least one node name (core semantics). */
+export const NodeFieldSelectorRequirement = z
+  .object({
+    key: kubeEnum(['metadata.name']),
+    operator: kubeEnum(['In', 'NotIn']),
+    values: z
+      .array(z.string().max(253).regex(new RegExp(DNS_SUBDOMAIN_PATTERN), { error: (iss) => `${JSON.stringify(iss.input)} is not a node name (a DNS subdomain)` }))
+      .max(256)
+      .optional(),
+  })
+  .superRefine((r, ctx) => {
+    if ((r.values?.length ?? 0) === 0) ctx.addIssue({ code: 'custom', path: ['values'], message: `operator ${r.operator} on "${r.key}" needs values` });
+  })
+  .meta({
+    'x-kubernetes-validations': [{ rule: 'has(self.values) && size(self.values) > 0', messageExpression: `'operator ' + self.operator + ' on "' + self.key + '" needs values'` }],
+  });
+export type NodeFieldSelectorRequirement = z.infer<typeof NodeFieldSelectorRequirement>;
+
+const termIsEmpty = (t: { matchExpressions?: unknown[]; matchFields?: unknown[] }) => !t.matchExpressions?.length && !t.matchFields?.length;
+
+export const NodeSelectorTerm = z
+  .object({
+    matchExpressions: z.array(NodeSelectorRequirement).max(64).optional(),
+    matchFields: z.array(NodeFieldSelectorRequirement).max(64).optional(),
+  })
+  .superRefine((t, ctx) => {
+    if (termIsEmpty(t)) ctx.addIssue({ code: 'custom', message: EMPTY_SELECTOR_MESSAGE });
+  })
+  .meta({
+    'x-kubernetes-validations': [
+      { rule: '(has(self.matchExpressions) && size(self.matchExpressions) > 0) || (has(self.matchFields) && size(self.matchFields) > 0)', message: EMPTY_SELECTOR_MESSAGE },
+    ],
+  });
 export type NodeSelectorTerm = z.infer<typeof NodeSelectorTerm>;
-/** core/v1 NodeSelector: terms ORed, requirements inside a term ANDed. */
-export const NodeSelector = z.object({ nodeSelectorTerms: z.array(NodeSelectorTerm).max(64) });
+
+/**
+ * core/v1 NodeSelector: terms ORed, requirements inside a term ANDed. No terms, or a term without
+ * requirements, matches nothing in Kubernetes: always a mistake here, so refused (NM-4.1). Absent
+ * terms default to [] so that the refusal says so in these words rather than "Required value".
+ */
+export const NodeSelector = z
+  .object({ nodeSelectorTerms: z.array(NodeSelectorTerm).max(64).default([]) })
+  .superRefine((s, ctx) => {
+    if (s.nodeSelectorTerms.length === 0) ctx.addIssue({ code: 'custom', path: ['nodeSelectorTerms'], message: EMPTY_SELECTOR_MESSAGE });
+  })
+  .meta({
+    'x-kubernetes-validations': [{ rule: 'has(self.nodeSelectorTerms) && size(self.nodeSelectorTerms) > 0', message: EMPTY_SELECTOR_MESSAGE, fieldPath: '.nodeSelectorTerms' }],
+  });
 export type NodeSelector = z.infer<typeof NodeSelector>;
 
-/** A drain-plan entry as NodeMaintenance takes it: podPriority required (NM-1.4, spec §8.9). */
-export const MaintenancePlanEntry = z.object({
-  podType: kubeEnum(['Default', 'DaemonSet', 'Static']).default('Default'),
-  podPriority: z.int32(),
-  podSelector: LabelSelector.optional(),
-});
-export type MaintenancePlanEntry = z.infer<typeof MaintenancePlanEntry>;
+/**
+ * A drain-plan entry as NodeMaintenance takes it: podPriority required (NM-1.4, spec §8.9). The
+ * schema leaves it optional so that the refusal names it: a required property would stop the
+ * apiserver at "Required value" before any CEL rule ran.
+ */
+export const MaintenancePlanEntry = z
+  .object({
+    podType: kubeEnum(['Default', 'DaemonSet', 'Static']).default('Default'),
+    podPriority: z.int32().optional(),
+    podSelector: LabelSelector.optional(),
+  })
+  .superRefine((e, ctx) => {
+    if (e.podPriority === undefined) ctx.addIssue({ code: 'custom', path: ['podPriority'], message: 'podPriority is required' });
+  })
+  .meta({ 'x-kubernetes-validations': [{ rule: 'has(self.podPriority)', message: 'podPriority is required', fieldPath: '.podPriority' }] });
+export type MaintenancePlanEntry = PlanEntry;
 
-/** The drain engine's options minus drainPlan (spec.drainPlan is the plan), plus the evacuation deadline. */
-export const MaintenanceDrainOptions = DrainOptions.omit({ drainPlan: true });
+const PLAN_ORDER_MESSAGE = 'entries must be ordered Default, DaemonSet, Static, then by podPriority ascending, with podSelector entries before the entry without one at equal priority';
+const DUPLICATE_MESSAGE = 'Duplicate entries are not allowed';
+// key(e) as one integer (NM-4.4): (typeRank·2³² + podPriority + 2³¹)·2 + (podSelector ? 0 : 1); ≤ 2.6e10, no overflow.
+const CEL_KEY =
+  "((e.podType == 'DaemonSet' ? 1 : e.podType == 'Static' ? 2 : 0) * 4294967296 + (has(e.podPriority) ? e.podPriority : 0) + 2147483648) * 2 + (has(e.podSelector) ? 0 : 1)";
 
-export const NodeMaintenanceSpec = z
+/** The drain engine's options minus drainPlan (spec.drainPlan is the plan), plus the evacuation deadline (NM-5.1). */
+export const MaintenanceDrainOptions = DrainOptions.omit({ drainPlan: true })
+  .extend({
+    /** How long an evacuator may go without a heartbeat before the next one (or eviction) takes over. */
+    evacuationProgressDeadline: duration(DURATION_BOUNDS.evacuationProgressDeadline).default('30m'),
+    /**
+     * Refused, never stored: the plan is spec.drainPlan. In the schema (as any list) only so that
+     * admission refuses it by name instead of pruning it silently.
+     */
+    drainPlan: z.array(z.looseObject({})).optional(),
+  })
+  .superRefine((d, ctx) => {
+    if (d.drainPlan !== undefined) ctx.addIssue({ code: 'custom', path: ['drainPlan'], message: 'use spec.drainPlan' });
+  })
+  .meta({ 'x-kubernetes-validations': [{ rule: '!has(self.drainPlan)', message: 'use spec.drainPlan', fieldPath: '.drainPlan' }] });
+
+// Transition rules (NM-2.1, NM-4.6), on the spec: they see the old object as oldSelf.
+const left = "oldSelf.stage != 'Idle'";
+const sameOptional = (f: string) => `has(self.${f}) == has(oldSelf.${f}) && (!has(self.${f}) || self.${f} == oldSelf.${f})`;
+const FROZEN_MESSAGE = (field: string) => `spec.${field} cannot change once the maintenance has left Idle`;
+const IMMUTABLE_PLAN_MESSAGE = 'spec.drainPlan is immutable';
+
+export const NodeMaintenanceSpecFields = z
   .object({
     nodeSelector: NodeSelector,
-    stage: MaintenanceStage.default('Idle'),
+    /** Forward only (NM-2.1): Idle → Cordon → Drain → Complete, any skip forward allowed. */
+    stage: MaintenanceStage.default('Idle').meta({
+      'x-kubernetes-validations': [{ rule: `${STAGE_RANK}[self] >= ${STAGE_RANK}[oldSelf]`, messageExpression: "'spec.stage cannot go back from ' + oldSelf + ' to ' + self" }],
+    }),
+    /** The KEP's 12 default entries when absent (NM-1.3); ordered, no duplicates, immutable (NM-4.4–4.6). */
     drainPlan: z
       .array(MaintenancePlanEntry)
       .max(64)
-      .default(() => DEFAULT_DRAIN_PLAN.map((e) => ({ ...e }))),
+      .default(() => DEFAULT_DRAIN_PLAN.map((e) => ({ ...e })))
+      .meta({
+        'x-kubernetes-validations': [
+          { rule: `self.map(e, ${CEL_KEY}).isSorted()`, message: PLAN_ORDER_MESSAGE },
+          { rule: 'self.all(x, self.exists_one(y, x == y))', message: DUPLICATE_MESSAGE },
+        ],
+      }),
     reason: z.string().max(1024).optional(),
     drain: MaintenanceDrainOptions.optional(),
   })
   .superRefine((spec, ctx) => {
-    const err = planOrderError(spec.drainPlan);
-    if (err) ctx.addIssue({ code: 'custom', path: ['drainPlan'], message: err.replace(/^spec\.drainPlan(\[\d+\])?: /, '') });
+    if (spec.drainPlan.some((e) => e.podPriority === undefined)) return; // refused per entry already
+    const err = planOrderError(spec.drainPlan as PlanEntry[]);
+    const m = err && /^spec\.drainPlan\[(\d+)\]: (.*)$/.exec(err);
+    if (m) ctx.addIssue({ code: 'custom', path: ['drainPlan', Number(m[1])], message: m[2]! });
+  })
+  .meta({
+    'x-kubernetes-validations': [
+      { rule: 'self.drainPlan == oldSelf.drainPlan', message: IMMUTABLE_PLAN_MESSAGE, fieldPath: '.drainPlan' },
+      { rule: `!(${left}) || self.nodeSelector == oldSelf.nodeSelector`, message: FROZEN_MESSAGE('nodeSelector'), fieldPath: '.nodeSelector' },
+      { rule: `!(${left}) || (${sameOptional('drain')})`, message: FROZEN_MESSAGE('drain'), fieldPath: '.drain' },
+    ],
   });
-export type NodeMaintenanceSpec = z.infer<typeof NodeMaintenanceSpec>;
+
+type SpecFields = z.output<typeof NodeMaintenanceSpecFields>;
+/** The drain options a maintenance runs with (drainPlan refused). */
+export type MaintenanceDrainOptions = Omit<NonNullable<SpecFields['drain']>, 'drainPlan'>;
+/** The parsed spec: every plan entry has its podPriority, and drain has no drainPlan. */
+export type NodeMaintenanceSpec = Omit<SpecFields, 'drainPlan' | 'drain'> & { drainPlan: PlanEntry[]; drain?: MaintenanceDrainOptions };
+export const NodeMaintenanceSpec = NodeMaintenanceSpecFields.transform(({ drain, drainPlan, ...rest }): NodeMaintenanceSpec => {
+  const plan = drainPlan as PlanEntry[];
+  if (!drain) return { ...rest, drainPlan: plan };
+  const { drainPlan: _refused, ...options } = drain;
+  return { ...rest, drainPlan: plan, drain: options };
+});
 export type NodeMaintenanceSpecInput = z.input<typeof NodeMaintenanceSpec>;
 
-// ---- Names Slipway puts on objects for NodeMaintenance (one home; spec §6, NM-2.3, NM-4.8).
-/** On the NodeMaintenance once it leaves Idle: Complete runs before the object goes. */
-export const MAINTENANCE_FINALIZER = 'slipway.dev/maintenance';
-/** On the NodeMaintenance: the operator acknowledges a selector that takes every node. */
-export const ALLOW_ALL_NODES_ANNOTATION = 'maintenance.slipway.dev/allow-all-nodes';
-/** Node label: Cordoned | Draining | Drained while any maintenance holds the node. */
-export const MAINTENANCE_STATE_LABEL = 'maintenance.slipway.dev/state';
-/** Node annotation: the holders' names, sorted, comma-separated. */
-export const HELD_BY_ANNOTATION = 'maintenance.slipway.dev/held-by';
-/** Node annotation: JSON of the node's targets, message and counts (KEP Node.status.maintenanceStatus). */
-export const MAINTENANCE_STATUS_ANNOTATION = 'maintenance.slipway.dev/status';
-/** Node annotation: the node was unschedulable before its first holder cordoned it; Complete leaves it cordoned. */
-export const WAS_UNSCHEDULABLE_ANNOTATION = 'maintenance.slipway.dev/was-unschedulable';
+/**
+ * What the CRD's transition rules refuse in an edit from `old` to `next` (parsed specs), in the same
+ * words: for the workflow's specChanged validator (NM-2.16), where a refusal means CEL was bypassed.
+ */
+export function specTransitionErrors(old: NodeMaintenanceSpec, next: NodeMaintenanceSpec): string[] {
+  const out: string[] = [];
+  const rank = (s: MaintenanceStage) => MaintenanceStage.options.indexOf(s);
+  if (rank(next.stage) < rank(old.stage)) out.push(stageBackMessage(old.stage, next.stage));
+  if (!sameJson(old.drainPlan, next.drainPlan)) out.push(IMMUTABLE_PLAN_MESSAGE);
+  if (old.stage !== 'Idle') {
+    if (!sameJson(old.nodeSelector, next.nodeSelector)) out.push(FROZEN_MESSAGE('nodeSelector'));
+    if (!sameJson(old.drain, next.drain)) out.push(FROZEN_MESSAGE('drain'));
+  }
+  return out;
+}
+
+/** JSON equality with object keys in any order (as CEL compares). */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (Array.isArray(a) || Array.isArray(b)) return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => sameJson(x, b[i]));
+  if (a && b && typeof a === 'object' && typeof b === 'object') {
+    const ka = Object.keys(a).filter((k) => (a as Record<string, unknown>)[k] !== undefined);
+    const kb = Object.keys(b).filter((k) => (b as Record<string, unknown>)[k] !== undefined);
+    return ka.length === kb.length && ka.every((k) => sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+  }
+  return a === b;
+}
+
+// ---- status (the bridge mirrors workflows/maintenance/types.ts MaintenanceStatus into it) ---------
+
+// Status is written by Slipway only: plain shapes, no CEL (which would cost admission budget per write).
+const StatusSelector = z.object({
+  matchLabels: z.record(z.string(), z.string()).optional(),
+  matchExpressions: z.array(z.object({ key: z.string(), operator: z.string(), values: z.array(z.string()).optional() })).optional(),
+});
+/** A plan entry or a drain-target lane, as status shows it. */
+export const StatusPlanEntry = z.object({
+  podType: z.enum(['Default', 'DaemonSet', 'Static']),
+  podPriority: z.int32(),
+  podSelector: StatusSelector.optional(),
+});
+const counts = {
+  podsPendingEvictionRequest: z.int32().optional(),
+  activeEvictionRequests: z.int32().optional(),
+  podsBlocked: z.int32().optional(),
+  podsKept: z.int32().optional(),
+};
+export const MaintenanceNodeStatusSchema = z.object({
+  nodeRef: z.object({ name: z.string() }),
+  drainTargets: z.array(StatusPlanEntry).optional(),
+  drainMessage: z.string().optional(),
+  ...counts,
+  limitedBy: z.array(z.string()).optional(),
+});
+
+export const NodeMaintenanceStatus = z.object({
+  observedGeneration: z.int32().optional(),
+  workflowId: z.string().optional(),
+  runId: z.string().optional(),
+  selectedNodes: z.int32().optional(),
+  /** One line. */
+  message: z.string().optional(),
+  /** The effective plan P(M) (NM-1.5). */
+  drainPlan: z.array(StatusPlanEntry).optional(),
+  stageStatuses: z.array(z.object({ name: MaintenanceStage, startTimestamp: z.string() })).optional(),
+  drainStatus: z.object({ reachedDrainTargets: z.array(StatusPlanEntry).optional(), drainMessage: z.string().optional(), ...counts }).optional(),
+  /** Sorted by node name, at most 1000; the rest are counted in nodeStatusesOmitted. */
+  nodeStatuses: z.array(MaintenanceNodeStatusSchema).max(1000).optional(),
+  nodeStatusesOmitted: z.int32().optional(),
+  /** Drained, Ready, SelectsAllNodes. */
+  conditions: z.array(Condition).optional(),
+});
+export type NodeMaintenanceStatus = z.infer<typeof NodeMaintenanceStatus>;
+
+// ---- authorization (NM-4.9) -------------------------------------------------------------------------
+
+export const NODE_DELETE_POLICY = `nodemaintenance-needs-node-delete.${NODE_MAINTENANCE.group}`;
+
+/**
+ * KEP-4212 *Admission*: whoever creates, edits or deletes a NodeMaintenance must be allowed to delete
+ * Nodes (a maintenance cordons and drains them). VAP cannot list the selected nodes, so the check is
+ * cluster-wide nodes/delete (spec §8.13). Not checked: status writes (a subresource), and updates that
+ * leave spec and annotations alone (finalizers, labels) or land on an object being deleted (its
+ * deletion was checked): those are Slipway's own bookkeeping, e.g. the bridge's finalizer removal.
+ */
+export function nodeMaintenancePolicies(): Array<Record<string, unknown>> {
+  const annotations = (o: string) => `(has(${o}.metadata.annotations) ? ${o}.metadata.annotations : {})`;
+  return [
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name: NODE_DELETE_POLICY },
+      spec: {
+        failurePolicy: 'Fail',
+        matchConstraints: {
+          resourceRules: [{ apiGroups: [NODE_MAINTENANCE.group], apiVersions: [NODE_MAINTENANCE.version], operations: ['CREATE', 'UPDATE', 'DELETE'], resources: [NODE_MAINTENANCE.plural] }],
+        },
+        matchConditions: [
+          {
+            name: 'user-intent',
+            expression: `request.operation != 'UPDATE' || (!has(oldObject.metadata.deletionTimestamp) && (object.spec != oldObject.spec || ${annotations('object')} != ${annotations('oldObject')}))`,
+          },
+        ],
+        validations: [
+          {
+            expression: "authorizer.group('').resource('nodes').check('delete').allowed()",
+            messageExpression: `'NodeMaintenance ' + (request.operation == 'DELETE' ? oldObject : object).metadata.name + ': user ' + request.userInfo.username + ' may not delete nodes (nodes/delete); a NodeMaintenance cordons and drains nodes, so it needs that permission'`,
+            reason: 'Forbidden',
+          },
+        ],
+      },
+    },
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicyBinding',
+      metadata: { name: NODE_DELETE_POLICY },
+      spec: { policyName: NODE_DELETE_POLICY, validationActions: ['Deny'] },
+    },
+  ];
+}

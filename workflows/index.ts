@@ -4,3 +4,5 @@ export { drainWorkflow } from './drain/drain.js';
 export { cycleNodeRequestWorkflow } from './cycle/request.js';
 export { cycleNodeWorkflow } from './cycle/node.js';
 export { nodeGroupLockWorkflow } from './cycle/lock.js';
+export { nodeMaintenanceWorkflow } from './maintenance/maintenance.js';
+export { maintenanceNodeWorkflow } from './maintenance/node.js';

@@ -3,6 +3,7 @@
 // (emptyDir, no controller) are collected for pods that are drained. Pure: the snapshot activity
 // gathers the facts (DaemonSets, namespaces, rules) and calls classifyPod.
 import type { DrainPlanEntry } from '../../api/drain-options.js';
+import { targeted as matchesLane, type Lane } from '../../api/drain-plan.js';
 import type { DrainRule } from '../../api/drain-rule.js';
 import { matchesSelector } from '../../api/label-selector.js';
 import type { PodAction, PodType, PodVerdict } from '../../workflows/drain/types.js';
@@ -38,6 +39,11 @@ export interface ClassifyContext {
   /** Valid rules, sorted by name. */
   rules: DrainRule[];
   drainPlan?: DrainPlanEntry[];
+  /**
+   * Targets mode (a NodeMaintenance drain): only pods matching one of these lanes may leave; the
+   * rest are left alone. `drainPlan` is then ignored: DrainRule orders give the sub-waves (NM-7.3).
+   */
+  targets?: Lane[];
 }
 
 interface Decision {
@@ -130,7 +136,63 @@ function warningsFor(p: PodFacts, type: PodType, ctx: ClassifyContext, action: P
   return w;
 }
 
+/** Why a targeted DaemonSet or static pod stays (NM-6.7): no evacuator exists yet, so node shutdown removes it. */
+export const keptReason = (type: 'DaemonSet' | 'Static') => `${type} pod without evacuator: left for node shutdown`;
+
+const TARGETS_FILTERS: Filter[] = [skipTerminatingOnUnreachableNode, drainLabel, drainRules];
+
+/**
+ * Targets mode: skip label and rules as always (NM-7.1), then the lanes decide. A pod matching no
+ * lane is left alone (`targeted: false`, keeping its action for the day it is targeted); a targeted
+ * DaemonSet or static pod is never evicted (NM-6.7): Kept. Targeted WaitCompleted pods are waited for
+ * (NM-7.2); DrainRule orders are the sub-waves inside the targets (NM-7.3).
+ */
+function classifyForTargets(p: PodFacts, ctx: ClassifyContext, lanes: Lane[]): PodVerdict {
+  const found = podTypeOf(p);
+  // An orphaned DaemonSet pod is Default (its DaemonSet must exist): evicted with a warning, as today.
+  const type: PodType = found === 'DaemonSet' && !ctx.daemonSetExists(p.namespace, p.controller!.name) ? 'Default' : found;
+  const targeted = matchesLane(lanes, { podType: type, priority: p.priority, labels: p.labels });
+  let d: Decision = { action: 'Evict', order: 0, reason: 'default' };
+  for (const f of TARGETS_FILTERS) {
+    const r = f(p, ctx, type);
+    if (r) {
+      d = r;
+      break;
+    }
+  }
+  let kept = false;
+  if (d.action !== 'Skip' && type !== 'Default' && targeted) {
+    kept = true;
+    d = { action: 'Skip', reason: keptReason(type) };
+  }
+  if (targeted && finished(p) && (d.action === 'Evict' || d.action === 'WaitCompleted')) d = { action: 'Delete', reason: `finished (${p.phase})`, order: d.order };
+  return {
+    ...verdict(p, type, d, d.action === 'Skip' ? 0 : d.order ?? 0, targeted ? warningsFor(p, found, ctx, d.action) : []),
+    targeted,
+    ...(kept ? { kept } : {}),
+  };
+}
+
+function verdict(p: PodFacts, type: PodType, d: Decision, order: number, warnings: string[]): PodVerdict {
+  return {
+    namespace: p.namespace,
+    name: p.name,
+    uid: p.uid,
+    action: d.action,
+    order,
+    podType: type,
+    reason: d.reason,
+    warnings,
+    terminating: p.deletionTimestampMs !== undefined,
+    phase: p.phase,
+    claims: p.claims,
+    controller: p.controller ? `${p.controller.kind} ${p.namespace}/${p.controller.name}` : undefined,
+    toleratesUnschedulable: p.toleratesUnschedulable,
+  };
+}
+
 export function classifyPod(p: PodFacts, ctx: ClassifyContext): PodVerdict {
+  if (ctx.targets) return classifyForTargets(p, ctx, ctx.targets);
   const type = podTypeOf(p);
   let d: Decision = { action: 'Evict', order: 0, reason: 'default' };
   for (const f of FILTERS) {
@@ -149,19 +211,5 @@ export function classifyPod(p: PodFacts, ctx: ClassifyContext): PodVerdict {
   }
   // A finished pod holds nothing: delete it rather than evict it or wait for it.
   if (finished(p) && (d.action === 'Evict' || d.action === 'WaitCompleted')) d = { action: 'Delete', reason: `finished (${p.phase})` };
-  return {
-    namespace: p.namespace,
-    name: p.name,
-    uid: p.uid,
-    action: d.action,
-    order: d.action === 'Skip' ? 0 : order,
-    podType: type,
-    reason: d.reason,
-    warnings: warningsFor(p, type, ctx, d.action),
-    terminating: p.deletionTimestampMs !== undefined,
-    phase: p.phase,
-    claims: p.claims,
-    controller: p.controller ? `${p.controller.kind} ${p.namespace}/${p.controller.name}` : undefined,
-    toleratesUnschedulable: p.toleratesUnschedulable,
-  };
+  return verdict(p, type, d, d.action === 'Skip' ? 0 : order, warningsFor(p, type, ctx, d.action));
 }

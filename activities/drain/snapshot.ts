@@ -4,6 +4,7 @@
 // decide about this node's pods are returned as `heldBy` (the workflow holds until they are fixed).
 import { AppsV1Api, CustomObjectsApi, type V1Node } from '@kubernetes/client-node';
 import { DrainOptions, type DrainOptionsInput } from '../../api/drain-options.js';
+import type { Lane } from '../../api/drain-plan.js';
 import { parseDuration } from '../../api/duration.js';
 import { DRAIN_RULE, parseDrainRule, type DrainRule } from '../../api/drain-rule.js';
 import { byKey, type DrainSettings, type DrainSnapshot, type NodeFacts } from '../../workflows/drain/types.js';
@@ -60,10 +61,17 @@ export function drainSettings(o: DrainOptions): DrainSettings {
   };
 }
 
+export interface ClassifyInput {
+  nodeName: string;
+  options?: DrainOptionsInput;
+  targets?: Lane[];
+}
+
 export function createSnapshotActivities(kube: Kube) {
   const apps = kube.config.makeApiClient(AppsV1Api);
   return {
-    async classifyPods(input: { nodeName: string; options?: DrainOptionsInput }): Promise<DrainSnapshot> {
+    /** `targets`: targets mode (NodeMaintenance): only pods matching a lane may leave; options.drainPlan is ignored. */
+    async classifyPods(input: ClassifyInput): Promise<DrainSnapshot> {
       const parsed = DrainOptions.safeParse(input.options ?? {});
       // Three independent reads at once: one round trip, not two (a missing node wastes a list).
       // Any failed read throws (the activity retries): an error is never an empty list of pods.
@@ -101,7 +109,7 @@ export function createSnapshotActivities(kube: Kube) {
         daemonSetExists: (ns, name) => daemonSets.has(`${ns}/${name}`),
         namespaceLabels: (ns) => nsLabels.get(ns),
         rules,
-        drainPlan: parsed.data.drainPlan,
+        ...(input.targets ? { targets: input.targets } : { drainPlan: parsed.data.drainPlan }),
       };
       return { node: facts, pods: pods.map((p) => classifyPod(p, ctx)).sort(byKey), errors: [], heldBy, settings };
     },

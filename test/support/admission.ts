@@ -6,6 +6,7 @@ import { crdManifest } from '../../api/crd.js';
 import { CRDS } from '../../api/crds.js';
 import { CYCLE_NODE_REQUEST } from '../../api/cycle-node-request.js';
 import { DRAIN_RULE } from '../../api/drain-rule.js';
+import { NODE_MAINTENANCE } from '../../api/node-maintenance.js';
 import { FIELD_MANAGER, installCrds } from '../../starter/install-crds.js';
 import type { RefusedCase } from './bad-drain-rules.js';
 import { waitFor } from './wait.js';
@@ -41,6 +42,24 @@ export function admissionClient(kc: KubeConfig) {
           body: { apiVersion: `${DRAIN_RULE.group}/${DRAIN_RULE.version}`, kind: DRAIN_RULE.kind, metadata: { name }, spec },
         }),
       ),
+    /** Creates a NodeMaintenance (dry run unless `store`). */
+    nodeMaintenance: (name: string, spec: unknown, { store = false } = {}) =>
+      answer(() =>
+        custom.createClusterCustomObjectWithHttpInfo({
+          group: NODE_MAINTENANCE.group, version: NODE_MAINTENANCE.version, plural: NODE_MAINTENANCE.plural, ...(!store && { dryRun: 'All' }),
+          body: { apiVersion: `${NODE_MAINTENANCE.group}/${NODE_MAINTENANCE.version}`, kind: NODE_MAINTENANCE.kind, metadata: { name }, spec },
+        }),
+      ),
+    /** A JSON merge patch of a stored NodeMaintenance (really applied when admitted). */
+    patchNodeMaintenance: (name: string, patch: Record<string, unknown>) =>
+      answer(() =>
+        custom.patchClusterCustomObjectWithHttpInfo(
+          { group: NODE_MAINTENANCE.group, version: NODE_MAINTENANCE.version, plural: NODE_MAINTENANCE.plural, name, body: patch },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        ),
+      ),
+    deleteNodeMaintenance: (name: string) =>
+      answer(() => custom.deleteClusterCustomObjectWithHttpInfo({ group: NODE_MAINTENANCE.group, version: NODE_MAINTENANCE.version, plural: NODE_MAINTENANCE.plural, name })),
     cycleRequest: (namespace: string, name: string, spec: unknown) =>
       answer(() =>
         custom.createNamespacedCustomObjectWithHttpInfo({

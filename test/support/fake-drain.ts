@@ -7,12 +7,15 @@
 import { Context } from '@temporalio/activity';
 import { DrainOptions, type DrainOptionsInput } from '../../api/drain-options.js';
 import type { DeleteInput, EvictInput, EvictResult } from '../../activities/drain/evict.js';
-import { drainSettings } from '../../activities/drain/snapshot.js';
+import { drainSettings, type ClassifyInput } from '../../activities/drain/snapshot.js';
+import { keptReason } from '../../activities/drain/classify.js';
+import { targeted, type Lane } from '../../api/drain-plan.js';
 import type { VolumeWaitInput, VolumeWaitResult } from '../../activities/drain/volumes.js';
 import type { WaveWaitEnd, WaveWaitInput, WaveWaitResult } from '../../activities/drain/wave-wait.js';
 import type { EventInput } from '../../activities/events.js';
 import type { WorkflowHandle, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import type { DrainResult } from '../../workflows/drain/drain.js';
+import type { DrainTargets } from '../../workflows/messages.js';
 import type { DrainStatus } from '../../workflows/drain/status.js';
 import { drainWorkflow } from '../../workflows/index.js';
 import { drainStatusQuery } from '../../workflows/messages.js';
@@ -56,6 +59,8 @@ export class FakeDrain extends CallLog {
   /** The real waitForWave refreshes after 10 s once pods have left; tests may make every wave wait end sooner. */
   waveRefreshMs?: number;
   readonly events: EventInput[] = [];
+  /** Targets mode: ns/name → spec.priority (0 when absent), for matching the lanes as classify does. */
+  readonly priorities = new Map<string, number>();
   private rules = 0;
 
   constructor(name: string, pods: PodVerdict[] = [], node: Partial<NodeFacts> = {}) {
@@ -109,13 +114,14 @@ export class FakeDrain extends CallLog {
   activities() {
     const logged = this.logged.bind(this);
     return {
-      classifyPods: logged('classifyPods', async (input: { nodeName: string; options?: DrainOptionsInput }): Promise<DrainSnapshot> => {
+      classifyPods: logged('classifyPods', async (input: ClassifyInput): Promise<DrainSnapshot> => {
         const parsed = DrainOptions.safeParse(input.options ?? {});
         const node = { ...this.node };
         if (!parsed.success) return { node, pods: [], errors: parsed.error.issues.map((i) => `drain options ${i.path.join('.')}: ${i.message}`), heldBy: [] };
         const settings = drainSettings(parsed.data);
         if (!node.exists) return { node, pods: [], errors: [], heldBy: [], settings };
-        return { node, pods: structuredClone(this.pods).sort((a, b) => (podKey(a) < podKey(b) ? -1 : 1)), errors: [], heldBy: [...this.heldBy], settings };
+        const pods = structuredClone(this.pods).sort((a, b) => (podKey(a) < podKey(b) ? -1 : 1));
+        return { node, pods: input.targets ? pods.map((p) => this.judge(p, input.targets!)) : pods, errors: [], heldBy: [...this.heldBy], settings };
       }),
       cordonNode: logged('cordonNode', async (_name: string) => {
         const changed = this.node.exists && !this.node.cordoned;
@@ -152,6 +158,13 @@ export class FakeDrain extends CallLog {
         this.events.push(input);
       }),
     };
+  }
+
+  /** Targets mode, as classify does it: untargeted pods are marked, targeted DaemonSet and static pods kept. */
+  private judge(p: PodVerdict, lanes: Lane[]): PodVerdict {
+    const hit = targeted(lanes, { podType: p.podType, priority: this.priorities.get(podKey(p)) ?? 0, labels: {} });
+    if (hit && p.podType !== 'Default' && p.action !== 'Skip') return { ...p, action: 'Skip', reason: keptReason(p.podType), order: 0, targeted: true, kept: true };
+    return { ...p, targeted: hit };
   }
 
   /** As activities/drain/wave-wait.ts: ends on the first change the drain must act on. */
@@ -196,8 +209,10 @@ export class FakeDrain extends CallLog {
 export async function runDrain(
   t: WorkflowTestEnv,
   fake: FakeDrain,
-  { options, during, workflowId = `drain/${fake.node.name}`, worker }: {
+  { options, during, workflowId = `drain/${fake.node.name}`, worker, targets, reportTo }: {
     options?: DrainOptionsInput;
+    targets?: DrainTargets;
+    reportTo?: string;
     during?: (h: WorkflowHandleWithFirstExecutionRunId<typeof drainWorkflow>) => Promise<void>;
     workflowId?: string;
     worker?: WorkerChoice;
@@ -206,7 +221,8 @@ export async function runDrain(
   return t.withWorker(
     fake.activities(),
     async (taskQueue) => {
-      const h = await t.client.workflow.start(drainWorkflow, { taskQueue, workflowId, args: [{ nodeName: fake.node.name, options }] });
+      const args = { nodeName: fake.node.name, options, ...(targets ? { targets } : {}), ...(reportTo ? { reportTo } : {}) };
+      const h = await t.client.workflow.start(drainWorkflow, { taskQueue, workflowId, args: [args] });
       await during?.(h);
       return h.result();
     },

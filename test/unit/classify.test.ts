@@ -1,5 +1,6 @@
 import type { DrainPlanEntry } from '../../api/drain-options.js';
 import type { DrainRule, DrainRuleSpec } from '../../api/drain-rule.js';
+import { MAX_PRIORITY, type Lane } from '../../api/drain-plan.js';
 import {
   classifyPod,
   DRAIN_LABEL,
@@ -349,5 +350,82 @@ describe('classifyPod with a drain plan (KEP-4212)', () => {
   test('a wait-completed pod keeps its action and takes the plan order', () => {
     const drainPlan = plan({ podSelector: { matchLabels: { x: 'y' } } }, {});
     expect(classifyPod(pod({ labels: { [DRAIN_LABEL]: 'wait-completed' } }), ctx({ drainPlan }))).toMatchObject({ action: 'WaitCompleted', order: 1 });
+  });
+});
+
+describe('classifyPod in targets mode (a NodeMaintenance drain)', () => {
+  const D = (podPriority: number, podSelector?: Lane['podSelector']): Lane => (podSelector ? { podType: 'Default', podPriority, podSelector } : { podType: 'Default', podPriority });
+  const DS: Lane = { podType: 'DaemonSet', podPriority: MAX_PRIORITY };
+  const S: Lane = { podType: 'Static', podPriority: MAX_PRIORITY };
+
+  test('a Default pod matching no lane is left alone: untargeted, its action kept for later, no warnings', () => {
+    const v = classifyPod(pod({ priority: 5000, controller: undefined }), ctx({ targets: [D(1000)] }));
+    expect(v).toMatchObject({ action: 'Evict', targeted: false, podType: 'Default', warnings: [] });
+    expect(v.kept).toBeUndefined();
+  });
+
+  test('a Default pod matching a lane (priority ≤ lane, selector matching) is targeted and evicted', () => {
+    expect(classifyPod(pod({ priority: 1000 }), ctx({ targets: [D(1000)] }))).toMatchObject({ action: 'Evict', targeted: true });
+    const lanes = [D(100), D(2000, { matchLabels: { app: 'pg' } })];
+    expect(classifyPod(pod({ priority: 1500, labels: { app: 'pg' } }), ctx({ targets: lanes }))).toMatchObject({ targeted: true });
+    expect(classifyPod(pod({ priority: 1500, labels: { app: 'redis' } }), ctx({ targets: lanes }))).toMatchObject({ targeted: false });
+  });
+
+  test('Default lanes never target DaemonSet or static pods; untargeted they are pending, not kept', () => {
+    const lanes = [D(MAX_PRIORITY)];
+    expect(classifyPod(dsPod(), ctx({ targets: lanes }))).toMatchObject({ targeted: false, podType: 'DaemonSet' });
+    expect(classifyPod(staticPod(), ctx({ targets: lanes }))).toMatchObject({ targeted: false, podType: 'Static' });
+  });
+
+  test('a targeted DaemonSet pod is Kept, never evicted: "DaemonSet pod without evacuator: left for node shutdown" (NM-6.7)', () => {
+    const v = classifyPod(dsPod(), ctx({ targets: [D(MAX_PRIORITY), DS] }));
+    expect(v).toMatchObject({ action: 'Skip', kept: true, targeted: true, reason: 'DaemonSet pod without evacuator: left for node shutdown', order: 0 });
+  });
+
+  test('a targeted static pod is Kept: "Static pod without evacuator: left for node shutdown"', () => {
+    const v = classifyPod(staticPod(), ctx({ targets: [D(MAX_PRIORITY), DS, S] }));
+    expect(v).toMatchObject({ action: 'Skip', kept: true, reason: 'Static pod without evacuator: left for node shutdown' });
+  });
+
+  test('a drainPlan naming DaemonSet pods does not make them evictable in targets mode (the plan is ignored)', () => {
+    const v = classifyPod(dsPod(), ctx({ targets: [DS], drainPlan: plan({ podType: 'DaemonSet' }) }));
+    expect(v).toMatchObject({ action: 'Skip', kept: true });
+  });
+
+  test('an orphaned DaemonSet pod is Default: a Default lane targets it and it is evicted with the orphan warning', () => {
+    const v = classifyPod(dsPod(), ctx({ targets: [D(MAX_PRIORITY)], daemonSets: [] }));
+    expect(v).toMatchObject({ action: 'Evict', targeted: true, podType: 'Default', warnings: ['evicting orphaned DaemonSet-managed Pod'] });
+  });
+
+  test('the skip label and Skip rules still apply, targeted or not, and a skipped DaemonSet pod is Skip, not Kept (NM-7.1)', () => {
+    const lanes = [D(MAX_PRIORITY), DS];
+    expect(classifyPod(pod({ labels: { [DRAIN_LABEL]: 'skip' } }), ctx({ targets: lanes }))).toMatchObject({ action: 'Skip', targeted: true, reason: `label ${DRAIN_LABEL}=skip` });
+    const rules = [rule('keep', { drain: { behavior: 'Skip' } })];
+    expect(classifyPod(pod({ priority: 5 }), ctx({ targets: [D(1)], rules }))).toMatchObject({ action: 'Skip', targeted: false, reason: 'DrainRule keep' });
+    const ds = classifyPod(dsPod({ labels: { [DRAIN_LABEL]: 'skip' } }), ctx({ targets: lanes }));
+    expect(ds).toMatchObject({ action: 'Skip', reason: `label ${DRAIN_LABEL}=skip` });
+    expect(ds.kept).toBeUndefined();
+  });
+
+  test('a wait-completed pod is WaitCompleted once targeted, and untargeted before (NM-7.2)', () => {
+    const job = pod({ priority: 5000, labels: { [DRAIN_LABEL]: 'wait-completed' } });
+    expect(classifyPod(job, ctx({ targets: [D(1000)] }))).toMatchObject({ action: 'WaitCompleted', targeted: false });
+    expect(classifyPod(job, ctx({ targets: [D(10_000)] }))).toMatchObject({ action: 'WaitCompleted', targeted: true });
+    // Finished once targeted: deleted, as finished pods are; finished but untargeted: left alone.
+    expect(classifyPod({ ...job, phase: 'Succeeded' }, ctx({ targets: [D(10_000)] }))).toMatchObject({ action: 'Delete', targeted: true });
+    expect(classifyPod({ ...job, phase: 'Succeeded' }, ctx({ targets: [D(1000)] }))).toMatchObject({ targeted: false });
+  });
+
+  test('DrainRule orders give the sub-waves inside the targets; the drainPlan index is not used (NM-7.3)', () => {
+    const rules = [rule('a-first', { drain: { behavior: 'Drain', order: 0 }, pods: [{ selector: { matchLabels: { app: 'a' } } }] }), rule('b-later', { drain: { behavior: 'Drain', order: 100 }, pods: [{ selector: { matchLabels: { app: 'b' } } }] })];
+    const c = ctx({ targets: [D(MAX_PRIORITY)], rules, drainPlan: plan({ podSelector: { matchLabels: { app: 'b' } } }, {}) });
+    expect(classifyPod(pod({ labels: { app: 'a' } }), c)).toMatchObject({ action: 'Evict', order: 0, targeted: true });
+    expect(classifyPod(pod({ labels: { app: 'b' } }), c)).toMatchObject({ action: 'Evict', order: 100, targeted: true });
+  });
+
+  test('without targets, verdicts carry no targeted or kept flag', () => {
+    const v = classifyPod(pod(), ctx());
+    expect('targeted' in v).toBe(false);
+    expect('kept' in v).toBe(false);
   });
 });

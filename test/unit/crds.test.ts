@@ -47,7 +47,7 @@ describe('DrainRule CRD', () => {
     expect(drainRule.metadata.name).toBe('drainrules.slipway.dev');
     expect(drainRule.spec.group).toBe('slipway.dev');
     expect(drainRule.spec.scope).toBe('Cluster');
-    expect(drainRule.spec.names).toEqual({ kind: 'DrainRule', listKind: 'DrainRuleList', plural: 'drainrules', singular: 'drainrule', shortNames: ['dr'] });
+    expect(drainRule.spec.names).toEqual({ kind: 'DrainRule', listKind: 'DrainRuleList', plural: 'drainrules', singular: 'drainrule', shortNames: ['dr'], categories: ['slipway'] });
     expect(drainRule.spec.versions).toHaveLength(1);
     const v = drainRule.spec.versions[0]!;
     expect([v.name, v.served, v.storage, v.subresources]).toEqual(['v1alpha1', true, true, undefined]);

@@ -8,7 +8,11 @@ import type { temporal } from '@temporalio/proto';
 import type { EvictInput } from '../../activities/drain/evict.js';
 import type { WaveWaitInput } from '../../activities/drain/wave-wait.js';
 import type { PodVerdict } from '../../workflows/drain/types.js';
-import { skipPodSignal } from '../../workflows/messages.js';
+import { defaultPayloadConverter } from '@temporalio/common';
+import type { ClassifyInput } from '../../activities/drain/snapshot.js';
+import type { DrainInput } from '../../workflows/drain/drain.js';
+import { MAX_PRIORITY } from '../../api/drain-plan.js';
+import { drainTargetsSignal, skipPodSignal } from '../../workflows/messages.js';
 import { FakeDrain, fakeWhen, pod, runDrain, statusWhen } from '../support/fake-drain.js';
 import { waitFor } from '../support/wait.js';
 import { useWorkflowEnv } from '../support/workflow-env.js';
@@ -103,5 +107,30 @@ describe('a server that suggests continue-as-new at once', () => {
     });
     expect(result.status.forced).toEqual([{ pod: 'app/web', action: 'Skip', by: 'signal', at: expect.any(String), reason: 'kept by hand' }]);
     expect((await runsOf(env().client, 'drain/can-signal', firstRunId)).length).toBeGreaterThan(2);
+  });
+
+  test('targets mode: the targets (from the input, then from a signal) are carried from run to run', async () => {
+    const fake = new FakeDrain('can-targets', [pod('low'), pod('high')]);
+    fake.priorities.set('app/high', 5000);
+    let firstRunId = '';
+    const result = await runDrain(env(), fake, {
+      workflowId: 'drain/can-targets',
+      targets: { lanes: [{ podType: 'Default', podPriority: 1000 }], final: false, seq: 1 },
+      during: async (h) => {
+        firstRunId = h.firstExecutionRunId;
+        await statusWhen(h, 'finished at #1', (s) => s.finished === true && s.targets?.seq === 1);
+        expect(fake.evictionsAsked()).toEqual(['app/low']);
+        await h.signal(drainTargetsSignal, { lanes: [{ podType: 'Default', podPriority: MAX_PRIORITY }], final: true, seq: 2 });
+      },
+    });
+    expect(result.status).toMatchObject({ phase: 'Drained', finished: true, targets: { seq: 2, final: true } });
+    expect(fake.evictionsAsked()).toEqual(['app/low', 'app/high']);
+    const runs = await runsOf(env().client, 'drain/can-targets', firstRunId);
+    expect(runs.length).toBeGreaterThan(2);
+    // Every later run's input carries the targets in effect; no classify ever went out without lanes.
+    const inputs = runs.map((r) => defaultPayloadConverter.fromPayload<DrainInput>(r.events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!));
+    expect(inputs.at(-1)!.targets).toEqual({ lanes: [{ podType: 'Default', podPriority: MAX_PRIORITY }], final: true, seq: 2 });
+    for (const i of inputs) expect(i.targets?.seq).toBeGreaterThanOrEqual(1);
+    expect(fake.callsOf('classifyPods').every((c) => (c.input as ClassifyInput).targets !== undefined)).toBe(true);
   });
 });

@@ -24,12 +24,23 @@ import {
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { DrainOptionsInput } from '../../api/drain-options.js';
 import type { EvictResult } from '../../activities/drain/evict.js';
-import { drainProgressSignal, drainStatusQuery, forceDeletePodSignal, retryNowSignal, skipPodSignal, type PodTarget } from '../messages.js';
+import {
+  drainProgressSignal,
+  drainStatusQuery,
+  drainTargetsSignal,
+  forceDeletePodSignal,
+  retryNowSignal,
+  skipPodSignal,
+  type DrainReport,
+  type DrainTargets,
+  type PodTarget,
+} from '../messages.js';
+import { nodeCounts } from './counts.js';
 import { drainMarkdown, drainMessage, emptyStatus, pdbNames, truncate, waveStatus, type DrainPhase, type DrainStatus, type ForcedAction } from './status.js';
 import { podKey, type DrainSettings, type DrainSnapshot, type NodeFacts, type PodRef, type PodVerdict } from './types.js';
 import { planWave, type WavePlan } from './waves.js';
 import { ReturnsLedger, type ReturnsCarry, type ReturnsVerdict } from './returns.js';
-import { latestOnly, whenSettled } from '../progress.js';
+import { latestOnly, whenSettled, type ProgressReporter } from '../progress.js';
 import { NodesAttr, PhaseAttr } from '../search-attributes.js';
 import { longSteps, steps } from '../proxies.js';
 
@@ -68,6 +79,12 @@ export interface DrainInput {
   carry?: DrainCarry;
   /** A workflow (e.g. a cycle request) that wants the drain's message whenever it changes. */
   reportTo?: string;
+  /**
+   * Targets mode (a NodeMaintenance's node coordinator): only pods matching a lane are drained; newer
+   * targets arrive by `drainTargetsSignal`. At non-final targets the drain reports finished and waits
+   * for more; at final targets it ends Drained. Absent: a whole-node drain, exactly as before.
+   */
+  targets?: DrainTargets;
 }
 
 export interface DrainResult {
@@ -94,13 +111,16 @@ export async function drainWorkflow(input: DrainInput): Promise<DrainResult> {
     const from = d.st.phase;
     d.st.phase = await PHASES[d.st.phase as Step](d);
     if (d.st.phase !== from) d.upsertPhase();
+    if (d.st.phase === 'Drained' && d.st.targets) d.st.finished = true; // also a node gone: nothing is left on it
     d.publish();
     if (d.st.phase !== 'Drained' && workflowInfo().continueAsNewSuggested) await continueAsNew<typeof drainWorkflow>(d.carry());
   }
+  await d.flushReports();
   return { status: d.st };
 }
 
 const ref = (p: PodRef): PodRef => ({ namespace: p.namespace, name: p.name, uid: p.uid });
+const COUNT_NONE = { skipped: new Set<string>(), refused: new Set<string>(), leaving: new Set<string>() };
 
 /** One drain's state and its phase handlers. */
 export class Drain {
@@ -117,7 +137,10 @@ export class Drain {
   private fresh?: DrainSnapshot;
   private settings?: DrainSettings;
   private reported = '';
-  private readonly report?: { changed(): void };
+  private readonly report?: { changed(): void; cancel(): void };
+  private progress?: ProgressReporter;
+  /** Targets mode: seq, finished and counts of the last report (these go out at once, not settled). */
+  private reportedTargets = '';
 
   constructor(private readonly input: DrainInput) {
     this.node = input.nodeName;
@@ -127,12 +150,14 @@ export class Drain {
     this.returns = new ReturnsLedger(input.carry?.returns);
     this.newSkips = [...(input.carry?.pending?.skips ?? [])];
     this.forceDeletes = [...(input.carry?.pending?.forceDeletes ?? [])];
+    if (input.targets && !(this.st.targets && this.st.targets.seq >= input.targets.seq)) this.st.targets = input.targets;
     this.listen();
     if (input.reportTo) {
       // The listener (a cycle) gets the message once it has held for 2 s: what blocks a drain is what
       // people need to see; passing states are not worth a signal. Best effort, never blocking.
       const listener = getExternalWorkflowHandle(input.reportTo);
-      const progress = latestOnly(async () => listener.signal(drainProgressSignal, { nodeName: this.node, message: this.st.message, evicted: this.st.evicted }));
+      const progress = latestOnly(async () => listener.signal(drainProgressSignal, this.reportOf()));
+      this.progress = progress;
       this.report = whenSettled(2000, () => progress.report());
     }
   }
@@ -143,6 +168,24 @@ export class Drain {
     setHandler(skipPodSignal, (t) => this.nudge(() => this.newSkips.push(t)));
     setHandler(forceDeletePodSignal, (t) => this.nudge(() => this.forceDeletes.push(t)));
     setHandler(retryNowSignal, () => this.nudge(() => undefined)); // the next wait retries refusals at once
+    // Newer targets (never fewer lanes; the sender guarantees it): a stale or repeated seq is ignored.
+    setHandler(drainTargetsSignal, (t) => {
+      if (this.st.targets && t.seq <= this.st.targets.seq) return;
+      this.nudge(() => {
+        this.st.targets = t;
+        this.st.finished = false; // until a pass at these targets shows nothing left
+      });
+    });
+  }
+
+  /** The progress signal's payload; targets mode adds the seq it answers, finished and the counts. */
+  private reportOf(): DrainReport {
+    const r: DrainReport = { nodeName: this.node, message: this.st.message, evicted: this.st.evicted };
+    const t = this.st.targets;
+    if (!t) return r;
+    Object.assign(r, { targetsSeq: t.seq, finished: this.st.finished ?? false, counts: this.st.counts ?? nodeCounts([], COUNT_NONE) });
+    if (this.st.phase === 'Drained') Object.assign(r, { drained: true, volumeTimedOut: this.st.volumes?.timedOut ?? false });
+    return r;
   }
 
   private nudge(f: () => unknown): void {
@@ -188,15 +231,49 @@ export class Drain {
     const returns = this.returns.judge(snap.pods, Date.now());
     const plan = this.planPass(snap, returns);
     if (plan.done) {
+      this.countPods(snap, []);
+      if (this.st.targets) this.st.finished = true;
+      if (this.st.targets && !this.st.targets.final) return this.awaitTargets(snap);
       this.fresh = snap;
       return 'WaitingForVolumeDetach';
     }
+    if (this.st.targets) this.st.finished = false;
     const leaving = await this.evictDue(plan, returns, snap.node);
     leaving.push(...(await this.applyTimeoutPolicy(snap)));
     this.showWave(plan, returns, snap);
+    this.countPods(snap, leaving);
     this.publish();
     await this.waitForWave(plan, returns, snap, leaving);
     return 'Draining';
+  }
+
+  /**
+   * Targets mode, nothing targeted left at non-final targets: report finished, then wait for newer
+   * targets (the signal cuts the wait), an operator signal, or a change on the node (a newcomer, an
+   * uncordon, a DrainRule change): the wave wait with nothing leaving ends on exactly those.
+   */
+  private async awaitTargets(snap: DrainSnapshot): Promise<DrainPhase> {
+    const t = this.st.targets!;
+    this.publish();
+    await this.untilWoken(() =>
+      waveWaits.waitForWave.executeWithOptions({ summary: `finished at drain targets #${t.seq}: waiting for the next targets` }, [{
+        nodeName: this.node,
+        leaving: [],
+        completion: [],
+        refused: [],
+        known: snap.pods.map((p) => p.uid),
+        concurrency: this.settings!.evictionConcurrency,
+        qps: this.settings!.evictionQPS,
+        timeoutMs: MAX_WINDOW_MS,
+      }]),
+    );
+    return 'Draining';
+  }
+
+  /** Targets mode: the NM-1.7 counts for this pass (uids in `leaving` were just evicted or deleted). */
+  private countPods(snap: DrainSnapshot, leaving: string[]): void {
+    if (!this.st.targets) return;
+    this.st.counts = nodeCounts(snap.pods, { skipped: new Set(this.skipBySignal.keys()), refused: new Set(this.refused.keys()), leaving: new Set(leaving) });
   }
 
   // ---- WaitingForVolumeDetach: until only the kept pods' volumes are attached (not on an unreachable node).
@@ -204,8 +281,10 @@ export class Drain {
     const snap = this.take() ?? (await this.classify());
     const settings = this.settings!;
     if (snap.node.unreachable || !snap.node.exists) return 'Drained';
+    this.countPods(snap, []);
     const kept = new Set([...this.skipBySignal.keys(), ...this.st.returning.map((r) => r.pod)]);
-    const ignoredClaims = snap.pods.filter((p) => p.action === 'Skip' || kept.has(podKey(p))).flatMap((p) => p.claims);
+    // Skip (and Kept) pods stay, and so do pods no lane targets: their volumes are not waited for.
+    const ignoredClaims = snap.pods.filter((p) => p.action === 'Skip' || p.targeted === false || kept.has(podKey(p))).flatMap((p) => p.claims);
     const deadline = settings.volumeDetachTimeoutMs !== undefined ? Date.now() + settings.volumeDetachTimeoutMs : Infinity;
     // The first look returns at once, so status shows what is attached before any waiting.
     for (let first = true; ; first = false) {
@@ -232,7 +311,10 @@ export class Drain {
   }
 
   private async classify(): Promise<DrainSnapshot> {
-    const snap = await act.classifyPods.executeWithOptions({ summary: `classify the pods on ${this.node}` }, [{ nodeName: this.node, options: this.input.options }]);
+    const t = this.st.targets;
+    const snap = await act.classifyPods.executeWithOptions({ summary: `classify the pods on ${this.node}` }, [
+      t ? { nodeName: this.node, options: this.input.options, targets: t.lanes } : { nodeName: this.node, options: this.input.options },
+    ]);
     this.settings = snap.settings ?? this.settings;
     return snap;
   }
@@ -293,7 +375,8 @@ export class Drain {
   /** The wave of this pass; pods that keep coming back are left out of it (returns.ts). */
   private planPass(snap: DrainSnapshot, returns: ReturnsVerdict): WavePlan {
     this.st.returning = snap.pods.filter((p) => returns.left.has(p.uid)).map((p) => ({ pod: podKey(p), reason: returns.left.get(p.uid)! }));
-    const plan = planWave(snap.pods.filter((p) => !returns.left.has(p.uid)), { skipped: new Set(this.skipBySignal.keys()) });
+    // Untargeted pods (targets mode) are not part of any wave: left alone, never waited for.
+    const plan = planWave(snap.pods.filter((p) => !returns.left.has(p.uid) && p.targeted !== false), { skipped: new Set(this.skipBySignal.keys()) });
     const wave = this.st.wave;
     if (wave && (plan.done || plan.order !== wave.order) && !this.st.completedWaves.includes(wave.order)) this.st.completedWaves.push(wave.order);
     if (plan.done) {
@@ -452,6 +535,17 @@ export class Drain {
   publish(): void {
     this.st.message = drainMessage(this.st);
     setCurrentDetails(drainMarkdown(this.st));
+    if (this.report && this.st.targets) {
+      // Targets mode: the coordinator advances on finished and counts, so these go out at once.
+      const key = JSON.stringify([this.st.targets.seq, this.st.finished ?? false, this.st.counts ?? null, this.st.phase === 'Drained']);
+      if (key !== this.reportedTargets) {
+        this.reportedTargets = key;
+        this.reported = this.st.message;
+        this.report.cancel();
+        this.progress!.report();
+        return;
+      }
+    }
     if (this.report && this.st.message !== this.reported) {
       this.reported = this.st.message;
       this.report.changed();
@@ -482,6 +576,11 @@ export class Drain {
     }]);
   }
 
+  /** Targets mode at the end: the last report (finished) is sent before the workflow closes. */
+  async flushReports(): Promise<void> {
+    if (this.st.targets && this.progress) await this.progress.flush();
+  }
+
   /** The next run's input (continue-as-new). */
   carry(): DrainInput {
     const carry: DrainCarry = {
@@ -491,7 +590,9 @@ export class Drain {
       returns: this.returns.carry(),
       pending: { skips: this.newSkips, forceDeletes: this.forceDeletes },
     };
-    return { nodeName: this.node, options: this.input.options, reportTo: this.input.reportTo, carry };
+    const next: DrainInput = { nodeName: this.node, options: this.input.options, reportTo: this.input.reportTo, carry };
+    if (this.st.targets) next.targets = this.st.targets;
+    return next;
   }
 }
 

@@ -4,6 +4,9 @@
 // truncated, so messages do not churn.
 import type { WavePlan } from './waves.js';
 import { podKey } from './types.js';
+import { entryString } from '../../api/drain-plan.js';
+import type { DrainTargets } from '../messages.js';
+import type { NodeCounts } from '../maintenance/types.js';
 
 export type DrainPhase = 'Pending' | 'Cordoning' | 'Draining' | 'WaitingForVolumeDetach' | 'Drained' | 'Failed';
 
@@ -47,6 +50,12 @@ export interface DrainStatus {
   nodeGone?: 'before' | 'during';
   evicted: number;
   message: string;
+  /** Targets mode (NodeMaintenance): the targets in effect, the last one received by signal or input. */
+  targets?: DrainTargets;
+  /** Targets mode: nothing targeted is left at these targets (Skip, Kept and untargeted pods aside). */
+  finished?: boolean;
+  /** Targets mode: the NM-1.7 counts, as last reported. */
+  counts?: NodeCounts;
 }
 
 export function emptyStatus(node: string): DrainStatus {
@@ -122,6 +131,7 @@ export function drainMessage(s: DrainStatus): string {
     return [...done, ...returningLine(s.returning)].join('\n');
   }
   if (s.phase === 'WaitingForVolumeDetach') return s.volumes?.message ?? 'Waiting for Node volumes to be detached';
+  if (s.targets && s.finished && s.phase === 'Draining') return `Drain targets reached (${targetsText(s.targets)}); waiting for the next targets${returningLine(s.returning).map((l) => `\n${l}`).join('')}`;
   if (!s.wave) return s.phase === 'Failed' ? s.message : `${s.phase}`;
   const lines = [`Drain not completed yet (started at ${s.startedAt ?? '?'}), wave order ${s.wave.order}:`];
   if (s.wave.evicting.length) lines.push(`* ${pods(s.wave.evicting.length)} ${truncate(s.wave.evicting)}: deletionTimestamp set, but still not removed from the Node`);
@@ -136,9 +146,15 @@ export function drainMessage(s: DrainStatus): string {
   return lines.join('\n');
 }
 
+const targetsText = (t: DrainTargets) => (t.lanes.length ? t.lanes.map(entryString).join(', ') : 'no lanes');
+
 /** Short markdown for the Web UI's current details: phase, wave, blockers with their PDBs. */
 export function drainMarkdown(s: DrainStatus): string {
   const out = [`**Drain ${s.node}**: ${s.phase}${s.wave ? `, wave order ${s.wave.order}` : ''}; ${s.evicted} evicted`];
+  if (s.targets) {
+    out.push(`- targets #${s.targets.seq}${s.targets.final ? ' (final)' : ''}: ${targetsText(s.targets)}${s.finished ? ', **finished**' : ''}`);
+    if (s.counts) out.push(`- pods: ${s.counts.podsPendingEvictionRequest} pending, ${s.counts.activeEvictionRequests} leaving (${s.counts.podsBlocked} blocked), ${s.counts.podsKept} kept`);
+  }
   if (s.heldBy.length) out.push(`- **held** by invalid DrainRules (fix or delete them to resume):`, ...s.heldBy.map((h) => `  - ${h}`));
   if (s.completedWaves.length) out.push(`Waves done: ${s.completedWaves.join(', ')}`);
   if (s.wave?.evicting.length) out.push(`- leaving (${s.wave.evicting.length}): ${truncate(s.wave.evicting, 5)}`);

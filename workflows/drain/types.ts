@@ -29,6 +29,13 @@ export interface PodVerdict extends PodRef {
   controller?: string;
   /** It tolerates the cordon's taint (node.kubernetes.io/unschedulable), so the scheduler may put its replacement back here. */
   toleratesUnschedulable?: boolean;
+  /**
+   * Targets mode only (a NodeMaintenance drain): whether the pod matches a drain-target lane. An
+   * untargeted pod is left alone (not evicted, not waited for, not blocking); absent outside targets mode.
+   */
+  targeted?: boolean;
+  /** Targets mode: a targeted DaemonSet or static pod, never evicted, left for node shutdown (action Skip, counted as podsKept). */
+  kept?: boolean;
 }
 
 export interface NodeFacts {

@@ -84,6 +84,8 @@ export interface HolderInfo {
   /** i(M); plan.length once past the last entry. */
   index: number;
   reason?: string;
+  /** spec.drain: the drain options (when several maintenances cover a node, the oldest's apply). */
+  drain?: import('../../api/drain-options.js').DrainOptionsInput;
 }
 
 /** What a node coordinator tells each holder about the node (signal nodeReport); stale seqs are ignored. */
@@ -107,6 +109,8 @@ export interface NodeReport {
   limiting?: string;
   /** Names of the Drain-stage holders (the covering maintenances). */
   coveredBy: string[];
+  /** limitedBy for this holder on this node (targets.ts limitedBy). */
+  limitedBy: string[];
   /** Set for the holder this report goes to when its targets were fast-forwarded here (names of those who set them). */
   fastForwardedBy?: string[];
   /** The drain engine's blocker lines (after its first line), if any. */

@@ -1,0 +1,342 @@
+// The maintenance workflow (ID nm/<name>/<uid>): one per NodeMaintenance, started by the bridge even
+// while Idle. It owns the stage machine and the node membership, advances its plan position i(M)
+// once every node has reached and finished the current entry (A3), and aggregates what the node
+// coordinators report into the status the bridge mirrors. It never writes a Node itself: the node
+// coordinators (node.ts) do, one per node.
+//
+// Stages, one handler each (the table below): Idle → Cordon → Drain → Complete, forward only.
+import {
+  ApplicationFailure,
+  WorkflowIdReusePolicy,
+  ParentClosePolicy,
+  condition,
+  getExternalWorkflowHandle,
+  setCurrentDetails,
+  setHandler,
+  startChild,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import { effectivePlan, type PlanEntry } from '../../api/drain-plan.js';
+import type { NodeMaintenanceSpecInput, NodeSelector } from '../../api/node-maintenance.js';
+import { maintenanceNodeWorkflowId } from '../ids.js';
+import {
+  maintenanceDeletingSignal,
+  maintenanceSpecChangedUpdate,
+  maintenanceStatusQuery,
+  nodeReportSignal,
+  registerHolderSignal,
+  releaseHolderSignal,
+  setStageUpdate,
+} from '../messages.js';
+import { steps } from '../proxies.js';
+import { NodesAttr, ObjectAttr, PhaseAttr } from '../search-attributes.js';
+import { maintenanceNodeWorkflow } from './node.js';
+import { advance } from './progress.js';
+import { maintenanceStatus, progressNodes, type Facts } from './status.js';
+import { isStage, stageRank, STAGES, type HolderInfo, type MaintenanceInput, type MaintenanceStatus, type NodeReport, type Stage } from './types.js';
+
+/** Membership is live (NM-2.6): the selection is read again this often while nodes are held. */
+const MEMBERSHIP_MS = 10_000;
+/** While Idle, the preview (which nodes) is refreshed this often. */
+const IDLE_REFRESH_MS = 60_000;
+
+type Next = Stage | 'End';
+
+/** The table of contents: one handler per stage, each returning the next. */
+const STAGE_HANDLERS: Record<Stage, (m: Maintenance) => Promise<Next>> = {
+  Idle: (m) => m.idle(),
+  Cordon: (m) => m.holding('Cordon'),
+  Drain: (m) => m.holding('Drain'),
+  Complete: (m) => m.complete(),
+};
+
+export async function nodeMaintenanceWorkflow(input: MaintenanceInput): Promise<MaintenanceStatus> {
+  const m = new Maintenance(input);
+  upsertSearchAttributes([{ key: ObjectAttr, value: `NodeMaintenance/${input.name}` }]);
+  let next: Next = m.stage;
+  while (next !== 'End') {
+    m.enter(next);
+    next = await STAGE_HANDLERS[next](m);
+  }
+  m.publish();
+  return m.status();
+}
+
+export class Maintenance implements Facts {
+  readonly name: string;
+  readonly uid: string;
+  readonly id: string;
+  readonly createdAt: string;
+  spec: NodeMaintenanceSpecInput;
+  readonly plan: PlanEntry[];
+  stage: Stage;
+  /** The stage asked for (spec.stage, setStage); acted on after the current step (NM-2.18). */
+  desired: Stage;
+  index = 0;
+  reason?: string;
+  allowAllNodes: boolean;
+  deleting: boolean;
+  observedGeneration?: number;
+  completed = false;
+  /** Nodes held now, with the latest report from each (undefined until the first). */
+  readonly nodes = new Map<string, NodeReport | undefined>();
+  /** Nodes that left the selection or the maintenance, waiting for their release report. */
+  readonly releasing = new Set<string>();
+  /** Nodes selected while Idle (preview only, nothing held). */
+  planned: string[] = [];
+  selectedTotal = 0;
+  readonly stageStatuses: Array<{ name: Stage; startTimestamp: string }> = [];
+  selectsAll?: { total: number; acknowledged: boolean };
+  drainedAt?: string;
+  message = '';
+  private dirty = false;
+
+  constructor(input: MaintenanceInput) {
+    this.name = input.name;
+    this.uid = input.uid;
+    this.id = workflowInfo().workflowId;
+    this.createdAt = input.createdAt;
+    this.spec = input.spec;
+    this.plan = effectivePlan(writtenPlan(input.spec));
+    this.stage = input.deleting && (input.spec.stage ?? 'Idle') !== 'Idle' ? 'Complete' : (input.spec.stage ?? 'Idle');
+    this.desired = this.stage;
+    this.reason = input.spec.reason;
+    this.allowAllNodes = input.allowAllNodes ?? false;
+    this.deleting = input.deleting ?? false;
+    this.observedGeneration = input.generation;
+    this.listen();
+  }
+
+  /** Messages: the status query, the two stage updates, deletion, and the node reports. */
+  private listen(): void {
+    setHandler(maintenanceStatusQuery, () => this.status());
+    setHandler(
+      setStageUpdate,
+      async ({ stage, reason }) => {
+        const w = await steps.writeMaintenanceStage.executeWithOptions({ summary: `spec.stage = ${stage}` }, [{ name: this.name, uid: this.uid, stage }]);
+        if (!w.exists) throw ApplicationFailure.nonRetryable(`NodeMaintenance ${this.name} no longer exists`, 'NotFound');
+        this.moveTo(stage as Stage, reason);
+        this.observedGeneration = w.generation ?? this.observedGeneration;
+        return { stage: this.desired, generation: w.generation };
+      },
+      { validator: ({ stage }) => this.checkStage(stage) },
+    );
+    setHandler(
+      maintenanceSpecChangedUpdate,
+      ({ spec, generation, allowAllNodes }) => {
+        this.observedGeneration = generation ?? this.observedGeneration;
+        if (allowAllNodes !== undefined) this.allowAllNodes = allowAllNodes;
+        this.moveTo(spec.stage ?? 'Idle', spec.reason);
+        this.spec = { ...this.spec, reason: spec.reason };
+        return { stage: this.desired, generation };
+      },
+      { validator: ({ spec }) => this.checkSpecChange(spec) },
+    );
+    setHandler(maintenanceDeletingSignal, () => {
+      this.deleting = true;
+      if (this.desired !== 'Idle') this.desired = 'Complete';
+      this.dirty = true;
+    });
+    setHandler(nodeReportSignal, (r) => {
+      if (r.released) {
+        this.releasing.delete(r.node);
+        if (this.nodes.has(r.node) && this.stage === 'Complete') this.nodes.set(r.node, r);
+      } else if (this.nodes.has(r.node)) {
+        const prev = this.nodes.get(r.node);
+        if (prev && prev.seq > r.seq) return; // stale
+        this.nodes.set(r.node, r);
+      }
+      this.dirty = true;
+    });
+  }
+
+  // ---- Validators (NM-2.15, NM-2.16): a refused change leaves no trace in history.
+  private checkStage(stage: string): void {
+    if (!isStage(stage)) throw new Error(`unknown stage ${stage}; one of ${STAGES.join(', ')}`);
+    if (this.deleting) throw new Error('being deleted: Complete is already in effect');
+    if (this.completed || this.stage === 'Complete') throw new Error('maintenance is complete');
+    if (stageRank(stage) < stageRank(this.desired)) throw new Error(`cannot go back from ${this.desired} to ${stage}`);
+  }
+
+  private checkSpecChange(spec: NodeMaintenanceSpecInput): void {
+    const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+    if (!same(spec.drainPlan, this.spec.drainPlan)) throw new Error('spec.drainPlan is immutable');
+    if (this.stage !== 'Idle' && !same(spec.nodeSelector, this.spec.nodeSelector)) throw new Error('spec.nodeSelector cannot change once the maintenance has left Idle');
+    if (this.stage !== 'Idle' && !same(spec.drain, this.spec.drain)) throw new Error('spec.drain cannot change once the maintenance has left Idle');
+    const stage = spec.stage ?? 'Idle';
+    if (!isStage(stage)) throw new Error(`unknown stage ${stage}; one of ${STAGES.join(', ')}`);
+    if (stageRank(stage) < stageRank(this.desired)) throw new Error(`spec.stage cannot go back from ${this.desired} to ${stage}`);
+  }
+
+  private moveTo(stage: Stage, reason?: string): void {
+    if (stageRank(stage) > stageRank(this.desired)) this.desired = stage;
+    if (reason !== undefined) this.reason = reason;
+    this.dirty = true;
+  }
+
+  enter(stage: Stage): void {
+    if (this.stageStatuses.at(-1)?.name !== stage) this.stageStatuses.push({ name: stage, startTimestamp: new Date().toISOString() });
+    this.stage = stage;
+    upsertSearchAttributes([{ key: PhaseAttr, value: stage }]);
+    this.publish();
+  }
+
+  // ---- Idle: touch nothing (NM-2.2); the status previews which nodes would be taken.
+  async idle(): Promise<Next> {
+    for (;;) {
+      const sel = await this.select();
+      this.planned = sel.nodes;
+      this.publish();
+      await condition(() => this.desired !== 'Idle' || this.deleting, IDLE_REFRESH_MS);
+      if (this.deleting && this.desired === 'Idle') return 'End'; // NM-2.11: no finalizer, nothing held
+      if (this.desired !== 'Idle') return this.desired;
+    }
+  }
+
+  // ---- Cordon and Drain: hold the selected nodes; in Drain, advance through the plan.
+  async holding(stage: 'Cordon' | 'Drain'): Promise<Next> {
+    if (!(await this.admitSelection())) return this.desired === stage ? 'Complete' : this.desired;
+    // NM-2.3: the finalizer is on the object before the first Node write.
+    if (!(await steps.ensureMaintenanceFinalizer.executeWithOptions({ summary: 'add finalizer' }, [{ name: this.name, uid: this.uid }]))) {
+      this.deleting = true;
+      return 'Complete';
+    }
+    for (const n of this.nodes.keys()) await this.tell(n); // the stage changed for nodes already held
+    for (;;) {
+      await this.syncMembership();
+      if (stage === 'Drain') await this.advance();
+      this.publish();
+      if (this.desired !== stage) return this.desired;
+      this.dirty = false;
+      await condition(() => this.dirty, MEMBERSHIP_MS);
+    }
+  }
+
+  /** NM-4.8: a selector that takes every node waits for the allow-all annotation (or Complete). */
+  private async admitSelection(): Promise<boolean> {
+    for (;;) {
+      const sel = await this.select();
+      const all = sel.nodes.length > 0 && sel.nodes.length === sel.totalNodes;
+      this.selectsAll = all ? { total: sel.totalNodes, acknowledged: this.allowAllNodes } : undefined;
+      if (!all || this.allowAllNodes) return true;
+      this.publish();
+      this.dirty = false;
+      await condition(() => this.dirty, MEMBERSHIP_MS);
+      if (this.desired === 'Complete' || this.deleting) return false;
+    }
+  }
+
+  // ---- Complete: every node released (uncordoned unless held by another or cordoned before), then the end.
+  async complete(): Promise<Next> {
+    for (const n of this.nodes.keys()) this.releasing.add(n);
+    while (this.releasing.size) {
+      for (const n of this.releasing) await this.release(n);
+      this.publish();
+      await condition(() => this.releasing.size === 0, MEMBERSHIP_MS);
+    }
+    this.completed = true;
+    return 'End';
+  }
+
+  // ---- Steps.
+
+  private async select(): Promise<{ nodes: string[]; totalNodes: number }> {
+    const sel = await steps.selectMaintenanceNodes.executeWithOptions({ summary: 'select nodes' }, [{ nodeSelector: this.spec.nodeSelector as NodeSelector }]);
+    this.selectedTotal = sel.nodes.length;
+    upsertSearchAttributes([{ key: NodesAttr, value: sel.nodes.slice(0, 100) }]);
+    return sel;
+  }
+
+  /** Takes nodes that match now, releases those that stopped matching (a deleted node stays, reported gone). */
+  private async syncMembership(): Promise<void> {
+    const sel = await this.select();
+    const now = new Set(sel.nodes);
+    for (const n of sel.nodes) {
+      if (this.nodes.has(n)) continue;
+      this.nodes.set(n, undefined);
+      await this.tell(n);
+    }
+    for (const [n, r] of this.nodes) {
+      if (now.has(n) || r?.gone) continue;
+      this.nodes.delete(n);
+      this.releasing.add(n);
+      await this.release(n);
+    }
+  }
+
+  /** A3: move on while every node has reached and finished the current entry; tell the nodes. */
+  private async advance(): Promise<void> {
+    const next = advance(this.plan, this.index, progressNodes(this));
+    if (next === this.index) return;
+    this.index = next;
+    for (const n of this.nodes.keys()) await this.tell(n);
+  }
+
+  private holder(): HolderInfo {
+    return { id: this.id, name: this.name, createdAt: this.createdAt, stage: this.stage === 'Drain' ? 'Drain' : 'Cordon', plan: this.plan, index: this.index, reason: this.reason, drain: this.spec.drain };
+  }
+
+  /**
+   * Registers (or updates) this maintenance with the node's coordinator, starting it if none runs.
+   * Start-or-signal in a loop: a coordinator that ends between the two is started again.
+   */
+  private async tell(node: string): Promise<void> {
+    const id = maintenanceNodeWorkflowId(node);
+    const holder = this.holder();
+    for (;;) {
+      const signalled = await getExternalWorkflowHandle(id)
+        .signal(registerHolderSignal, holder)
+        .then(() => true, () => false);
+      if (signalled) return;
+      try {
+        await startChild(maintenanceNodeWorkflow, {
+          workflowId: id,
+          args: [{ node, holders: [holder] }],
+          parentClosePolicy: ParentClosePolicy.ABANDON, // it serves every maintenance of the node, not only this one
+          workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+          staticSummary: `coordinator of node ${node}`,
+        });
+        return;
+      } catch (err) {
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      }
+    }
+  }
+
+  private async release(node: string): Promise<void> {
+    const ok = await getExternalWorkflowHandle(maintenanceNodeWorkflowId(node))
+      .signal(releaseHolderSignal, { id: this.id })
+      .then(() => true, () => false);
+    if (!ok) this.releasing.delete(node); // no coordinator: nothing is held there
+  }
+
+  // ---- Reporting.
+
+  status(): MaintenanceStatus {
+    return maintenanceStatus(this);
+  }
+
+  publish(): void {
+    const s = this.status();
+    this.message = s.message;
+    setCurrentDetails(detailsMarkdown(this.name, s));
+  }
+}
+
+function detailsMarkdown(name: string, s: MaintenanceStatus): string {
+  const lines = [`**NodeMaintenance ${name}: ${s.stage}**`, '', s.message];
+  const limited = [...new Set(s.nodeStatuses.flatMap((n) => n.limitedBy))];
+  if (limited.length) lines.push('', `Limited by: ${limited.join(', ')}`);
+  for (const n of s.nodeStatuses.filter((x) => x.drainMessage.includes('\n')).slice(0, 10)) lines.push('', `Node ${n.nodeRef.name}:`, '```', n.drainMessage, '```');
+  return lines.join('\n');
+}
+
+/** spec.drainPlan as the apiserver admitted it (defaults applied; podPriority required by the CRD and the bridge's check). */
+function writtenPlan(spec: NodeMaintenanceSpecInput): PlanEntry[] | undefined {
+  return spec.drainPlan?.map((e, i) => {
+    if (e.podPriority === undefined) throw ApplicationFailure.nonRetryable(`spec.drainPlan[${i}].podPriority: podPriority is required`, 'InvalidSpec');
+    return { podType: e.podType ?? 'Default', podPriority: e.podPriority, ...(e.podSelector ? { podSelector: e.podSelector } : {}) };
+  });
+}

@@ -1,0 +1,309 @@
+// The node coordinator (ID nm-node/<node>): one per node that any maintenance holds, and the only
+// writer of that node's maintenance state. Maintenances register (an upsert carrying their stage,
+// plan and position) and release; the coordinator cordons, publishes the Node's label and
+// annotations, computes the drain targets T(N) from every holder (targets.ts), hands them to its
+// drain (the drain engine in targets mode, ID nm-node/<node>/drain), and reports to each holder.
+// It ends after the last release, having restored the node (uncordoned unless it was cordoned
+// before the first holder, spec NM-2.9c).
+//
+// One pass per change: Holding → (Retargeting) → Reporting; Releasing once nobody holds the node.
+import {
+  ParentClosePolicy,
+  WorkflowIdReusePolicy,
+  condition,
+  continueAsNew,
+  getExternalWorkflowHandle,
+  log,
+  setCurrentDetails,
+  setHandler,
+  startChild,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import { entryString, type Lane } from '../../api/drain-plan.js';
+import type { DrainOptionsInput } from '../../api/drain-options.js';
+import { maintenanceDrainWorkflowId } from '../ids.js';
+import {
+  drainProgressSignal,
+  drainTargetsSignal,
+  nodeMaintenanceStateQuery,
+  nodeReportSignal,
+  registerHolderSignal,
+  releaseHolderSignal,
+  type DrainReport,
+} from '../messages.js';
+import { steps } from '../proxies.js';
+import { NodesAttr, PhaseAttr } from '../search-attributes.js';
+import { drainWorkflow } from '../drain/drain.js';
+import { fastForwardMessage, fastForwardedBy, limitedBy, limiting, nodeLevelMessage, updateTargets, type FastForward, type NodeTargetsState } from './targets.js';
+import type { HolderInfo, NodeCounts, NodeReport } from './types.js';
+
+/** How often the coordinator looks at the node without being told (an uncordon by someone else, NM-2.5). */
+const RECHECK_MS = 5_000;
+/** UncordonReverted at most once per node per 10 minutes. */
+const REVERT_EVENT_PERIOD_MS = 10 * 60_000;
+
+export interface NodeCoordinatorInput {
+  node: string;
+  holders: HolderInfo[];
+  /** Carried across continue-as-new. */
+  targets?: NodeTargetsState;
+  seq?: number;
+  drainStarted?: boolean;
+  drainReport?: DrainReport;
+  released?: string[];
+}
+
+const ZERO: NodeCounts = { podsPendingEvictionRequest: 0, activeEvictionRequests: 0, podsBlocked: 0, podsKept: 0 };
+
+export async function maintenanceNodeWorkflow(input: NodeCoordinatorInput): Promise<void> {
+  const c = new Coordinator(input);
+  upsertSearchAttributes([{ key: NodesAttr, value: [input.node] }]);
+  for (;;) {
+    await condition(() => c.dirty, RECHECK_MS);
+    c.dirty = false;
+    if (!c.holders.size) {
+      await c.releasing();
+      if (!c.holders.size) return; // a register that raced the release makes this run go on
+      continue;
+    }
+    await c.holding();
+    await c.acknowledgeReleases(); // the node no longer names them
+    await c.retargeting();
+    await c.reporting();
+    if (workflowInfo().continueAsNewSuggested) await continueAsNew<typeof maintenanceNodeWorkflow>(c.carry());
+  }
+}
+
+class Coordinator {
+  readonly node: string;
+  readonly holders: Map<string, HolderInfo>;
+  dirty = true;
+  private targets?: NodeTargetsState;
+  private final = false;
+  private seq: number;
+  private drainStarted: boolean;
+  private drainReport?: DrainReport;
+  private gone = false;
+  /** Holders whose release is done but not yet acknowledged to them. */
+  private released: Set<string>;
+  private lastRevertEventMs = -Infinity;
+  private phase: string | undefined;
+  private reportedTo = new Map<string, string>();
+
+  constructor(input: NodeCoordinatorInput) {
+    this.node = input.node;
+    this.holders = new Map(input.holders.map((h) => [h.id, h]));
+    this.targets = input.targets;
+    this.seq = input.seq ?? 0;
+    this.drainStarted = input.drainStarted ?? false;
+    this.drainReport = input.drainReport;
+    this.released = new Set(input.released ?? []);
+    setHandler(registerHolderSignal, (h) => {
+      this.holders.set(h.id, h);
+      this.released.delete(h.id);
+      this.dirty = true;
+    });
+    setHandler(releaseHolderSignal, ({ id }) => {
+      this.holders.delete(id);
+      this.released.add(id);
+      this.dirty = true;
+    });
+    setHandler(drainProgressSignal, (r) => {
+      this.drainReport = r;
+      this.dirty = true;
+    });
+    setHandler(nodeMaintenanceStateQuery, () => ({
+      node: this.node,
+      holders: [...this.holders.values()],
+      lanes: this.targets?.lanes ?? [],
+      final: this.final,
+      seq: this.seq,
+      drain: this.drainReport,
+    }));
+  }
+
+  private covering(): HolderInfo[] {
+    return [...this.holders.values()].filter((h) => h.stage === 'Drain');
+  }
+
+  private state(): 'Cordoned' | 'Draining' | 'Drained' {
+    if (!this.covering().length) return 'Cordoned';
+    return this.drainReport?.drained && this.drainReport.targetsSeq === this.seq ? 'Drained' : 'Draining';
+  }
+
+  // ---- Holding: the Node shows who holds it, cordoned; an uncordon by anyone is reverted.
+  async holding(): Promise<void> {
+    const lim = limiting([...this.holders.values()]);
+    const status = {
+      drainTargets: this.targets?.lanes ?? [],
+      drainMessage: nodeLevelMessage([...this.holders.values()], this.state() === 'Drained'),
+      ...(this.drainReport?.counts ?? ZERO),
+      limitedBy: lim && this.covering().length >= 2 ? [lim.name] : [],
+      reason: [...new Set([...this.holders.values()].map((h) => h.reason).filter(Boolean))].join('; '),
+    };
+    const holders = [...new Set([...this.holders.values()].map((h) => h.name))];
+    const r = await steps.writeMaintenanceNodeState.executeWithOptions({ summary: `hold ${this.node} for ${holders.join(', ')}` }, [
+      { node: this.node, holders, state: this.state(), status },
+    ]);
+    this.gone = !r.exists;
+    if (r.reverted) await this.uncordonReverted(holders);
+  }
+
+  private async uncordonReverted(holders: string[]): Promise<void> {
+    const now = Date.now();
+    if (now - this.lastRevertEventMs < REVERT_EVENT_PERIOD_MS) return;
+    this.lastRevertEventMs = now;
+    const slot = Math.floor(now / REVERT_EVENT_PERIOD_MS);
+    const message = `node ${this.node} was uncordoned while held by NodeMaintenance ${holders.join(', ')}; cordoned again`;
+    await steps.recordEvent.executeWithOptions({ summary: 'event UncordonReverted on the node' }, [
+      { involved: { kind: 'Node', apiVersion: 'v1', name: this.node }, type: 'Warning', reason: 'UncordonReverted', message, dedupKey: `${this.node}/uncordon/${slot}` },
+    ]);
+    for (const h of this.holders.values()) {
+      await steps.recordEvent.executeWithOptions({ summary: `event UncordonReverted on ${h.name}` }, [
+        { involved: maintenanceRef(h), type: 'Warning', reason: 'UncordonReverted', message, dedupKey: `${h.id}/${this.node}/uncordon/${slot}` },
+      ]);
+    }
+  }
+
+  // ---- Retargeting: T(N) from every covering holder; the drain gets them (started on first need).
+  async retargeting(): Promise<void> {
+    if (this.gone) return;
+    const holders = [...this.holders.values()];
+    const next = updateTargets(this.targets, holders);
+    this.targets = next.state;
+    for (const f of next.fastForwarded) await this.fastForward(f);
+    if (!next.changed && next.final === this.final && (this.drainStarted || !this.covering().length)) return;
+    this.final = next.final;
+    if (!this.covering().length) return; // Cordon-stage holders only: no drain (A6); targets cleared by the planner
+    this.seq++;
+    const targets = { lanes: next.state.lanes, final: next.final, seq: this.seq };
+    const id = maintenanceDrainWorkflowId(this.node);
+    if (!this.drainStarted) {
+      const options = holders.find((h) => h.stage === 'Drain')?.drain;
+      await startChild(drainWorkflow, {
+        workflowId: id,
+        args: [{ nodeName: this.node, options, reportTo: workflowInfo().workflowId, targets }],
+        // The drain outlives this run (continue-as-new) and reports to the coordinator's ID.
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+        workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+        staticSummary: `drain ${this.node} to ${lanesText(targets.lanes)}`,
+      });
+      this.drainStarted = true;
+      return;
+    }
+    await getExternalWorkflowHandle(id)
+      .signal(drainTargetsSignal, targets)
+      .catch((err: unknown) => {
+        // The drain ended (Drained at final targets): start a new one for the new targets.
+        log.info('drain not running; starting it again', { node: this.node, err: String(err) });
+        this.drainStarted = false;
+        this.seq--;
+        this.dirty = true;
+      });
+  }
+
+  private async fastForward(ff: FastForward): Promise<void> {
+    const h = this.holders.get(ff.holder);
+    if (!h) return;
+    await steps.recordEvent.executeWithOptions({ summary: `event FastForwarded on ${h.name}` }, [
+      { involved: maintenanceRef(h), type: 'Warning', reason: 'FastForwarded', message: fastForwardMessage(this.node, ff, h), dedupKey: `${h.id}/${this.node}/fast-forward` },
+    ]);
+  }
+
+  // ---- Reporting: each holder hears T(N), whether the node is finished and drained, and the counts.
+  async reporting(): Promise<void> {
+    const lim = limiting([...this.holders.values()]);
+    const d = this.drainReport && this.drainReport.targetsSeq === this.seq ? this.drainReport : undefined;
+    const phase = this.state();
+    if (phase !== this.phase) {
+      this.phase = phase;
+      upsertSearchAttributes([{ key: PhaseAttr, value: phase }]);
+    }
+    setCurrentDetails(this.details(lim?.name));
+    const sends: Array<Promise<void>> = [];
+    for (const h of this.holders.values()) {
+      const report: NodeReport = {
+        node: this.node,
+        seq: this.seq,
+        lanes: this.targets?.lanes ?? [],
+        finished: this.gone || (!!d?.finished && h.stage === 'Drain'),
+        drained: this.gone || (!!d?.drained && this.final && h.stage === 'Drain'),
+        volumeTimedOut: d?.volumeTimedOut,
+        gone: this.gone,
+        released: false,
+        counts: d?.counts ?? this.drainReport?.counts ?? ZERO,
+        limiting: lim?.name,
+        coveredBy: this.covering().map((c) => c.name),
+        limitedBy: limitedBy([...this.holders.values()], h.id, this.targets?.lanes ?? []),
+        fastForwardedBy: fastForwardedBy(this.targets, h.id),
+        blockers: (this.drainReport?.message ?? '').split('\n').slice(1).join('\n'),
+      };
+      sends.push(this.send(h.id, report));
+    }
+    await Promise.all(sends);
+  }
+
+  /** One signal per changed report (a holder that closed is forgotten by its release). */
+  private async send(id: string, report: NodeReport): Promise<void> {
+    const { seq: _seq, ...rest } = report;
+    const key = JSON.stringify(rest);
+    if (this.reportedTo.get(id) === key) return;
+    this.reportedTo.set(id, key);
+    await getExternalWorkflowHandle(id)
+      .signal(nodeReportSignal, report)
+      .catch(() => undefined);
+  }
+
+  // ---- Releasing: nobody holds the node: stop the drain, restore the node, tell the releasers.
+  async releasing(): Promise<void> {
+    if (this.drainStarted) {
+      await getExternalWorkflowHandle(maintenanceDrainWorkflowId(this.node))
+        .cancel()
+        .catch(() => undefined); // already ended
+      this.drainStarted = false;
+    }
+    this.targets = undefined;
+    this.final = false;
+    const r = await steps.writeMaintenanceNodeState.executeWithOptions({ summary: `release ${this.node}` }, [{ node: this.node, holders: [] }]);
+    this.gone = !r.exists;
+    await this.acknowledgeReleases();
+  }
+
+  /** Tells each maintenance that let go of the node that its release is done (the node shows it already). */
+  async acknowledgeReleases(): Promise<void> {
+    const released = [...this.released];
+    this.released.clear();
+    const ack: Omit<NodeReport, 'seq'> = { node: this.node, lanes: [], finished: true, drained: false, gone: this.gone, released: true, counts: ZERO, coveredBy: [], limitedBy: [], blockers: '' };
+    await Promise.all(released.map((id) => getExternalWorkflowHandle(id).signal(nodeReportSignal, { ...ack, seq: this.seq }).catch(() => undefined)));
+  }
+
+  private details(lim: string | undefined): string {
+    const holders = [...this.holders.values()].map((h) => `${h.name} (${h.stage})`).join(', ');
+    const lines = [`**Node ${this.node}: ${this.state()}**`, '', `Held by: ${holders || 'nobody'}`];
+    if (this.covering().length) lines.push(`Drain targets: ${lanesText(this.targets?.lanes ?? []) || 'none yet'}${this.final ? ' (final)' : ''}`);
+    if (lim) lines.push(`Limited by: ${lim}`);
+    if (this.drainReport?.message) lines.push('', '```', this.drainReport.message, '```');
+    return lines.join('\n');
+  }
+
+  carry(): NodeCoordinatorInput {
+    return {
+      node: this.node,
+      holders: [...this.holders.values()],
+      targets: this.targets,
+      seq: this.seq,
+      drainStarted: this.drainStarted,
+      drainReport: this.drainReport,
+      released: [...this.released],
+    };
+  }
+}
+
+const lanesText = (lanes: Lane[]) => lanes.map(entryString).join(', ');
+
+/** The Event's involved object for a (cluster-scoped) NodeMaintenance. */
+function maintenanceRef(h: HolderInfo) {
+  const uid = h.id.split('/')[2];
+  return { kind: 'NodeMaintenance', apiVersion: 'slipway.dev/v1alpha1', name: h.name, uid };
+}

@@ -1,0 +1,97 @@
+// A maintenance's progress over its nodes (spec §3 A3, NM-1.6, drainStatus.drainMessage): pure and
+// deterministic, used by the maintenance workflow `nm/<name>/<uid>`. No Temporal, no clocks.
+import { reached, selectorKey, type Lane, type PlanEntry } from '../../api/drain-plan.js';
+import type { NodeCounts } from './types.js';
+
+/** One node of M as the maintenance sees it: T(N) and finished(N) as its coordinator last reported. */
+export interface ProgressNode {
+  name: string;
+  lanes: Lane[];
+  finished: boolean;
+  /** The Node was deleted: counts as reached and finished, and leaves reachedDrainTargets. */
+  gone?: boolean;
+  /** Claimed by a CycleNodeRequest (NM-7.5): takes no part in advancing. */
+  claimed?: boolean;
+}
+
+/** Ready for entry e: gone, or T(N) reaches e and N is finished. Claimed nodes are ready (they take no part). */
+export const nodeReady = (n: ProgressNode, e: PlanEntry): boolean => !!n.gone || !!n.claimed || (n.finished && reached(n.lanes, e));
+
+/**
+ * A3: the new i(M). From `index`, move to the next entry while every node that takes part has
+ * reached the current entry and is finished; entries the nodes' targets already reach pass in one
+ * evaluation. Returns plan.length once past the last entry. With no node taking part every entry passes.
+ */
+export function advance(plan: readonly PlanEntry[], index: number, nodes: readonly ProgressNode[]): number {
+  let i = Math.max(0, index);
+  while (i < plan.length && nodes.every((n) => nodeReady(n, plan[i]!))) i++;
+  return Math.max(i, index);
+}
+
+/** The first node of M (by name) that is not ready for M's current entry, other than `except`. */
+export function firstNotReady(plan: readonly PlanEntry[], index: number, nodes: readonly ProgressNode[], except?: string): ProgressNode | undefined {
+  const e = plan[index];
+  if (!e) return undefined;
+  return [...nodes].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).find((n) => n.name !== except && !nodeReady(n, e));
+}
+
+const laneId = (l: Lane) => `${l.podType}/${selectorKey(l.podSelector)}`;
+
+/**
+ * NM-1.6 reachedDrainTargets: for each lane (podType and selector) present on every existing node,
+ * the lowest priority among them; a lane missing on any existing node is omitted. Gone nodes do not
+ * count; with no existing node, []. Order: the first existing node's lane order.
+ */
+export function reachedDrainTargets(nodes: ReadonlyArray<Pick<ProgressNode, 'lanes' | 'gone'>>): Lane[] {
+  const live = nodes.filter((n) => !n.gone);
+  if (!live.length) return [];
+  const out: Lane[] = [];
+  for (const l of live[0]!.lanes) {
+    let prio = l.podPriority;
+    let everywhere = true;
+    for (const n of live.slice(1)) {
+      const m = n.lanes.find((x) => laneId(x) === laneId(l));
+      if (!m) {
+        everywhere = false;
+        break;
+      }
+      prio = Math.min(prio, m.podPriority);
+    }
+    if (everywhere) out.push({ ...l, podPriority: prio });
+  }
+  return out;
+}
+
+/** drainStatus counts (NM-1.6): sums over the nodes. */
+export function sumCounts(nodes: readonly NodeCounts[]): NodeCounts {
+  const s: NodeCounts = { podsPendingEvictionRequest: 0, activeEvictionRequests: 0, podsBlocked: 0, podsKept: 0 };
+  for (const n of nodes) {
+    s.podsPendingEvictionRequest += n.podsPendingEvictionRequest;
+    s.activeEvictionRequests += n.activeEvictionRequests;
+    s.podsBlocked += n.podsBlocked;
+    s.podsKept += n.podsKept;
+  }
+  return s;
+}
+
+/** Per node of M, for drainStatus.drainMessage: finished, and who limits M there (limitedBy of targets.ts). */
+export interface StatusNode {
+  finished: boolean;
+  limitedBy: readonly string[];
+  gone?: boolean;
+  claimed?: boolean;
+}
+
+/**
+ * drainStatus.drainMessage: "Drained"; "Waiting for X." when every node is finished and M waits only
+ * on X; "Draining (limited by X, Y)" naming every X that limits some node (sorted); else "Draining".
+ * Gone and claimed nodes count as finished and limit nothing.
+ */
+export function drainStatusMessage(drained: boolean, nodes: readonly StatusNode[]): string {
+  if (drained) return 'Drained';
+  const live = nodes.filter((n) => !n.gone && !n.claimed);
+  const limiters = [...new Set(live.flatMap((n) => n.limitedBy))].sort();
+  if (live.every((n) => n.finished) && limiters.length === 1) return `Waiting for ${limiters[0]}.`;
+  if (limiters.length) return `Draining (limited by ${limiters.join(', ')})`;
+  return 'Draining';
+}

@@ -1,0 +1,124 @@
+// What a maintenance reports (the maintenanceStatus query, mirrored into the object's status):
+// per-node messages by the rules of spec §3, the aggregate drainStatus, and the conditions.
+import { reached } from '../../api/drain-plan.js';
+import { drainStatusMessage, firstNotReady, reachedDrainTargets, sumCounts, type ProgressNode } from './progress.js';
+import { nodeMessage } from './targets.js';
+import type { PlanEntry } from '../../api/drain-plan.js';
+import type { Condition, MaintenanceNodeStatus, MaintenanceStatus, NodeCounts, NodeReport, Stage } from './types.js';
+
+/** Status shows at most this many nodes; the rest are counted (NM §1). */
+export const NODE_STATUS_CAP = 1000;
+
+/** The maintenance state the status is computed from. */
+export interface Facts {
+  name: string;
+  stage: Stage;
+  plan: PlanEntry[];
+  index: number;
+  nodes: Map<string, NodeReport | undefined>;
+  planned: string[];
+  selectedTotal: number;
+  stageStatuses: Array<{ name: Stage; startTimestamp: string }>;
+  selectsAll?: { total: number; acknowledged: boolean };
+  observedGeneration?: number;
+  completed: boolean;
+  deleting: boolean;
+}
+
+const ZERO: NodeCounts = { podsPendingEvictionRequest: 0, activeEvictionRequests: 0, podsBlocked: 0, podsKept: 0 };
+
+const isDone = (r: NodeReport | undefined) => !!r && (r.gone || r.drained);
+
+/** The first line for node `name` as maintenance `f` sees it (spec §3, first rule that applies wins). */
+export function nodeFirstLine(f: Facts, name: string, r: NodeReport | undefined): string {
+  if (f.stage === 'Idle') return 'Planned';
+  if (r?.gone) return 'Node no longer exists';
+  if (f.stage === 'Cordon') return 'Cordoned';
+  if (f.stage === 'Complete') return r?.released ? 'Released' : 'Releasing';
+  if (!r) return 'Draining';
+  const entry = f.plan[f.index];
+  const other = firstNotReady(f.plan, f.index, progressNodes(f), name);
+  const otherReport = other ? f.nodes.get(other.name) : undefined;
+  return nodeMessage({
+    maintenance: f.name,
+    gone: r.gone,
+    drained: r.drained,
+    fastForwardedBy: r.fastForwardedBy,
+    limiting: r.limiting,
+    finished: r.finished,
+    reachedEntry: !entry || reached(r.lanes, entry),
+    waitingForNode: other ? { name: other.name, limitedBy: otherReport?.limitedBy[0] } : undefined,
+  });
+}
+
+/** The nodes as the planner's progress functions take them (a node not yet reported is not finished). */
+export function progressNodes(f: Pick<Facts, 'nodes'>): ProgressNode[] {
+  return [...f.nodes].map(([name, r]) => ({ name, lanes: r?.lanes ?? [], finished: !!r && r.finished && r.seq > 0, gone: r?.gone }));
+}
+
+export function maintenanceStatus(f: Facts): MaintenanceStatus {
+  const names = f.stage === 'Idle' ? f.planned : [...f.nodes.keys()].sort();
+  const nodeStatuses: MaintenanceNodeStatus[] = names.slice(0, NODE_STATUS_CAP).map((name) => {
+    const r = f.stage === 'Idle' ? undefined : f.nodes.get(name);
+    const first = nodeFirstLine(f, name, r);
+    return {
+      nodeRef: { name },
+      drainTargets: r?.lanes ?? [],
+      drainMessage: r?.blockers && !r.drained ? `${first}\n${r.blockers}` : first,
+      ...(r?.counts ?? ZERO),
+      limitedBy: r?.limitedBy ?? [],
+    };
+  });
+  const reports = [...f.nodes.values()];
+  const counts = sumCounts(nodeStatuses);
+  const drained = f.stage !== 'Idle' && f.stage !== 'Cordon' && f.index >= f.plan.length && reports.every(isDone) && (f.stage === 'Drain' || f.stageStatuses.some((s) => s.name === 'Drain'));
+  const drainMessage = drainStatusMessage(drained, reports.map((r) => ({ finished: !!r?.finished, limitedBy: r?.limitedBy ?? [], gone: r?.gone })));
+  return {
+    stage: f.stage,
+    stageStatuses: f.stageStatuses,
+    drainPlan: f.plan,
+    planIndex: f.index,
+    selectedNodes: f.stage === 'Idle' ? f.planned.length : f.nodes.size,
+    nodeStatuses,
+    nodeStatusesOmitted: Math.max(0, names.length - NODE_STATUS_CAP),
+    drainStatus: { reachedDrainTargets: reachedDrainTargets(progressNodes(f)), drainMessage: f.stage === 'Drain' || drained ? drainMessage : f.stage === 'Idle' ? 'Planned' : 'NotDraining', ...counts },
+    conditions: conditions(f, drained, drainMessage),
+    message: oneLine(f, drained, drainMessage),
+    observedGeneration: f.observedGeneration,
+    completed: f.completed,
+  };
+}
+
+function conditions(f: Facts, drained: boolean, drainMessage: string): Condition[] {
+  const out: Condition[] = [];
+  const drainedBefore = f.stageStatuses.some((s) => s.name === 'Drain');
+  if (drained) out.push({ type: 'Drained', status: 'True', reason: f.nodes.size ? 'Drained' : 'NoNodes', message: 'every selected node is drained' });
+  else if (f.stage === 'Drain') out.push({ type: 'Drained', status: 'False', reason: 'Draining', message: drainMessage });
+  else if (f.stage === 'Complete' && drainedBefore) out.push({ type: 'Drained', status: 'False', reason: 'Canceled', message: 'Complete began before the nodes were drained' });
+  else out.push({ type: 'Drained', status: 'False', reason: 'NotDraining', message: `stage ${f.stage}` });
+  if (f.selectsAll && !f.selectsAll.acknowledged) {
+    const message = `selects all ${f.selectsAll.total} nodes; the cluster may become degraded and unrecoverable. Annotate the NodeMaintenance with maintenance.slipway.dev/allow-all-nodes: "true" to proceed`;
+    out.push({ type: 'Ready', status: 'False', reason: 'SelectsAllNodes', message });
+    out.push({ type: 'SelectsAllNodes', status: 'True', reason: 'SelectsAllNodes', message });
+  } else {
+    out.push(f.completed ? { type: 'Ready', status: 'True', reason: 'Completed', message: 'maintenance complete' } : { type: 'Ready', status: 'True', reason: 'Active', message: `stage ${f.stage}` });
+    if (f.selectsAll) out.push({ type: 'SelectsAllNodes', status: 'True', reason: 'Acknowledged', message: `selects all ${f.selectsAll.total} nodes (acknowledged)` });
+    else out.push({ type: 'SelectsAllNodes', status: 'False', reason: 'SomeNodes', message: '' });
+  }
+  return out;
+}
+
+function oneLine(f: Facts, drained: boolean, drainMessage: string): string {
+  if (f.selectsAll && !f.selectsAll.acknowledged) return `selects all ${f.selectsAll.total} nodes: waiting for the annotation maintenance.slipway.dev/allow-all-nodes: "true"`;
+  const n = f.stage === 'Idle' ? f.planned.length : f.nodes.size;
+  switch (f.stage) {
+    case 'Idle':
+      return `Idle: ${n} node${n === 1 ? '' : 's'} selected; nothing touched`;
+    case 'Cordon':
+      return `Cordon: ${n} node${n === 1 ? '' : 's'} cordoned`;
+    case 'Drain':
+      return drained ? `Drained: ${n} node${n === 1 ? '' : 's'}` : `Drain: ${drainMessage}`;
+    case 'Complete':
+      return f.completed ? 'Complete: nodes released' : 'Complete: releasing nodes';
+  }
+}
