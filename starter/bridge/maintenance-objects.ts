@@ -3,10 +3,9 @@
 // on a concurrent change) and spec.stage=Complete on deletion (NM-2.12).
 import { CustomObjectsApi, type KubeConfig, type KubernetesObject, type V1ObjectMeta } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../../api/crd.js';
-import { NODE_MAINTENANCE } from '../../api/node-maintenance.js';
+import { NODE_MAINTENANCE, type NodeMaintenanceStatus } from '../../api/node-maintenance.js';
 import { apiStatus } from '../../activities/kube.js';
 import type { ListPage } from '../controller/reflector.js';
-import type { NodeMaintenanceStatus } from './maintenance-status.js';
 import { collectionPath, mergePatch } from './objects.js';
 
 export interface NodeMaintenanceObject extends KubernetesObject {

@@ -2,26 +2,9 @@
 // NodeMaintenance (spec §1): the same bookkeeping as a CycleNodeRequest (workflowId, runId,
 // observedGeneration, metav1 conditions with lastTransitionTime kept while unchanged), the Events a
 // change calls for (StageStarted, Drained, SelectsAllNodes), and the invalid-spec report (NM-4.7).
-import type { Condition } from '../../api/cycle-node-request.js';
-import type { PlanEntry } from '../../api/drain-plan.js';
-import { isStage, type DrainStatusSummary, type MaintenanceNodeStatus, type MaintenanceStatus, type Stage } from '../../workflows/maintenance/types.js';
+import type { NodeMaintenanceStatus } from '../../api/node-maintenance.js';
+import { isStage, type MaintenanceStatus } from '../../workflows/maintenance/types.js';
 import { dropUndefined, setCondition, type ClosedWorkflow, type StatusEvent, type WorkflowRef } from './status.js';
-
-/** status of a NodeMaintenance as the bridge writes it. */
-export interface NodeMaintenanceStatus {
-  observedGeneration?: number;
-  workflowId?: string;
-  runId?: string;
-  selectedNodes?: number;
-  /** One line. */
-  message?: string;
-  drainPlan?: PlanEntry[];
-  stageStatuses?: Array<{ name: Stage; startTimestamp: string }>;
-  drainStatus?: DrainStatusSummary;
-  nodeStatuses?: MaintenanceNodeStatus[];
-  nodeStatusesOmitted?: number;
-  conditions?: Condition[];
-}
 
 /** Whether a query answer (or a workflow result) has the shape of a MaintenanceStatus. */
 export function isMaintenanceStatus(v: unknown): v is MaintenanceStatus {

@@ -9,7 +9,8 @@ import { run } from '../../starter/cli/main.js';
 import '../../starter/cli/commands.js';
 import '../../starter/cli/session.js';
 import '../../starter/cli/explain.js';
-import '../../worker/config.js';
+import { temporalSettings } from '../../worker/config.js';
+import { createWorker } from '../../worker/worker.js';
 import { receivedQuery, scriptHoldSignal, scriptMaintenanceSignal, type Received } from '../support/workflows/scripted-maintenance.js';
 import { BridgeFixture } from '../support/bridge.js';
 import { withSpecUnchecked } from '../support/admission.js';
@@ -252,5 +253,47 @@ describe('NM-7.12 the CLI', () => {
     expect(sent.out).toBe(`sent retry-now to ${drainId}`);
     const history = await f.client.workflow.getHandle(drainId).fetchHistory();
     expect(history.events?.some((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'retryNow')).toBe(true);
+  });
+});
+
+describe('with the real maintenance workflow', () => {
+  test('NM-7.11 a valid Idle maintenance runs nodeMaintenanceWorkflow as nm/<name>/<uid>, mirrored as Idle; a restarted bridge starts no second one', async () => {
+    await f.stopBridges(); // the scripted tests' bridge: one leader, and it must not start this object's workflow on its queue
+    const taskQueue = uniqueName('it-bridge-nm-real-tq');
+    const { worker, connection } = await createWorker({ deps: { kube: f.c }, settings: { ...temporalSettings(), taskQueue } });
+    const working = worker.run();
+    let b = await f.bridge({ maintenances: true, pollIntervalMs: 200, taskQueue, tag: 'real' });
+    try {
+      await waitFor('leads', async () => b.isLeader(), { timeoutMs: 40_000 });
+      const name = uniqueName('nm-real');
+      const created = await nm.create(name, { nodeSelector: noNodes, reason: 'real workflow' });
+      const id = maintenanceWorkflowId(created.metadata);
+      const o = await waitFor('Idle mirrored', async () => {
+        const cur = await nm.get(name);
+        return cur?.status?.workflowId === id && cur.status.stageStatuses?.some((s) => s.name === 'Idle') ? cur : undefined;
+      });
+      expect((await f.client.workflow.getHandle(id).describe()).status.name).toBe('RUNNING');
+      expect(o.status).toMatchObject({ observedGeneration: 1, selectedNodes: 0, stageStatuses: [{ name: 'Idle' }] });
+      expect(o.status!.drainPlan).toHaveLength(12);
+      expect(o.metadata.finalizers ?? []).not.toContain(MAINTENANCE_FINALIZER); // Idle holds nothing (NM-2.11)
+
+      await f.stopBridge(b);
+      b = await f.bridge({ maintenances: true, pollIntervalMs: 200, taskQueue, tag: 'real-restarted' });
+      await waitFor('leads again', async () => b.isLeader(), { timeoutMs: 40_000 });
+      await nm.patch(name, { metadata: { annotations: { touched: 'yes' } } }); // an event for the new bridge to reconcile
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(b.stats.workflowsStarted).toBe(0);
+      expect(await f.executions(id)).toBe(1);
+      expect(await nm.workflows(name)).toHaveLength(1);
+
+      // Deleted while Idle: the object goes at once and the workflow ends (NM-2.11).
+      await nm.delete(name);
+      await waitFor('workflow ended', async () => (await f.client.workflow.getHandle(id).describe()).status.name === 'COMPLETED', { timeoutMs: 20_000 });
+    } finally {
+      await f.stopBridge(b).catch(() => undefined);
+      worker.shutdown();
+      await working.catch(() => undefined);
+      await connection.close();
+    }
   });
 });
