@@ -28,6 +28,8 @@ export interface BridgeOptions {
   namespace?: string;
   /** Reconcile NodeMaintenances too (default true). */
   maintenances?: boolean;
+  /** A running maintenance workflow without an object is told it was deleted once it is this old (default 60 s). */
+  orphanGraceMs?: number;
   /** How often running workflows are queried. */
   pollIntervalMs?: number;
   /** How often each running workflow (and its children) is checked for a failing workflow task. */
@@ -46,8 +48,9 @@ export class Bridge {
   private readonly trackers: WorkflowTrackers;
   private readonly reconciler: Reconciler;
   private readonly maintenance?: { controller: Controller; trackers: WorkflowTrackers<MaintenanceStatus>; reconciler: MaintenanceReconciler };
+  private sweep?: NodeJS.Timeout;
 
-  constructor(o: BridgeOptions) {
+  constructor(private readonly o: BridgeOptions) {
     const objects = new CycleObjects(o.kube.config, o.namespace);
     const controller = (this.controller = new Controller({
       kc: o.kube.config,
@@ -91,12 +94,27 @@ export class Bridge {
     this.controller.start(this.reconciler);
     this.trackers.start();
     if (this.maintenance) {
-      this.maintenance.controller.start(this.maintenance.reconciler);
-      this.maintenance.trackers.start();
+      const m = this.maintenance;
+      m.controller.start(m.reconciler);
+      m.trackers.start();
+      let sweeping = false;
+      this.sweep = setInterval(() => {
+        if (sweeping || !m.controller.isSynced() || !this.o.isLeader()) return;
+        sweeping = true;
+        m.reconciler
+          .sweep(this.o.orphanGraceMs ?? 60_000)
+          .catch((err: unknown) => {
+            if (!(err instanceof NotLeaderError)) this.o.log(`looking for maintenance workflows without an object: ${err instanceof Error ? err.message : String(err)}`);
+          })
+          .finally(() => {
+            sweeping = false;
+          });
+      }, this.o.resyncIntervalMs ?? 30_000);
     }
   }
 
   async stop(): Promise<void> {
+    if (this.sweep) clearInterval(this.sweep);
     this.trackers.stop();
     this.maintenance?.trackers.stop();
     await Promise.all([this.controller.stop(), this.maintenance?.controller.stop()]);

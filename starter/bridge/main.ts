@@ -32,6 +32,8 @@ export interface StartBridgeOptions {
   namespace?: string;
   /** Reconcile NodeMaintenances too (default true). */
   maintenances?: boolean;
+  /** A running maintenance workflow without an object is told it was deleted once it is this old (default 60 s). */
+  orphanGraceMs?: number;
   leaseNamespace?: string;
   leaseName?: string;
   identity?: string;
@@ -93,6 +95,7 @@ export async function startBridge(opts: StartBridgeOptions = {}): Promise<Runnin
         taskQueue,
         namespace,
         maintenances: opts.maintenances,
+        orphanGraceMs: opts.orphanGraceMs,
         pollIntervalMs: opts.pollIntervalMs,
         taskCheckIntervalMs: opts.taskCheckIntervalMs,
         queryTimeoutMs: opts.queryTimeoutMs,

@@ -9,6 +9,7 @@
 //   no workflow, invalid spec       → Ready=False InvalidSpec + Warning Event; no workflow, no finalizer (NM-4.7)
 //   otherwise                       → the workflow's maintenanceStatus mirrored into status, with its Events
 import { ALLOW_ALL_NODES_ANNOTATION, MAINTENANCE_FINALIZER, NodeMaintenanceSpec, type NodeMaintenanceStatus } from '../../api/node-maintenance.js';
+import { parseWorkflowId } from '../../workflows/ids.js';
 import type { MaintenanceStatus } from '../../workflows/maintenance/types.js';
 import { closedMaintenance, invalidMaintenanceStatus, maintenanceCompleted, maintenanceEvents, maintenanceObjectStatus } from './maintenance-status.js';
 import type { NodeMaintenanceObject } from './maintenance-objects.js';
@@ -110,4 +111,18 @@ export function specChangeToSend(
   const allowAllNodes = allowsAllNodes(obj);
   if (!newGeneration && allowAllNodes === (sentAllowAllNodes ?? false)) return undefined;
   return { generation, allowAllNodes, newGeneration };
+}
+
+/**
+ * Running maintenance workflows whose object is gone: deleted while Idle (no finalizer) while no
+ * bridge led, so no one told them (NM-2.11). Judged only on a synced cache; a workflow younger than
+ * `graceMs` is left alone (its object may still be on its way into the cache).
+ */
+export function orphanedMaintenances(running: ReadonlyArray<{ workflowId: string; startTime: Date }>, liveUids: ReadonlySet<string>, now: Date, graceMs: number): string[] {
+  return running
+    .filter((w) => {
+      const p = parseWorkflowId(w.workflowId);
+      return p?.kind === 'maintenance' && !liveUids.has(p.uid) && now.getTime() - w.startTime.getTime() >= graceMs;
+    })
+    .map((w) => w.workflowId);
 }

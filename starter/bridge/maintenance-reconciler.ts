@@ -15,7 +15,7 @@ import { webUiLink } from '../../worker/config.js';
 import { maintenanceWorkflowId } from '../../workflows/ids.js';
 import type { MaintenanceStatus } from '../../workflows/maintenance/types.js';
 import type { ObjectCache } from '../controller/cache.js';
-import { allowsAllNodes, desiredMaintenance, specChangeToSend, type MaintenanceDesired } from './maintenance-desired.js';
+import { allowsAllNodes, desiredMaintenance, orphanedMaintenances, specChangeToSend, type MaintenanceDesired } from './maintenance-desired.js';
 import { MAINTENANCE_API_VERSION, type MaintenanceObjects, type NodeMaintenanceObject } from './maintenance-objects.js';
 import type { MaintenanceWorkflows } from './maintenance-temporal.js';
 import { isGoneOrTerminating } from './objects.js';
@@ -107,6 +107,20 @@ export class MaintenanceReconciler {
       await this.event(obj, 'Warning', 'SpecChangeRefused', `${what} not applied: ${outcome.reason}`, `SpecChangeRefused/${t.workflowId}/${change.generation}/${change.allowAllNodes}`);
     }
     this.d.log(`${key}: ${what} ${outcome.applied ? `applied (stage ${outcome.stage})` : `refused: ${outcome.reason}`}`);
+  }
+
+  /**
+   * Tells the running workflows whose object is gone (see orphanedMaintenances) that it was
+   * deleted, so an Idle maintenance deleted while no bridge led still ends. Only on a synced cache.
+   */
+  async sweep(graceMs: number): Promise<void> {
+    const live = new Set([...this.d.maintenances.values()].map((o) => o.metadata.uid));
+    const running = await this.d.workflows.listRunning(1000);
+    for (const id of orphanedMaintenances(running, live, this.now(), graceMs)) {
+      this.mustLead();
+      const told = await this.d.workflows.deleting(id);
+      if (told) this.d.log(`${id}: its NodeMaintenance is gone; told the workflow`);
+    }
   }
 
   // ---- deletion ----------------------------------------------------------------------------------

@@ -29,6 +29,13 @@ export interface MaintenanceWorkflows extends TrackedSource<MaintenanceStatus> {
   changeSpec(workflowId: string, change: MaintenanceSpecChange): Promise<{ applied: true; stage: Stage } | { applied: false; reason: string }>;
   /** Signals `deleting`; false when no workflow runs under this ID (nothing to tell). */
   deleting(workflowId: string): Promise<boolean>;
+  /** The maintenance workflows running on this bridge's task queue (at most `max`). */
+  listRunning(max: number): Promise<RunningMaintenance[]>;
+}
+
+export interface RunningMaintenance {
+  workflowId: string;
+  startTime: Date;
 }
 
 export function maintenanceWorkflows(client: Client, taskQueue: string): MaintenanceWorkflows {
@@ -62,6 +69,16 @@ export function maintenanceWorkflows(client: Client, taskQueue: string): Mainten
     async changeSpec(workflowId, change) {
       const r = await sendUpdate(client, workflowId, maintenanceSpecChangedUpdate, [change]);
       return r.applied ? { applied: true, stage: r.result.stage } : r;
+    },
+
+    async listRunning(max) {
+      const out: RunningMaintenance[] = [];
+      const query = `WorkflowType = '${MAINTENANCE_WORKFLOW_TYPE}' AND ExecutionStatus = 'Running' AND TaskQueue = '${taskQueue}'`;
+      for await (const w of client.workflow.list({ query, pageSize: 100 })) {
+        out.push({ workflowId: w.workflowId, startTime: w.startTime });
+        if (out.length >= max) break;
+      }
+      return out;
     },
 
     async deleting(workflowId) {

@@ -188,6 +188,20 @@ test('NM-2.13 deleting a completed maintenance: the finalizer goes promptly', as
   expect(Date.now() - t0).toBeLessThan(5000);
 });
 
+test('NM-2.11 an Idle maintenance deleted while no bridge led: the next leader tells its workflow, which ends', async () => {
+  const name = uniqueName('nm-orphan');
+  const created = await nm.create(name, { nodeSelector: noNodes });
+  const id = maintenanceWorkflowId(created.metadata);
+  await running(name);
+  await f.stopBridge(bridge);
+  await nm.delete(name);
+  expect(await nm.get(name)).toBeUndefined();
+  bridge = await f.bridge({ maintenances: true, pollIntervalMs: 200, orphanGraceMs: 0, resyncIntervalMs: 500, tag: 'sweeper' });
+  await waitFor('leads again', async () => bridge.isLeader(), { timeoutMs: 40_000 });
+  await waitFor('workflow ended', async () => (await f.client.workflow.getHandle(id).describe()).status.name === 'COMPLETED', { timeoutMs: 20_000 });
+  expect((await received(id)).map((r) => r.kind)).toEqual(['start', 'deleting']);
+});
+
 describe('NM-7.12 the CLI', () => {
   const cli = async (...argv: string[]) => {
     const out: string[] = [];

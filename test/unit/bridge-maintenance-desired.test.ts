@@ -4,7 +4,7 @@
 // (NM-2.11–2.13). No cluster, no Temporal.
 import { DEFAULT_DRAIN_PLAN } from '../../api/drain-plan.js';
 import { ALLOW_ALL_NODES_ANNOTATION, MAINTENANCE_FINALIZER } from '../../api/node-maintenance.js';
-import { desiredMaintenance, specChangeToSend, type MaintenanceWorkflowView } from '../../starter/bridge/maintenance-desired.js';
+import { desiredMaintenance, orphanedMaintenances, specChangeToSend, type MaintenanceWorkflowView } from '../../starter/bridge/maintenance-desired.js';
 import type { NodeMaintenanceObject } from '../../starter/bridge/maintenance-objects.js';
 import { closedMaintenance, isMaintenanceStatus, maintenanceCompleted, maintenanceEvents, maintenanceObjectStatus } from '../../starter/bridge/maintenance-status.js';
 import type { MaintenanceStatus } from '../../workflows/maintenance/types.js';
@@ -255,4 +255,16 @@ describe('deletion', () => {
     const d = desiredMaintenance({ obj: deleting([MAINTENANCE_FINALIZER]), workflow: wf({ state: state({ stage: 'Drain' }), closed: { statusName: 'FAILED', failure: 'boom' } }), now });
     expect(d.deletion).toEqual({ kind: 'stuck', why: `workflow ${WF} failed: boom` });
   });
+});
+
+test('NM-2.11 a running maintenance workflow whose object is gone is told, once older than the grace; others are left alone', () => {
+  const at = (s: number) => new Date(now.getTime() - s * 1000);
+  const running = [
+    { workflowId: 'nm/kept/uid-live', startTime: at(600) },
+    { workflowId: 'nm/gone/uid-gone', startTime: at(600) },
+    { workflowId: 'nm/young/uid-young', startTime: at(5) },
+    { workflowId: 'nm-node/n1/drain', startTime: at(600) },
+  ];
+  expect(orphanedMaintenances(running, new Set(['uid-live']), now, 60_000)).toEqual(['nm/gone/uid-gone']);
+  expect(orphanedMaintenances(running, new Set(['uid-live']), now, 0)).toEqual(['nm/gone/uid-gone', 'nm/young/uid-young']);
 });
