@@ -30,7 +30,8 @@ const connection = await NativeConnection.connect(settings.connection);
 const scripted = fileURLToPath(new URL('../../test/support/workflows/scripted-cycle.ts', import.meta.url));
 const worker = await Worker.create({ connection, namespace: settings.namespace, taskQueue: ns, workflowsPath: scripted });
 const running = worker.run();
-const bridge = await startBridge({ kube, client, settings, taskQueue: ns, namespace: ns, leaseNamespace: ns, log: () => undefined });
+// Requests only: NodeMaintenances are cluster-wide, and this bridge's queue is private.
+const bridge = await startBridge({ kube, client, settings, taskQueue: ns, namespace: ns, leaseNamespace: ns, maintenances: false, log: () => undefined });
 const { group, version, plural, kind } = CYCLE_NODE_REQUEST;
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)]!;

@@ -1,15 +1,22 @@
-// The bridge while it leads: a controller (starter/controller/) over CycleNodeRequests, with their
-// CycleNodeStatus objects as a secondary collection and the running workflows' state (tracker.ts) as
-// a source of changes from outside the cluster; the CycleNodeRequest reconciler does the rest.
+// The bridge while it leads: one controller (starter/controller/) per kind. CycleNodeRequests, with
+// their CycleNodeStatus objects as a secondary collection; NodeMaintenances (cluster-scoped, so the
+// watched namespace does not apply). Each kind's running workflows (tracker.ts) are a source of
+// changes from outside the cluster; each kind's reconciler does the rest.
 // A new Bridge is built for each leadership term and stopped when it ends.
 import type { Client } from '@temporalio/client';
 import { createEventActivities } from '../../activities/events.js';
 import type { Kube } from '../../activities/kube.js';
 import { objectKey } from '../controller/cache.js';
 import { Controller } from '../controller/controller.js';
+import type { MaintenanceStatus } from '../../workflows/maintenance/types.js';
+import { MaintenanceObjects, type NodeMaintenanceObject } from './maintenance-objects.js';
+import { MaintenanceReconciler } from './maintenance-reconciler.js';
+import { isMaintenanceStatus } from './maintenance-status.js';
+import { maintenanceWorkflows } from './maintenance-temporal.js';
 import { REQUEST_LABEL } from './names.js';
 import { CycleObjects, type CycleNodeRequestObject, type CycleNodeStatusObject } from './objects.js';
 import { NotLeaderError, Reconciler, type BridgeStats } from './reconciler.js';
+import { isCycleStatus } from './status.js';
 import { cycleWorkflows } from './temporal.js';
 import { WorkflowTrackers } from './tracker.js';
 
@@ -17,8 +24,12 @@ export interface BridgeOptions {
   kube: Kube;
   client: Client;
   taskQueue: string;
-  /** Watch only this namespace (default: all). */
+  /** Watch only this namespace's CycleNodeRequests (default: all). */
   namespace?: string;
+  /** Reconcile NodeMaintenances too (default true). */
+  maintenances?: boolean;
+  /** A running maintenance workflow without an object is told it was deleted once it is this old (default 60 s). */
+  orphanGraceMs?: number;
   /** How often running workflows are queried. */
   pollIntervalMs?: number;
   /** How often each running workflow (and its children) is checked for a failing workflow task. */
@@ -36,8 +47,10 @@ export class Bridge {
   private readonly controller: Controller;
   private readonly trackers: WorkflowTrackers;
   private readonly reconciler: Reconciler;
+  private readonly maintenance?: { controller: Controller; trackers: WorkflowTrackers<MaintenanceStatus>; reconciler: MaintenanceReconciler };
+  private sweep?: NodeJS.Timeout;
 
-  constructor(o: BridgeOptions) {
+  constructor(private readonly o: BridgeOptions) {
     const objects = new CycleObjects(o.kube.config, o.namespace);
     const controller = (this.controller = new Controller({
       kc: o.kube.config,
@@ -55,6 +68,8 @@ export class Bridge {
     });
     const workflows = cycleWorkflows(o.client, o.taskQueue);
     this.trackers = new WorkflowTrackers(workflows, {
+      isState: isCycleStatus,
+      queryName: 'cycleStatus',
       pollIntervalMs: o.pollIntervalMs ?? 500,
       taskCheckIntervalMs: o.taskCheckIntervalMs ?? 5000,
       queryTimeoutMs: o.queryTimeoutMs ?? 2000,
@@ -72,15 +87,70 @@ export class Bridge {
       stats: o.stats,
       log: o.log,
     });
+    if (o.maintenances !== false) this.maintenance = maintenanceTerm(o);
   }
 
   start(): void {
     this.controller.start(this.reconciler);
     this.trackers.start();
+    if (this.maintenance) {
+      const m = this.maintenance;
+      m.controller.start(m.reconciler);
+      m.trackers.start();
+      let sweeping = false;
+      this.sweep = setInterval(() => {
+        if (sweeping || !m.controller.isSynced() || !this.o.isLeader()) return;
+        sweeping = true;
+        m.reconciler
+          .sweep(this.o.orphanGraceMs ?? 60_000)
+          .catch((err: unknown) => {
+            if (!(err instanceof NotLeaderError)) this.o.log(`looking for maintenance workflows without an object: ${err instanceof Error ? err.message : String(err)}`);
+          })
+          .finally(() => {
+            sweeping = false;
+          });
+      }, this.o.resyncIntervalMs ?? 30_000);
+    }
   }
 
   async stop(): Promise<void> {
+    if (this.sweep) clearInterval(this.sweep);
     this.trackers.stop();
-    await this.controller.stop();
+    this.maintenance?.trackers.stop();
+    await Promise.all([this.controller.stop(), this.maintenance?.controller.stop()]);
   }
+}
+
+/** The NodeMaintenance kind: its own controller, trackers and reconciler, on the same term. */
+function maintenanceTerm(o: BridgeOptions) {
+  const objects = new MaintenanceObjects(o.kube.config);
+  const controller = new Controller({
+    kc: o.kube.config,
+    concurrency: o.concurrency,
+    resyncIntervalMs: o.resyncIntervalMs,
+    quietError: (err) => err instanceof NotLeaderError,
+    log: o.log,
+  });
+  const maintenances = controller.watchPrimary<NodeMaintenanceObject>({ path: objects.path(), list: (p) => objects.list(p) });
+  const workflows = maintenanceWorkflows(o.client, o.taskQueue);
+  const trackers = new WorkflowTrackers<MaintenanceStatus>(workflows, {
+    isState: isMaintenanceStatus,
+    queryName: 'maintenanceStatus',
+    pollIntervalMs: o.pollIntervalMs ?? 500,
+    taskCheckIntervalMs: o.taskCheckIntervalMs ?? 5000,
+    queryTimeoutMs: o.queryTimeoutMs ?? 2000,
+    onChange: (key) => controller.enqueue(key),
+    log: o.log,
+  });
+  const reconciler = new MaintenanceReconciler({
+    maintenances,
+    objects,
+    workflows,
+    trackers,
+    recordEvent: createEventActivities(o.kube).recordEvent,
+    isLeader: o.isLeader,
+    stats: o.stats,
+    log: o.log,
+  });
+  return { controller, trackers, reconciler };
 }

@@ -1,9 +1,9 @@
 // The CRD bridge process (`node dist/starter/bridge/main.js`): turns CycleNodeRequests into cycle
-// workflows and mirrors their state back into status. Several replicas may run; a Lease elects the
+// workflows and NodeMaintenances into maintenance workflows, and mirrors their state back into status. Several replicas may run; a Lease elects the
 // one that acts. SIGINT/SIGTERM stop it cleanly (the lease is released for the next replica).
 //
 // Environment: the worker's (KUBECONFIG, TEMPORAL_*, SLIPWAY_TASK_QUEUE), plus
-//   SLIPWAY_WATCH_NAMESPACE   only this namespace's requests (default: all)
+//   SLIPWAY_WATCH_NAMESPACE   only this namespace's requests (default: all; NodeMaintenances are cluster-scoped)
 //   SLIPWAY_LEADER_NAMESPACE  the Lease's namespace (default: the pod's namespace in a cluster, else default)
 import { existsSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -28,8 +28,12 @@ export interface StartBridgeOptions {
   settings?: TemporalSettings;
   /** Task queue of the workflows it starts (default: settings.taskQueue). */
   taskQueue?: string;
-  /** Only this namespace's requests (default: SLIPWAY_WATCH_NAMESPACE, else all). */
+  /** Only this namespace's requests (default: SLIPWAY_WATCH_NAMESPACE, else all). NodeMaintenances are cluster-scoped: all. */
   namespace?: string;
+  /** Reconcile NodeMaintenances too (default true). */
+  maintenances?: boolean;
+  /** A running maintenance workflow without an object is told it was deleted once it is this old (default 60 s). */
+  orphanGraceMs?: number;
   leaseNamespace?: string;
   leaseName?: string;
   identity?: string;
@@ -90,6 +94,8 @@ export async function startBridge(opts: StartBridgeOptions = {}): Promise<Runnin
         client,
         taskQueue,
         namespace,
+        maintenances: opts.maintenances,
+        orphanGraceMs: opts.orphanGraceMs,
         pollIntervalMs: opts.pollIntervalMs,
         taskCheckIntervalMs: opts.taskCheckIntervalMs,
         queryTimeoutMs: opts.queryTimeoutMs,
@@ -98,7 +104,8 @@ export async function startBridge(opts: StartBridgeOptions = {}): Promise<Runnin
         stats,
         log,
       }),
-    onStarted: () => log(`reconciling CycleNodeRequests in ${namespace ?? 'all namespaces'}, task queue ${taskQueue}`),
+    onStarted: () =>
+      log(`reconciling CycleNodeRequests in ${namespace ?? 'all namespaces'}${opts.maintenances === false ? '' : ' and NodeMaintenances (cluster-scoped)'}, task queue ${taskQueue}`),
   });
   log(`identity ${leading.identity}; lease ${leaseNamespace}/${leaseName}; Temporal ${settings.address} namespace ${settings.namespace}`);
 

@@ -20,10 +20,10 @@ export interface CycleNodeStatusObject extends KubernetesObject {
   status?: CycleNodeStatusStatus;
 }
 
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+export const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const API_VERSION = `${CYCLE_NODE_REQUEST.group}/${CYCLE_NODE_REQUEST.version}`;
 
-const collectionPath = (r: { group: string; version: string; plural: string }, namespace?: string) =>
+export const collectionPath = (r: { group: string; version: string; plural: string }, namespace?: string) =>
   `/apis/${r.group}/${r.version}${namespace ? `/namespaces/${encodeURIComponent(namespace)}` : ''}/${r.plural}`;
 
 export class CycleObjects {

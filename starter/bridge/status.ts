@@ -27,7 +27,7 @@ export interface WorkflowRef {
 }
 
 /** A closed workflow's outcome, from describe() and result(). */
-export interface ClosedWorkflow {
+export interface ClosedWorkflow<S = CycleStatus> {
   /** COMPLETED, FAILED, CANCELLED, TERMINATED, TIMED_OUT (the SDK's status names). */
   statusName: string;
   /** The workflow's return value (COMPLETED only). */
@@ -35,8 +35,8 @@ export interface ClosedWorkflow {
   /** The failure message (anything but COMPLETED). */
   failure?: string;
   closeTime?: Date;
-  /** The cycleStatus query's answer after the close (a worker replays it), when there was one. */
-  finalState?: CycleStatus;
+  /** The status query's answer after the close (a worker replays it), when there was one. */
+  finalState?: S;
 }
 
 // ---- conditions ---------------------------------------------------------------------------------

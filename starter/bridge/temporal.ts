@@ -1,6 +1,8 @@
-// The bridge's side of Temporal: start a request's workflow by name (one per object, replays are
-// no-ops), query its status with a deadline, wait for it to close, cancel it, and look for a
-// workflow task failing in it or its children.
+// The bridge's side of Temporal: start an object's workflow by name (one per object, replays are
+// no-ops), query its status with a deadline, wait for it to close, send it updates, and look for a
+// workflow task failing in it or its children. The helpers are kind-neutral; cycleWorkflows binds
+// them to CycleNodeRequest (maintenance-temporal.ts to NodeMaintenance).
+import type { UpdateDefinition } from '@temporalio/common';
 import { isGrpcServiceError, WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import type { CycleNodeRequestSpec } from '../../api/cycle-node-request.js';
 import { nodeGroupsOf } from '../../api/cycle-node-request.js';
@@ -11,6 +13,7 @@ import { isCycleStatus, type ClosedWorkflow } from './status.js';
 import { FAILING_ATTEMPT, taskFailureIn, type HistoryEventLike, type TaskFailure } from './task-failure.js';
 
 const FINAL_QUERY_TIMEOUT_MS = 2000;
+const UPDATE_TIMEOUT_MS = 10_000;
 const GRPC_NOT_FOUND = 5;
 /** A request's tree: the request, its node children and their drains (and the node-group locks). */
 const MAX_TREE_DEPTH = 2;
@@ -33,42 +36,164 @@ export interface StartResult {
   existing: boolean;
 }
 
-/** What the bridge needs from Temporal (an interface so the reconciler reads as a list of steps). */
-export interface CycleWorkflows {
-  start(workflowId: string, ref: Required<Pick<CycleRequestRef, 'namespace' | 'name' | 'uid'>> & { generation?: number }, spec: CycleNodeRequestSpec): Promise<StartResult>;
-  /** The cycleStatus query's answer; rejects after timeoutMs (no worker, workflow task not done yet). */
-  query(workflowId: string, timeoutMs: number): Promise<CycleStatus>;
-  /** undefined when no workflow has this ID. */
-  describe(workflowId: string): Promise<Described | undefined>;
+/** What a tracker (tracker.ts) reads of a running workflow whose status query answers S. */
+export interface TrackedSource<S> {
+  /** The status query's answer; rejects after timeoutMs (no worker, workflow task not done yet). */
+  query(workflowId: string, timeoutMs: number): Promise<S>;
   /** Resolves once the workflow (following continue-as-new) is closed, with its outcome. */
-  waitClosed(workflowId: string, signal: AbortSignal): Promise<ClosedWorkflow>;
-  /** Requests cancellation; the workflow runs its compensations, then closes. */
-  cancel(workflowId: string): Promise<void>;
+  waitClosed(workflowId: string, signal: AbortSignal): Promise<ClosedWorkflow<S>>;
   /**
    * A workflow task failing again and again in the running workflow or one of its running
    * children (checked top down; the first found), else undefined.
    */
   taskFailure(workflowId: string): Promise<TaskFailure | undefined>;
+}
+
+/** What the bridge needs from Temporal (an interface so the reconciler reads as a list of steps). */
+export interface CycleWorkflows extends TrackedSource<CycleStatus> {
+  start(workflowId: string, ref: Required<Pick<CycleRequestRef, 'namespace' | 'name' | 'uid'>> & { generation?: number }, spec: CycleNodeRequestSpec): Promise<StartResult>;
+  /** undefined when no workflow has this ID. */
+  describe(workflowId: string): Promise<Described | undefined>;
+  /** Requests cancellation; the workflow runs its compensations, then closes. */
+  cancel(workflowId: string): Promise<void>;
   /** Sends an edited spec: applied (the concurrency now in effect) or refused (why, in the workflow's words). */
   changeSpec(workflowId: string, spec: CycleNodeRequestSpec, generation: number | undefined): Promise<{ applied: true; concurrency: number } | { applied: false; reason: string }>;
 }
 
-export function cycleWorkflows(client: Client, taskQueue: string): CycleWorkflows {
-  const describe = async (workflowId: string): Promise<Described | undefined> => {
+/** The workflow's run and status, or undefined when no workflow has this ID. */
+export async function describeWorkflow(client: Client, workflowId: string): Promise<Described | undefined> {
+  try {
+    const d = await client.workflow.getHandle(workflowId).describe();
+    return { runId: d.runId, statusName: d.status.name, closeTime: d.closeTime };
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return undefined;
+    throw err;
+  }
+}
+
+/**
+ * Resolves once the workflow (following continue-as-new) is closed, with its outcome. A failed or
+ * cancelled workflow's last word comes from `finalQuery` (queries still work once closed: a worker
+ * replays the history); `isState` checks it.
+ */
+export async function waitWorkflowClosed<S>(
+  client: Client,
+  workflowId: string,
+  signal: AbortSignal,
+  finalQuery: (handle: ReturnType<Client['workflow']['getHandle']>) => Promise<unknown>,
+  isState: (v: unknown) => v is S,
+): Promise<ClosedWorkflow<S>> {
+  const handle = client.workflow.getHandle(workflowId);
+  let result: unknown;
+  let failure: string | undefined;
+  try {
+    result = await client.withAbortSignal(signal, () => handle.result());
+  } catch (err) {
+    if (!(err instanceof WorkflowFailedError)) throw err;
+    failure = err.cause?.message || err.message;
+  }
+  const d = await describeWorkflow(client, workflowId);
+  const statusName = d?.statusName ?? (failure === undefined ? 'COMPLETED' : 'FAILED');
+  let finalState: S | undefined;
+  if (statusName !== 'COMPLETED') {
     try {
-      const d = await client.workflow.getHandle(workflowId).describe();
-      return { runId: d.runId, statusName: d.status.name, closeTime: d.closeTime };
+      const q = await client.withDeadline(Date.now() + FINAL_QUERY_TIMEOUT_MS, () => finalQuery(handle));
+      if (isState(q)) finalState = q;
+    } catch {
+      // no worker, or the workflow never answered: the last answer seen is used
+    }
+  }
+  return { statusName, result, failure, closeTime: d?.closeTime, finalState };
+}
+
+/**
+ * A workflow task failing again and again in the running workflow or one of its running children
+ * (checked top down; the first found), else undefined.
+ */
+export async function workflowTaskFailure(client: Client, workflowId: string): Promise<TaskFailure | undefined> {
+  const namespace = client.options.namespace;
+  const svc = client.workflowService;
+  let budget = MAX_DESCRIBES;
+  const failureOf = async (id: string, runId: string, attempt: number): Promise<TaskFailure | undefined> => {
+    let nextPageToken: Uint8Array | undefined;
+    for (let page = 0; page < HISTORY_PAGES; page++) {
+      const h = await svc.getWorkflowExecutionHistoryReverse({ namespace, execution: { workflowId: id, runId }, maximumPageSize: HISTORY_PAGE, nextPageToken });
+      const found = taskFailureIn(id, runId, attempt, (h.history?.events ?? []) as HistoryEventLike[]);
+      if (found !== 'unknown') return found;
+      nextPageToken = h.nextPageToken ?? undefined;
+      if (!nextPageToken?.length) break;
+    }
+    return { workflowId: id, runId, attempt, error: `attempt ${attempt}; the failure is not among the newest ${HISTORY_PAGE * HISTORY_PAGES} history events`, eventId: 'unknown' };
+  };
+  const walk = async (id: string, runId: string | undefined, depth: number): Promise<TaskFailure | undefined> => {
+    if (budget-- <= 0) return undefined;
+    let d;
+    try {
+      d = await svc.describeWorkflowExecution({ namespace, execution: { workflowId: id, runId } });
     } catch (err) {
-      if (err instanceof WorkflowNotFoundError) return undefined;
+      if (isGrpcServiceError(err) && err.code === GRPC_NOT_FOUND) return undefined; // closed and gone meanwhile
       throw err;
     }
+    const run = d.workflowExecutionInfo?.execution?.runId ?? runId;
+    const attempt = d.pendingWorkflowTask?.attempt ?? 0;
+    if (attempt >= FAILING_ATTEMPT && run) {
+      const f = await failureOf(id, run, attempt);
+      if (f) return f;
+    }
+    if (depth >= MAX_TREE_DEPTH) return undefined;
+    for (const c of d.pendingChildren ?? []) {
+      if (!c.workflowId) continue;
+      const f = await walk(c.workflowId, c.runId ?? undefined, depth + 1);
+      if (f) return f;
+    }
+    return undefined;
   };
+  return walk(workflowId, undefined, 0);
+}
+
+/**
+ * Starts a workflow once per ID: a running one is attached to (USE_EXISTING), a closed one is never
+ * re-run (REJECT_DUPLICATE), so replayed events and restarted bridges start nothing twice.
+ */
+export async function startOnce(client: Client, workflowId: string, start: () => Promise<{ firstExecutionRunId: string }>): Promise<StartResult> {
+  try {
+    const handle = await start();
+    return { workflowId, runId: handle.firstExecutionRunId, existing: false };
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    const d = await describeWorkflow(client, workflowId);
+    return { workflowId, runId: d?.runId ?? '', existing: true };
+  }
+}
+
+/**
+ * Sends an update and waits for its outcome: applied (with the answer) or refused by its validator
+ * or handler (why, in the workflow's words). Bounded: without a worker the update would wait; the
+ * reconcile is retried later instead.
+ */
+export async function sendUpdate<R, A extends [unknown]>(
+  client: Client,
+  workflowId: string,
+  def: UpdateDefinition<R, A>,
+  args: A,
+): Promise<{ applied: true; result: R } | { applied: false; reason: string }> {
+  try {
+    const result = await client.withDeadline(Date.now() + UPDATE_TIMEOUT_MS, () => client.workflow.getHandle(workflowId).executeUpdate(def, { args }));
+    return { applied: true, result };
+  } catch (err) {
+    if (err instanceof WorkflowUpdateFailedError) return { applied: false, reason: err.cause?.message ?? err.message };
+    throw err;
+  }
+}
+
+export function cycleWorkflows(client: Client, taskQueue: string): CycleWorkflows {
+  const describe = (workflowId: string) => describeWorkflow(client, workflowId);
   return {
     async start(workflowId, ref, spec) {
       const groups = nodeGroupsOf(spec);
       const input: CycleRequestInput = { request: { namespace: ref.namespace, name: ref.name, uid: ref.uid, generation: ref.generation }, spec };
-      try {
-        const handle = await client.workflow.start(CYCLE_WORKFLOW_TYPE, {
+      return startOnce(client, workflowId, () =>
+        client.workflow.start(CYCLE_WORKFLOW_TYPE, {
           args: [input],
           workflowId,
           taskQueue,
@@ -80,13 +205,8 @@ export function cycleWorkflows(client: Client, taskQueue: string): CycleWorkflow
             { key: PhaseAttr, value: 'Pending' },
           ],
           staticSummary: `Cycle nodes of ${groups.join(', ')} for CycleNodeRequest ${ref.namespace}/${ref.name} (method ${spec.cycleSettings.method})`,
-        });
-        return { workflowId, runId: handle.firstExecutionRunId, existing: false };
-      } catch (err) {
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-        const d = await describe(workflowId);
-        return { workflowId, runId: d?.runId ?? '', existing: true };
-      }
+        }),
+      );
     },
 
     async query(workflowId, timeoutMs) {
@@ -95,86 +215,17 @@ export function cycleWorkflows(client: Client, taskQueue: string): CycleWorkflow
 
     describe,
 
-    async waitClosed(workflowId, signal) {
-      const handle = client.workflow.getHandle(workflowId);
-      let result: unknown;
-      let failure: string | undefined;
-      try {
-        result = await client.withAbortSignal(signal, () => handle.result());
-      } catch (err) {
-        if (!(err instanceof WorkflowFailedError)) throw err;
-        failure = err.cause?.message || err.message;
-      }
-      const d = await describe(workflowId);
-      const statusName = d?.statusName ?? (failure === undefined ? 'COMPLETED' : 'FAILED');
-      // A failed or cancelled workflow's last word on its nodes: queries still work once closed
-      // (a worker replays the history); without a worker this gives up after a moment.
-      let finalState: CycleStatus | undefined;
-      if (statusName !== 'COMPLETED') {
-        try {
-          const q = await client.withDeadline(Date.now() + FINAL_QUERY_TIMEOUT_MS, () => handle.query(cycleStatusQuery));
-          if (isCycleStatus(q)) finalState = q;
-        } catch {
-          // no worker, or the workflow never answered: the last answer seen is used
-        }
-      }
-      return { statusName, result, failure, closeTime: d?.closeTime, finalState };
-    },
+    waitClosed: (workflowId, signal) => waitWorkflowClosed(client, workflowId, signal, (h) => h.query(cycleStatusQuery), isCycleStatus),
 
     async cancel(workflowId) {
       await client.workflow.getHandle(workflowId).cancel();
     },
 
-    async taskFailure(workflowId) {
-      const namespace = client.options.namespace;
-      const svc = client.workflowService;
-      let budget = MAX_DESCRIBES;
-      const failureOf = async (id: string, runId: string, attempt: number): Promise<TaskFailure | undefined> => {
-        let nextPageToken: Uint8Array | undefined;
-        for (let page = 0; page < HISTORY_PAGES; page++) {
-          const h = await svc.getWorkflowExecutionHistoryReverse({ namespace, execution: { workflowId: id, runId }, maximumPageSize: HISTORY_PAGE, nextPageToken });
-          const found = taskFailureIn(id, runId, attempt, (h.history?.events ?? []) as HistoryEventLike[]);
-          if (found !== 'unknown') return found;
-          nextPageToken = h.nextPageToken ?? undefined;
-          if (!nextPageToken?.length) break;
-        }
-        return { workflowId: id, runId, attempt, error: `attempt ${attempt}; the failure is not among the newest ${HISTORY_PAGE * HISTORY_PAGES} history events`, eventId: 'unknown' };
-      };
-      const walk = async (id: string, runId: string | undefined, depth: number): Promise<TaskFailure | undefined> => {
-        if (budget-- <= 0) return undefined;
-        let d;
-        try {
-          d = await svc.describeWorkflowExecution({ namespace, execution: { workflowId: id, runId } });
-        } catch (err) {
-          if (isGrpcServiceError(err) && err.code === GRPC_NOT_FOUND) return undefined; // closed and gone meanwhile
-          throw err;
-        }
-        const run = d.workflowExecutionInfo?.execution?.runId ?? runId;
-        const attempt = d.pendingWorkflowTask?.attempt ?? 0;
-        if (attempt >= FAILING_ATTEMPT && run) {
-          const f = await failureOf(id, run, attempt);
-          if (f) return f;
-        }
-        if (depth >= MAX_TREE_DEPTH) return undefined;
-        for (const c of d.pendingChildren ?? []) {
-          if (!c.workflowId) continue;
-          const f = await walk(c.workflowId, c.runId ?? undefined, depth + 1);
-          if (f) return f;
-        }
-        return undefined;
-      };
-      return walk(workflowId, undefined, 0);
-    },
+    taskFailure: (workflowId) => workflowTaskFailure(client, workflowId),
 
     async changeSpec(workflowId, spec, generation) {
-      try {
-        // Bounded: without a worker the update would wait; the reconcile is retried later instead.
-        const r = await client.withDeadline(Date.now() + 10_000, () => client.workflow.getHandle(workflowId).executeUpdate(specChangedUpdate, { args: [{ spec, generation }] }));
-        return { applied: true, concurrency: r.concurrency };
-      } catch (err) {
-        if (err instanceof WorkflowUpdateFailedError) return { applied: false, reason: err.cause?.message ?? err.message };
-        throw err;
-      }
+      const r = await sendUpdate(client, workflowId, specChangedUpdate, [{ spec, generation }]);
+      return r.applied ? { applied: true, concurrency: r.result.concurrency } : r;
     },
   };
 }

@@ -1,31 +1,32 @@
-// Follows the workflows of the requests the bridge owns: one cycleStatus query per running workflow
+// Follows the workflows of the objects (of one kind) the bridge owns: one status query per running workflow
 // per tick (skipped while the previous one is in flight, backed off while it fails), one long-poll
 // per workflow for its close, and, less often, a look for a workflow task that keeps failing in it
 // or its children (the workflow still shows as running then, and its queries may fail too). Every
 // new state, failure or close is reported by key, and the reconciler turns it into status.
 import type { CycleStatus } from '../../workflows/cycle/types.js';
-import { canonical, isCycleStatus, type ClosedWorkflow } from './status.js';
+import { canonical, type ClosedWorkflow } from './status.js';
 import type { TaskFailure } from './task-failure.js';
-import type { CycleWorkflows } from './temporal.js';
+import type { TrackedSource } from './temporal.js';
 
-export interface Tracked {
-  /** namespace/name of the request. */
+/** S: what the workflow's status query answers (CycleStatus for a request). */
+export interface Tracked<S = CycleStatus> {
+  /** The object's key (namespace/name; /name when cluster-scoped). */
   key: string;
   uid: string;
   workflowId: string;
   runId?: string;
   /** The generation the workflow runs (status.observedGeneration). */
   generation?: number;
-  /** The latest cycleStatus answer. */
-  state?: CycleStatus;
+  /** The latest status query answer. */
+  state?: S;
   /** Set once the workflow is closed. */
-  closed?: ClosedWorkflow;
+  closed?: ClosedWorkflow<S>;
   /** A workflow task of it (or of a child) failing again and again, while it runs. */
   taskFailure?: TaskFailure;
   cancelRequested: boolean;
 }
 
-interface Internal extends Tracked {
+interface Internal<S> extends Tracked<S> {
   stateKey?: string;
   querying: boolean;
   failures: number;
@@ -37,7 +38,11 @@ interface Internal extends Tracked {
   abort: AbortController;
 }
 
-export interface TrackerOptions {
+export interface TrackerOptions<S> {
+  /** The status query's answer has the expected shape (a wrong one counts as a failed query). */
+  isState: (v: unknown) => v is S;
+  /** The query's name, for log lines. */
+  queryName: string;
   pollIntervalMs: number;
   queryTimeoutMs: number;
   /** How often each running workflow tree is checked for a failing workflow task. */
@@ -46,25 +51,25 @@ export interface TrackerOptions {
   log: (msg: string) => void;
 }
 
-export class WorkflowTrackers {
-  private readonly byUid = new Map<string, Internal>();
+export class WorkflowTrackers<S = CycleStatus> {
+  private readonly byUid = new Map<string, Internal<S>>();
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
 
   constructor(
-    private readonly workflows: CycleWorkflows,
-    private readonly o: TrackerOptions,
+    private readonly workflows: TrackedSource<S>,
+    private readonly o: TrackerOptions<S>,
   ) {}
 
-  get(uid: string): Tracked | undefined {
+  get(uid: string): Tracked<S> | undefined {
     return this.byUid.get(uid);
   }
 
   /** Starts following a workflow (idempotent per uid). */
-  track(t: Omit<Tracked, 'cancelRequested' | 'state' | 'closed'>): Tracked {
+  track(t: Omit<Tracked<S>, 'cancelRequested' | 'state' | 'closed'>): Tracked<S> {
     const cur = this.byUid.get(t.uid);
     if (cur) return cur;
-    const it: Internal = { ...t, cancelRequested: false, querying: false, failures: 0, notBefore: 0, checkingTasks: false, nextTaskCheck: 0, abort: new AbortController() };
+    const it: Internal<S> = { ...t, cancelRequested: false, querying: false, failures: 0, notBefore: 0, checkingTasks: false, nextTaskCheck: 0, abort: new AbortController() };
     this.byUid.set(t.uid, it);
     void this.watchClose(it);
     return it;
@@ -75,6 +80,11 @@ export class WorkflowTrackers {
     if (!t) return;
     t.abort.abort();
     this.byUid.delete(uid);
+  }
+
+  /** The workflows followed for `key` (more than one only while a recreated object's old one is forgotten). */
+  byKey(key: string): Tracked<S>[] {
+    return [...this.byUid.values()].filter((t) => t.key === key);
   }
 
   /** Forgets every workflow of `key` except the one of `keepUid` (the object is gone or was recreated). */
@@ -111,7 +121,7 @@ export class WorkflowTrackers {
         .then((state) => {
           t.failures = 0;
           t.lastError = undefined;
-          if (!isCycleStatus(state)) throw new Error(`cycleStatus answered ${JSON.stringify(state)?.slice(0, 200)}, not a CycleStatus`);
+          if (!this.o.isState(state)) throw new Error(`${this.o.queryName} answered ${JSON.stringify(state)?.slice(0, 200)}, not its status`);
           const k = canonical(state);
           if (k === t.stateKey || t.closed) return;
           t.state = state;
@@ -132,7 +142,7 @@ export class WorkflowTrackers {
   }
 
   /** Looks for a workflow task failing in the workflow's tree; reports when that changes. */
-  private checkTasks(t: Internal): void {
+  private checkTasks(t: Internal<S>): void {
     t.checkingTasks = true;
     this.workflows
       .taskFailure(t.workflowId)
@@ -159,7 +169,7 @@ export class WorkflowTrackers {
   }
 
   /** Waits for the workflow to close (retrying through connection trouble), then reports it. */
-  private async watchClose(t: Internal): Promise<void> {
+  private async watchClose(t: Internal<S>): Promise<void> {
     let delay = 500;
     while (!this.stopped && !t.abort.signal.aborted) {
       try {

@@ -2,7 +2,8 @@
 // node:util's parseArgs (strict: unknown options and missing values are errors), then the values.
 import { parseArgs } from 'node:util';
 import { UsageError } from './errors.js';
-import { isDnsLabel, isDnsSubdomain, nodeName, parseRef, podRef, REF_FORMS, type Ref } from './refs.js';
+import { STAGES as MAINTENANCE_STAGES } from '../../workflows/maintenance/types.js';
+import { isDnsLabel, isDnsSubdomain, maintenanceName, nodeName, parseRef, podRef, REF_FORMS, type Ref } from './refs.js';
 
 interface OptionSpec {
   type: 'string' | 'boolean';
@@ -84,6 +85,12 @@ export const COMMANDS = {
     options: { node: nodeOpt },
     notes: REF_NOTE,
   },
+  maintenance: {
+    args: ['<name>', '<action>', '<stage>?'],
+    summary: 'a NodeMaintenance: "<name> status", or "<name> stage <Stage>" to advance it',
+    options: { reason: { type: 'string', arg: 'text', help: 'with stage: why (recorded in the StageStarted Event)' } },
+    notes: `<action> is status or stage. Stages go forward only: ${MAINTENANCE_STAGES.join(' → ')}.`,
+  },
   help: { args: ['<command>?'], summary: "this help, or one command's", options: {} },
 } satisfies Record<string, CommandSpec>;
 
@@ -110,7 +117,9 @@ export type Command =
   | { cmd: 'inventory'; selector?: string }
   | { cmd: 'skip-pod'; ref: Ref; pod: { namespace: string; name: string }; reason?: string; node?: string }
   | { cmd: 'force-delete-pod'; ref: Ref; pod: { namespace: string; name: string }; reason?: string; node?: string }
-  | { cmd: 'retry-now'; ref: Ref; node?: string };
+  | { cmd: 'retry-now'; ref: Ref; node?: string }
+  | { cmd: 'maintenance'; name: string; action: 'status' }
+  | { cmd: 'maintenance'; name: string; action: 'stage'; stage: string; reason?: string };
 
 const PROGRAM = 'slipway';
 
@@ -267,6 +276,20 @@ export function parseCommand(argv: string[]): Command {
       }));
     case 'retry-now':
       return withCommand(name, () => ({ cmd: 'retry-now', ref: parseRef(pos[0]!), node: str('node') === undefined ? undefined : nodeName(str('node')!) }));
+    case 'maintenance': {
+      const nmName = withCommand(name, () => maintenanceName(pos[0]!));
+      const action = pos[1]!;
+      if (action === 'status') {
+        if (pos[2] !== undefined) throw new UsageError(`unexpected argument "${pos[2]}" for maintenance ${nmName} status`, name);
+        if (str('reason') !== undefined) throw new UsageError('--reason goes with stage, not status', name);
+        return { cmd: 'maintenance', name: nmName, action };
+      }
+      if (action !== 'stage') throw new UsageError(`unknown action "${action}" for maintenance (status or stage)`, name);
+      const stage = pos[2];
+      if (stage === undefined) throw new UsageError(`maintenance ${nmName} stage needs <stage> (${MAINTENANCE_STAGES.join(', ')})`, name);
+      if (!(MAINTENANCE_STAGES as readonly string[]).includes(stage)) throw new UsageError(`unknown stage ${stage}; one of ${MAINTENANCE_STAGES.join(', ')}`, name);
+      return { cmd: 'maintenance', name: nmName, action, stage, reason: str('reason') };
+    }
   }
 }
 

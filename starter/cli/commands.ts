@@ -12,7 +12,8 @@ import type { Command } from './args.js';
 import { closedDrain, drainCommand, drainStatus, followDrain, workerPolls, type Io } from './drain.js';
 import { CliError, UsageError } from './errors.js';
 import { oneLine } from './explain.js';
-import { describe, resolveDrain, resolveTarget } from './resolve.js';
+import { maintenanceStatus, setStage } from './maintenance.js';
+import { describe, maintenanceWorkflowIdOf, resolveDrain, resolveTarget } from './resolve.js';
 import type { Session } from './session.js';
 
 type Of<K extends Command['cmd']> = Extract<Command, { cmd: K }>;
@@ -62,12 +63,14 @@ async function requestStatus(session: Session, id: string, io: Io): Promise<numb
 
 async function status(session: Session, c: Of<'status'>, io: Io): Promise<number> {
   const t = await resolveTarget(session, c.ref);
+  if (t.kind === 'maintenance') return maintenanceStatus(session, t, io);
   return t.kind === 'request' ? requestStatus(session, t.id, io) : drainStatus(session, t, io);
 }
 
 async function follow(session: Session, c: Of<'follow'>, io: Io): Promise<number> {
   const t = await resolveTarget(session, c.ref);
   if (t.kind === 'drain') return followDrain(session, t, io);
+  if (t.kind === 'maintenance') throw new CliError(`${t.id} is a maintenance: its status is "slipway maintenance ${t.name} status"`);
   return followCycleId(await session.client(), t.id, io);
 }
 
@@ -130,5 +133,8 @@ export async function execute(session: Session, c: Exclude<Command, { cmd: 'help
     case 'force-delete-pod':
     case 'retry-now':
       return signal(session, c, io);
+    case 'maintenance':
+      if (c.action === 'status') return maintenanceStatus(session, { kind: 'maintenance', id: await maintenanceWorkflowIdOf(session, c.name), name: c.name }, io);
+      return setStage(session, { name: c.name, stage: c.stage, reason: c.reason }, io);
   }
 }

@@ -1,10 +1,12 @@
 // What a user has in hand, read without connecting to anything: a request (cnr/<ns>/<name>,
-// <ns>/<name>), a node name, or a workflow ID (drain/<node>, cnr/<ns>/<name>/<uid>[/node/<node>[/drain]]).
+// <ns>/<name>), a maintenance (nm/<name>), a node name, or a workflow ID (drain/<node>,
+// cnr/<ns>/<name>/<uid>[/node/<node>[/drain]], nm/<name>/<uid>, nm-node/<node>[/drain]).
 import { parseWorkflowId, type ParsedWorkflowId } from '../../workflows/ids.js';
 import { UsageError } from './errors.js';
 
 export type Ref =
   | { kind: 'request'; namespace: string; name: string }
+  | { kind: 'maintenance'; name: string }
   | { kind: 'node'; node: string }
   | { kind: 'workflow'; id: string; parsed: ParsedWorkflowId };
 
@@ -14,7 +16,8 @@ export const isDnsSubdomain = (s: string) =>
 /** RFC 1123 label: namespaces. */
 export const isDnsLabel = (s: string) => s.length <= 63 && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(s);
 
-export const REF_FORMS = 'a request (<namespace>/<name> or cnr/<namespace>/<name>), a node name, or a drain ID (drain/<node>, <request id>/node/<node>/drain)';
+export const REF_FORMS =
+  'a request (<namespace>/<name> or cnr/<namespace>/<name>), a maintenance (nm/<name>), a node name, or a drain ID (drain/<node>, <request id>/node/<node>/drain, nm-node/<node>/drain)';
 
 export function nodeName(s: string, what = 'node name'): string {
   if (!isDnsSubdomain(s)) throw new UsageError(`"${s}" is not a valid ${what} (lowercase letters, digits, '-' and '.')`);
@@ -24,6 +27,12 @@ export function nodeName(s: string, what = 'node name'): string {
 function objectRef(namespace: string, name: string, input: string, what: string): { namespace: string; name: string } {
   if (!isDnsLabel(namespace) || !isDnsSubdomain(name)) throw new UsageError(`"${input}" is not a valid ${what} <namespace>/<name>`);
   return { namespace, name };
+}
+
+/** A NodeMaintenance's name (cluster-scoped: a DNS subdomain). */
+export function maintenanceName(s: string): string {
+  if (!isDnsSubdomain(s)) throw new UsageError(`"${s}" is not a valid NodeMaintenance name (lowercase letters, digits, '-' and '.')`);
+  return s;
 }
 
 /** <namespace>/<name> of a pod. */
@@ -39,11 +48,13 @@ export function parseRef(s: string): Ref {
     const node = 'node' in id ? id.node : undefined;
     if (node !== undefined) nodeName(node);
     if ('namespace' in id) objectRef(id.namespace, id.name, s, 'request');
+    if (id.kind === 'maintenance') maintenanceName(id.name);
     return { kind: 'workflow', id: s, parsed: id };
   }
   const parts = s.split('/');
+  if (parts.length === 2 && parts[0] === 'nm') return { kind: 'maintenance', name: maintenanceName(parts[1]!) };
   if (parts.length === 3 && parts[0] === 'cnr') return { kind: 'request', ...objectRef(parts[1]!, parts[2]!, s, 'request') };
-  if (parts.length === 2 && parts[0] !== 'drain' && parts[0] !== 'cnr') return { kind: 'request', ...objectRef(parts[0]!, parts[1]!, s, 'request') };
+  if (parts.length === 2 && parts[0] !== 'drain' && parts[0] !== 'cnr' && parts[0] !== 'nm-node') return { kind: 'request', ...objectRef(parts[0]!, parts[1]!, s, 'request') };
   if (parts.length === 1 && isDnsSubdomain(s)) return { kind: 'node', node: s };
   throw new UsageError(`"${s}" is not ${REF_FORMS}`);
 }

@@ -4,15 +4,29 @@
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { type Client, type WorkflowExecutionDescription } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/common';
+import { GROUP, VERSION } from '../../api/crd.js';
 import { CYCLE_NODE_REQUEST } from '../../api/cycle-node-request.js';
-import { cycleStatusQuery } from '../../workflows/messages.js';
-import { cycleWorkflowId, drainIdFor, drainWorkflowId, maintenanceDrainWorkflowId, nodeCycleWorkflowId, nodeDrainWorkflowId, parseWorkflowId } from '../../workflows/ids.js';
+import { NODE_MAINTENANCE } from '../../api/node-maintenance.js';
+import { cycleStatusQuery, maintenanceStatusQuery } from '../../workflows/messages.js';
+import {
+  cycleWorkflowId,
+  drainIdFor,
+  drainWorkflowId,
+  maintenanceDrainWorkflowId,
+  maintenanceWorkflowId,
+  nodeCycleWorkflowId,
+  nodeDrainWorkflowId,
+  parseWorkflowId,
+} from '../../workflows/ids.js';
+import { maintenanceObjectAttr } from '../bridge/maintenance-temporal.js';
 import { CliError } from './errors.js';
 import type { Ref } from './refs.js';
 import type { Session } from './session.js';
 
 export type Target =
   | { kind: 'request'; id: string }
+  /** A NodeMaintenance's workflow nm/<name>/<uid>. */
+  | { kind: 'maintenance'; id: string; name: string }
   /** cycleId: the node's cycle, when the drain is a cycle's (it may not have started yet). */
   | { kind: 'drain'; id: string; node: string; cycleId?: string };
 
@@ -54,6 +68,22 @@ async function requestWorkflowId(session: Session, namespace: string, name: stri
   throw new CliError(`${what} not found (and no cycle of it in Temporal namespace ${session.settings.namespace})`);
 }
 
+/** The maintenance's workflow: the ID the bridge recorded in status (or the one it would use), else the newest in Temporal. */
+export async function maintenanceWorkflowIdOf(session: Session, name: string): Promise<string> {
+  const what = `NodeMaintenance ${name}`;
+  const obj = await session.read(what, (k) =>
+    k.config.makeApiClient(CustomObjectsApi).getClusterCustomObject({ group: GROUP, version: VERSION, plural: NODE_MAINTENANCE.plural, name }) as Promise<{
+      metadata: { uid: string };
+      status?: { workflowId?: string };
+    }>,
+  );
+  if (obj) return obj.status?.workflowId ?? maintenanceWorkflowId({ name, uid: obj.metadata.uid });
+  // Deleted, but its workflow may still be in Temporal (the list is newest first).
+  const [id] = await listIds(await session.client(), `SlipwayObject = '${maintenanceObjectAttr(name)}'`, 1);
+  if (id) return id;
+  throw new CliError(`${what} not found (and no maintenance of it in Temporal namespace ${session.settings.namespace})`);
+}
+
 /** The drain of a node: a running one first (the CLI's, then a cycle's), else the latest finished one. */
 export async function drainOfNode(session: Session, node: string): Promise<Target> {
   const client = await session.client();
@@ -81,6 +111,7 @@ export async function drainOfNode(session: Session, node: string): Promise<Targe
 export async function resolveTarget(session: Session, ref: Ref): Promise<Target> {
   if (ref.kind === 'node') return drainOfNode(session, ref.node);
   if (ref.kind === 'request') return { kind: 'request', id: await requestWorkflowId(session, ref.namespace, ref.name) };
+  if (ref.kind === 'maintenance') return { kind: 'maintenance', id: await maintenanceWorkflowIdOf(session, ref.name), name: ref.name };
   const p = ref.parsed;
   switch (p.kind) {
     case 'request':
@@ -96,7 +127,7 @@ export async function resolveTarget(session: Session, ref: Ref): Promise<Target>
     case 'maintenanceNode':
       return { kind: 'drain', id: maintenanceDrainWorkflowId(p.node), node: p.node };
     case 'maintenance':
-      throw new CliError(`${ref.id} is a NodeMaintenance: use "maintenance <name> status"`);
+      return { kind: 'maintenance', id: ref.id, name: p.name };
   }
 }
 
@@ -111,6 +142,7 @@ export async function resolveDrain(session: Session, ref: Ref, node: string | un
     return t;
   }
   const which = node ?? (podNode ? await podNode() : undefined);
+  if (t.kind === 'maintenance') return maintenanceDrain(session, t, which);
   if (which) {
     const cycleId = nodeCycleWorkflowId(t.id, which);
     return { kind: 'drain', id: nodeDrainWorkflowId(cycleId), node: which, cycleId };
@@ -119,4 +151,17 @@ export async function resolveDrain(session: Session, ref: Ref, node: string | un
   const s = await client.withDeadline(Date.now() + 10_000, () => client.workflow.getHandle(t.id).query(cycleStatusQuery)).catch(() => undefined);
   const draining = s?.nodes.filter((n) => n.phase === 'DrainingPods').map((n) => n.nodeName) ?? [];
   throw new CliError(`${t.id} is a request: say which node with --node${draining.length ? ` (draining now: ${draining.join(', ')})` : ''}`);
+}
+
+/**
+ * The drain a maintenance's signal goes to: the node's coordinator's drain nm-node/<node>/drain.
+ * Without a node (no --node, no pod), the error lists the nodes the maintenance covers.
+ */
+async function maintenanceDrain(session: Session, t: Target & { kind: 'maintenance' }, node: string | undefined): Promise<Target & { kind: 'drain' }> {
+  const client = await session.client();
+  const s = await client.withDeadline(Date.now() + 10_000, () => client.workflow.getHandle(t.id).query(maintenanceStatusQuery)).catch(() => undefined);
+  const nodes = s?.nodeStatuses.map((n) => n.nodeRef.name) ?? [];
+  if (!node) throw new CliError(`${t.id} is a maintenance: say which node with --node${nodes.length ? ` (its nodes: ${nodes.join(', ')}${s!.nodeStatusesOmitted ? ` and ${s!.nodeStatusesOmitted} more` : ''})` : ''}`);
+  if (s && !s.nodeStatusesOmitted && !nodes.includes(node)) throw new CliError(`node ${node} is not selected by maintenance ${t.name}${nodes.length ? ` (its nodes: ${nodes.join(', ')})` : ''}`);
+  return { kind: 'drain', id: maintenanceDrainWorkflowId(node), node };
 }

@@ -109,6 +109,11 @@ export class Controller {
     }, this.o.resyncIntervalMs ?? 30_000);
   }
 
+  /** Every cache holds a full list: what is not in the primary cache does not exist. */
+  isSynced(): boolean {
+    return this.synced.length > 0 && this.synced.every(Boolean);
+  }
+
   /** Queues a key (also for changes from outside the cluster, like a workflow's). Only once all caches are synced: "missing" must mean missing. */
   enqueue(key: string): void {
     if (this.synced.every(Boolean)) this.queue?.add(key);

@@ -13,9 +13,12 @@ import { BridgeFixture, kubeConfigWithToken, kubeFrom, validSpec } from '../supp
 import { withSpecUnchecked } from '../support/admission.js';
 import { uniqueName } from '../support/cluster.js';
 import { waitFor } from '../support/wait.js';
+import { Maintenances, noNodes, scriptedMaintenancePath } from '../support/bridge-maintenance.js';
+import { MAINTENANCE_FINALIZER } from '../../api/node-maintenance.js';
 
 const SYSTEM_NS = 'slipway-system';
 const f = new BridgeFixture('it-rbac');
+const nm = new Maintenances(f);
 const authz = f.c.config.makeApiClient(AuthorizationV1Api);
 
 interface Perm {
@@ -94,7 +97,13 @@ describe('the bridge service account', () => {
     { group: 'slipway.dev', resource: 'cyclenodestatuses', verb: 'watch' },
     { group: 'slipway.dev', resource: 'cyclenodestatuses', verb: 'create', namespace: ns },
     { group: 'slipway.dev', resource: 'cyclenodestatuses', subresource: 'status', verb: 'patch', namespace: ns },
+    { group: 'slipway.dev', resource: 'nodemaintenances', verb: 'list' },
+    { group: 'slipway.dev', resource: 'nodemaintenances', verb: 'watch' },
+    { group: 'slipway.dev', resource: 'nodemaintenances', verb: 'get' },
+    { group: 'slipway.dev', resource: 'nodemaintenances', verb: 'patch' },
+    { group: 'slipway.dev', resource: 'nodemaintenances', subresource: 'status', verb: 'patch' },
     { group: '', resource: 'events', verb: 'create', namespace: ns },
+    { group: '', resource: 'events', verb: 'create', namespace: 'default' },
     { group: 'coordination.k8s.io', resource: 'leases', verb: 'create', namespace: SYSTEM_NS },
     { group: 'coordination.k8s.io', resource: 'leases', verb: 'get', namespace: SYSTEM_NS, name: 'slipway-bridge' },
     { group: 'coordination.k8s.io', resource: 'leases', verb: 'update', namespace: SYSTEM_NS, name: 'slipway-bridge' },
@@ -111,6 +120,9 @@ describe('the bridge service account', () => {
     { group: 'slipway.dev', resource: 'cyclenoderequests', verb: 'create', namespace: ns },
     { group: 'slipway.dev', resource: 'cyclenodestatuses', verb: 'delete', namespace: ns },
     { group: 'slipway.dev', resource: 'drainrules', verb: 'list' },
+    { group: 'slipway.dev', resource: 'nodemaintenances', verb: 'create' },
+    { group: 'slipway.dev', resource: 'nodemaintenances', verb: 'delete' },
+    { group: 'slipway.dev', resource: 'nodemaintenances', verb: 'update' },
     { group: 'coordination.k8s.io', resource: 'leases', verb: 'update', namespace: SYSTEM_NS, name: 'someone-else' },
     { group: 'coordination.k8s.io', resource: 'leases', verb: 'get', namespace: 'kube-system', name: 'slipway-bridge' },
     { group: 'coordination.k8s.io', resource: 'leases', verb: 'delete', namespace: SYSTEM_NS, name: 'slipway-bridge' },
@@ -170,11 +182,33 @@ describe('the bridge service account', () => {
       await f.stopBridge(b);
     }
   });
+
+  test('runs with only its token for NodeMaintenances: starts, mirrors, records Events, completes on deletion, finalizes', async () => {
+    const tq = uniqueName('it-rbac-nm-tq');
+    await f.scriptedWorker(tq, scriptedMaintenancePath());
+    const tr = await f.c.core.createNamespacedServiceAccountToken({ name: 'slipway-bridge', namespace: SYSTEM_NS, body: { spec: { audiences: [], expirationSeconds: 3600 } } });
+    const kube = kubeFrom(kubeConfigWithToken(tr.status!.token));
+    const b = await f.bridge({ kube, taskQueue: tq, leaseNamespace: SYSTEM_NS, leaseName: 'slipway-bridge', tag: 'sa-nm', maintenances: true });
+    const name = uniqueName('nm');
+    try {
+      await waitFor('leads', async () => b.isLeader(), { timeoutMs: 40_000 });
+      await nm.create(name, { nodeSelector: noNodes, stage: 'Cordon', reason: 'rbac' });
+      await waitFor('workflow recorded', async () => (await nm.get(name))?.status?.stageStatuses?.some((s) => s.name === 'Cordon'));
+      await waitFor('StageStarted event', async () => (await nm.events(name)).some((e) => e.reason === 'StageStarted'));
+      await nm.patch(name, { metadata: { finalizers: [MAINTENANCE_FINALIZER] } }); // as the workflow does when it leaves Idle
+      await nm.delete(name);
+      await waitFor('deleted once Complete has run', async () => (await nm.get(name)) === undefined, { timeoutMs: 20_000 });
+      expect(f.logs.filter((l) => /403|forbidden/i.test(l))).toEqual([]);
+    } finally {
+      await f.stopBridge(b);
+      await nm.cleanup();
+    }
+  });
 });
 
 // ---- the worker: rules derived from the activities' API calls ------------------------------------
 
-const VERBS: Record<string, string> = { read: 'get', list: 'list', create: 'create', patch: 'patch', delete: 'delete', replace: 'update' };
+const VERBS: Record<string, string> = { read: 'get', get: 'get', list: 'list', create: 'create', patch: 'patch', delete: 'delete', replace: 'update' };
 /** client-node method kinds → [group, resource, subresource?]. */
 const KINDS: Record<string, [string, string, string?]> = {
   Node: ['', 'nodes'],
@@ -185,11 +219,12 @@ const KINDS: Record<string, [string, string, string?]> = {
   PersistentVolume: ['', 'persistentvolumes'],
   DaemonSet: ['apps', 'daemonsets'],
   VolumeAttachment: ['storage.k8s.io', 'volumeattachments'],
-  // The only cluster-scoped custom objects the activities read are DrainRules (activities/drain/snapshot.ts).
-  ClusterCustomObject: ['slipway.dev', 'drainrules'],
 };
 
-const CLUSTER_SCOPED = new Set(['nodes', 'namespaces', 'persistentvolumes', 'volumeattachments', 'drainrules']);
+/** Custom objects: the kind a file's calls address is the one whose constant it names (`DRAIN_RULE.plural`, `NODE_MAINTENANCE.plural`). */
+const CUSTOM_KINDS: Record<string, string> = { DRAIN_RULE: 'drainrules', NODE_MAINTENANCE: 'nodemaintenances' };
+
+const CLUSTER_SCOPED = new Set(['nodes', 'namespaces', 'persistentvolumes', 'volumeattachments', 'drainrules', 'nodemaintenances']);
 
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((e) => {
@@ -219,9 +254,15 @@ function workerNeeds(): { needs: Set<string>; unmapped: string[] } {
   const unmapped: string[] = [];
   for (const file of activityCode()) {
     const src = readFileSync(file, 'utf8');
-    for (const m of src.matchAll(/\b(?:core|apps|storage|policy|batch|coordination|custom|api)\.(read|list|create|patch|delete|replace)(\w+)\(/g)) {
+    const customKinds = [...new Set([...src.matchAll(/\b([A-Z_]+)\.plural\b/g)].map((m) => CUSTOM_KINDS[m[1]!]).filter((r): r is string => !!r))];
+    for (const m of src.matchAll(/\b(?:core|apps|storage|policy|batch|coordination|custom|api)\.(read|get|list|create|patch|delete|replace)(\w+)\(/g)) {
       const kind = m[2]!.replace('Namespaced', '').replace('ForAllNamespaces', '');
-      const k = KINDS[kind];
+      const custom = /^(Cluster)?CustomObject(Status)?$/.exec(kind);
+      const k: [string, string, string?] | undefined = custom
+        ? customKinds.length === 1
+          ? ['slipway.dev', customKinds[0]!, custom[2] ? 'status' : undefined]
+          : undefined
+        : KINDS[kind];
       if (!k) unmapped.push(`${file}: ${m[1]}${m[2]}`);
       else needs.add(`${k[0]}/${k[1]}${k[2] ? `/${k[2]}` : ''}:${VERBS[m[1]!]}`);
     }

@@ -82,7 +82,8 @@ export function causeFor(a: Admission, c: RefusedCase): { field?: string; messag
  * now refuses them, so only this way can a test store one.
  */
 /** A spec that today's schema refuses, per kind: the probe that tells which schema is in force. */
-const BAD_SPEC: Record<'CycleNodeRequest' | 'DrainRule', unknown> = {
+const BAD_SPEC: Record<'CycleNodeRequest' | 'DrainRule' | 'NodeMaintenance', unknown> = {
+  NodeMaintenance: { nodeSelector: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'k', operator: 'Exists' }] }] }, stage: 'Sideways' },
   CycleNodeRequest: { nodeGroupName: '', selector: { matchLabels: { 'bad key!': '' } } },
   DrainRule: { drain: { behavior: 'NoSuchBehavior' } },
 };
@@ -92,7 +93,7 @@ const BAD_SPEC: Record<'CycleNodeRequest' | 'DrainRule', unknown> = {
  * have: objects stored meanwhile stay as they are once the real CRD is back (Kubernetes validates
  * writes, not what is stored), which is the case the drains and the bridge must survive.
  */
-export async function withSpecUnchecked<T>(kc: KubeConfig, kind: 'CycleNodeRequest' | 'DrainRule', fn: () => Promise<T>): Promise<T> {
+export async function withSpecUnchecked<T>(kc: KubeConfig, kind: keyof typeof BAD_SPEC, fn: () => Promise<T>): Promise<T> {
   const def = CRDS.find((d) => d.kind === kind)!;
   const body = crdManifest(def) as { spec: { versions: Array<{ schema: { openAPIV3Schema: Record<string, unknown> & { properties: Record<string, unknown> } } }> } };
   const root = body.spec.versions[0]!.schema.openAPIV3Schema;

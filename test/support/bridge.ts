@@ -57,6 +57,8 @@ export class BridgeFixture {
       namespace: this.ns,
       leaseNamespace: this.ns,
       retryIntervalMs: 500,
+      // NodeMaintenances are cluster-wide: only a test about them reconciles them (on its private queue).
+      maintenances: false,
       log: (l) => this.logs.push(`${new Date().toISOString()} [${tag}] ${l}`),
       ...opts,
     });
@@ -74,11 +76,11 @@ export class BridgeFixture {
     for (const b of [...this.bridges]) await this.stopBridge(b).catch(() => undefined);
   }
 
-  /** A worker hosting only the scripted cycleNodeRequestWorkflow, on `taskQueue`. */
-  async scriptedWorker(taskQueue = this.taskQueue): Promise<void> {
+  /** A worker hosting only the scripted cycleNodeRequestWorkflow (or the workflows of `workflowsPath`), on `taskQueue`. */
+  async scriptedWorker(taskQueue = this.taskQueue, workflowsPath = scriptedWorkflowsPath()): Promise<void> {
     const settings = temporalSettings();
     const connection = await NativeConnection.connect(settings.connection);
-    const worker = await Worker.create({ connection, namespace: settings.namespace, taskQueue, workflowsPath: scriptedWorkflowsPath() });
+    const worker = await Worker.create({ connection, namespace: settings.namespace, taskQueue, workflowsPath });
     this.workers.push({ worker, connection, running: worker.run() });
   }
 

@@ -1,0 +1,94 @@
+// The bridge's side of Temporal for NodeMaintenance: temporal.ts's kind-neutral helpers bound to
+// `nodeMaintenanceWorkflow` and its messages (workflows/messages.ts).
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { NodeMaintenanceSpecInput } from '../../api/node-maintenance.js';
+import { maintenanceDeletingSignal, maintenanceSpecChangedUpdate, maintenanceStatusQuery } from '../../workflows/messages.js';
+import type { MaintenanceInput, MaintenanceStatus, Stage } from '../../workflows/maintenance/types.js';
+import { maintenanceWorkflowId } from '../../workflows/ids.js';
+import { ObjectAttr, PhaseAttr } from '../../workflows/search-attributes.js';
+import { isMaintenanceStatus } from './maintenance-status.js';
+import { describeWorkflow, sendUpdate, startOnce, waitWorkflowClosed, workflowTaskFailure, type Described, type StartResult, type TrackedSource } from './temporal.js';
+
+/** The maintenance workflow's type name (registered by the worker). */
+export const MAINTENANCE_WORKFLOW_TYPE = 'nodeMaintenanceWorkflow';
+
+/** The SlipwayObject search attribute of a maintenance's workflow (how the CLI finds it by name). */
+export const maintenanceObjectAttr = (name: string) => `NodeMaintenance/${name}`;
+
+export interface MaintenanceSpecChange {
+  spec: NodeMaintenanceSpecInput;
+  generation?: number;
+  allowAllNodes?: boolean;
+}
+
+export interface MaintenanceWorkflows extends TrackedSource<MaintenanceStatus> {
+  /** Starts nm/<name>/<uid> once (a running one is attached to, a closed one never re-run). */
+  start(input: MaintenanceInput): Promise<StartResult>;
+  describe(workflowId: string): Promise<Described | undefined>;
+  /** The `specChanged` update: applied (the stage now in effect) or refused (why, in the workflow's words). */
+  changeSpec(workflowId: string, change: MaintenanceSpecChange): Promise<{ applied: true; stage: Stage } | { applied: false; reason: string }>;
+  /** Signals `deleting`; false when no workflow runs under this ID (nothing to tell). */
+  deleting(workflowId: string): Promise<boolean>;
+  /** The maintenance workflows running on this bridge's task queue (at most `max`). */
+  listRunning(max: number): Promise<RunningMaintenance[]>;
+}
+
+export interface RunningMaintenance {
+  workflowId: string;
+  startTime: Date;
+}
+
+export function maintenanceWorkflows(client: Client, taskQueue: string): MaintenanceWorkflows {
+  return {
+    start(input) {
+      const workflowId = maintenanceWorkflowId(input);
+      return startOnce(client, workflowId, () =>
+        client.workflow.start(MAINTENANCE_WORKFLOW_TYPE, {
+          args: [input],
+          workflowId,
+          taskQueue,
+          workflowIdConflictPolicy: 'USE_EXISTING',
+          workflowIdReusePolicy: 'REJECT_DUPLICATE',
+          typedSearchAttributes: [
+            { key: ObjectAttr, value: maintenanceObjectAttr(input.name) },
+            { key: PhaseAttr, value: input.spec.stage ?? 'Idle' },
+          ],
+          staticSummary: `NodeMaintenance ${input.name}${input.spec.reason ? `: ${input.spec.reason}` : ''}`,
+        }),
+      );
+    },
+
+    query: (workflowId, timeoutMs) => client.withDeadline(Date.now() + timeoutMs, () => client.workflow.getHandle(workflowId).query(maintenanceStatusQuery)),
+
+    describe: (workflowId) => describeWorkflow(client, workflowId),
+
+    waitClosed: (workflowId, signal) => waitWorkflowClosed(client, workflowId, signal, (h) => h.query(maintenanceStatusQuery), isMaintenanceStatus),
+
+    taskFailure: (workflowId) => workflowTaskFailure(client, workflowId),
+
+    async changeSpec(workflowId, change) {
+      const r = await sendUpdate(client, workflowId, maintenanceSpecChangedUpdate, [change]);
+      return r.applied ? { applied: true, stage: r.result.stage } : r;
+    },
+
+    async listRunning(max) {
+      const out: RunningMaintenance[] = [];
+      const query = `WorkflowType = '${MAINTENANCE_WORKFLOW_TYPE}' AND ExecutionStatus = 'Running' AND TaskQueue = '${taskQueue}'`;
+      for await (const w of client.workflow.list({ query, pageSize: 100 })) {
+        out.push({ workflowId: w.workflowId, startTime: w.startTime });
+        if (out.length >= max) break;
+      }
+      return out;
+    },
+
+    async deleting(workflowId) {
+      try {
+        await client.workflow.getHandle(workflowId).signal(maintenanceDeletingSignal);
+        return true;
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError) return false; // never started, or closed already
+        throw err;
+      }
+    },
+  };
+}

@@ -1,0 +1,50 @@
+// `slipway maintenance <name> stage <Stage> [--reason R]` (the setStage update, NM-2.15) and
+// `slipway maintenance <name> status` / `slipway status nm/<name>` (NM-7.12): a maintenance's
+// workflow found by its object (or, once deleted, by its SlipwayObject search attribute).
+import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { webUiLink } from '../../worker/config.js';
+import { maintenanceStatusQuery, setStageUpdate } from '../../workflows/messages.js';
+import type { MaintenanceStatus } from '../../workflows/maintenance/types.js';
+import type { Io } from './drain.js';
+import { CliError } from './errors.js';
+import { renderMaintenance } from './maintenance-render.js';
+import { describe, maintenanceWorkflowIdOf, type Target } from './resolve.js';
+import type { Session } from './session.js';
+
+const QUERY_TIMEOUT_MS = 10_000;
+const UPDATE_TIMEOUT_MS = 15_000;
+
+async function queryMaintenance(client: Client, id: string): Promise<MaintenanceStatus | undefined> {
+  return client.withDeadline(Date.now() + QUERY_TIMEOUT_MS, () => client.workflow.getHandle(id).query(maintenanceStatusQuery)).catch(() => undefined);
+}
+
+/** What a maintenance is doing (or how it ended): stage, conditions, plan position, per-node targets and blockers. */
+export async function maintenanceStatus(session: Session, t: Target & { kind: 'maintenance' }, io: Io): Promise<number> {
+  const client = await session.client();
+  const desc = await describe(client, t.id);
+  if (!desc) throw new CliError(`no workflow ${t.id} in Temporal namespace ${session.settings.namespace} yet (the bridge starts it: is it running?)`);
+  const running = desc.status.name === 'RUNNING';
+  const s = await queryMaintenance(client, t.id);
+  if (!s && running) throw new CliError(`${t.id} is running, but no worker answered within ${QUERY_TIMEOUT_MS / 1000} s: is a worker polling task queue ${desc.taskQueue}?`);
+  io.out(`${t.id} (${running ? 'running' : `${desc.status.name.toLowerCase()} at ${desc.closeTime?.toISOString() ?? '?'}`}; Web UI: ${webUiLink(t.id)})`);
+  io.out(s ? renderMaintenance(s) : `${desc.status.name.toLowerCase()}; no worker answered for its last status`);
+  return 0;
+}
+
+/** Advances the stage through the running workflow (it writes spec.stage to the object, then acts). */
+export async function setStage(session: Session, c: { name: string; stage: string; reason?: string }, io: Io): Promise<number> {
+  const id = await maintenanceWorkflowIdOf(session, c.name);
+  const client = await session.client();
+  const desc = await describe(client, id);
+  if (!desc) throw new CliError(`no workflow ${id} in Temporal namespace ${session.settings.namespace} yet (the bridge starts it: is it running?)`);
+  if (desc.status.name !== 'RUNNING') throw new CliError(`maintenance ${c.name} has ended (${id} ${desc.status.name.toLowerCase()}): no stage to set`);
+  let r: { stage: string; generation?: number };
+  try {
+    r = await client.withDeadline(Date.now() + UPDATE_TIMEOUT_MS, () => client.workflow.getHandle(id).executeUpdate(setStageUpdate, { args: [{ stage: c.stage, reason: c.reason }] }));
+  } catch (err) {
+    if (err instanceof WorkflowUpdateFailedError) throw new CliError(`setStage ${c.stage} refused by ${id}: ${err.cause?.message ?? err.message}`);
+    throw err;
+  }
+  io.out(`maintenance ${c.name}: stage ${r.stage}${r.generation !== undefined ? ` (spec generation ${r.generation})` : ''} — ${webUiLink(id)}`);
+  return 0;
+}
