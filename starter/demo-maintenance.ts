@@ -117,6 +117,16 @@ await until((s) => !!s[a]?.completed && !!s[b]?.completed, 60_000);
 console.log(`\nTemporal Web UI:\n  ${webUiLink(ids[a]!)}\n  ${webUiLink(ids[b]!)}`);
 for (const n of nodes) console.log(`  ${webUiLink(`nm-node/${n}`)}`);
 
+// Leave the stack as it was: objects, pods, nodes and priority classes of this demo go.
+for (const name of [a, b]) await custom.deleteClusterCustomObject({ ...where, name }).catch(() => undefined);
+// The bridge drops the finalizer of a completed maintenance at once (NM-2.13).
+for (const end = Date.now() + 15_000; Date.now() < end; await sleep(500)) {
+  const left = await Promise.all([a, b].map((name) => custom.getClusterCustomObject({ ...where, name }).then(() => true, () => false)));
+  if (!left.some(Boolean)) break;
+}
+await kube.core.deleteNamespace({ name: ns }).catch(() => undefined);
+for (const n of nodes) await kube.core.deleteNode({ name: n }).catch(() => undefined);
+for (const [, , value] of pods) await scheduling.deletePriorityClass({ name: `nm-demo-${run}-${value}` }).catch(() => undefined);
 await bridge.stop();
 worker.shutdown();
 await running;

@@ -142,7 +142,9 @@ export class Maintenance implements Facts {
     setHandler(nodeReportSignal, (r) => {
       if (r.released) {
         this.releasing.delete(r.node);
-        if (this.nodes.has(r.node) && this.stage === 'Complete') this.nodes.set(r.node, r);
+        // Keep what the node reached (status shows the final targets after Complete).
+        const prev = this.nodes.get(r.node);
+        if (this.nodes.has(r.node) && this.stage === 'Complete') this.nodes.set(r.node, prev ? { ...prev, released: true, gone: r.gone || prev.gone } : r);
       } else if (this.nodes.has(r.node)) {
         const prev = this.nodes.get(r.node);
         if (prev && prev.seq > r.seq) return; // stale
