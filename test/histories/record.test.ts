@@ -15,10 +15,12 @@ import { CycleFixture } from '../support/cycle.js';
 import { DrainFixture, mergePatch } from '../support/drain.js';
 import { deleteDrainRule, storeUnvalidatedDrainRule } from '../support/drain-rules.js';
 import { historyToJson } from '../support/histories.js';
+import { MaintenanceFixture } from '../support/maintenance.js';
 import { waitFor } from '../support/wait.js';
+import { setStageUpdate } from '../../workflows/messages.js';
 
 const DIR = 'test/histories';
-const ROLE: Record<string, string> = { cycleNodeWorkflow: 'node', nodeGroupLockWorkflow: 'lock', drainWorkflow: 'drain' };
+const ROLE: Record<string, string> = { cycleNodeWorkflow: 'node', nodeGroupLockWorkflow: 'lock', drainWorkflow: 'drain', maintenanceNodeWorkflow: 'coordinator' };
 
 /** Writes `<scenario>.<role>.json` for a workflow and, recursively, for each child it started (by type and start order). */
 async function saveTree(client: Client, file: string, workflowId: string, runId?: string): Promise<string[]> {
@@ -135,4 +137,32 @@ describe('recording histories for the replay test', () => {
       await f.teardown();
     }
   }, 120_000);
+
+  test('maintenance-shared: two maintenances share a node (one PDB-blocked pod), drain to the end and complete (maintenances, coordinators, drains)', async () => {
+    const f = await new MaintenanceFixture('it-rec-nm').setup(2);
+    try {
+      const [one, two] = f.nodes as [string, string];
+      await f.pod('p1', one, 4000);
+      await f.pod('p2', one, 8000);
+      await f.pod('q1', two, 5000);
+      await f.waitRunning(3);
+      await f.c.policy.createNamespacedPodDisruptionBudget({ namespace: f.ns, body: { metadata: { name: 'q1' }, spec: { maxUnavailable: 0, selector: { matchLabels: { app: 'q1' } } } } });
+      await waitFor('PDB q1 computed', async () => (await f.c.policy.readNamespacedPodDisruptionBudget({ name: 'q1', namespace: f.ns })).status?.observedGeneration === 1);
+      const names = (...n: string[]) => ({ nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name' as const, operator: 'In' as const, values: n }] }] });
+      const a = await f.create(`${f.group}-a`, { nodeSelector: names(one, two), stage: 'Drain', drainPlan: [{ podPriority: 5000 }, { podPriority: 15000 }] });
+      const b = await f.create(`${f.group}-b`, { nodeSelector: names(one), stage: 'Cordon', drainPlan: [{ podPriority: 10000 }] });
+      await f.statusWhen(a, 'a held by the PDB', (s) => s.nodeStatuses.some((n) => n.podsBlocked === 1));
+      await b.executeUpdate(setStageUpdate, { args: [{ stage: 'Drain' }] });
+      await f.c.policy.deleteNamespacedPodDisruptionBudget({ name: 'q1', namespace: f.ns });
+      for (const h of [a, b]) await f.statusWhen(h, 'Drained', (s) => s.conditions.some((c) => c.type === 'Drained' && c.status === 'True'), 150_000);
+      for (const h of [a, b]) await h.executeUpdate(setStageUpdate, { args: [{ stage: 'Complete' }] });
+      await Promise.all([a.result(), b.result()]);
+      clear('maintenance-shared');
+      const files = [...(await saveTree(f.client, 'maintenance-shared.a', a.workflowId)), ...(await saveTree(f.client, 'maintenance-shared.b', b.workflowId))];
+      expect(files.some((x) => x.includes('coordinator'))).toBe(true);
+      expect(files.some((x) => x.includes('drain'))).toBe(true);
+    } finally {
+      await f.teardown();
+    }
+  }, 240_000);
 });

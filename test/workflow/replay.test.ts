@@ -25,9 +25,10 @@ beforeAll(async () => {
   for await (const r of Worker.runReplayHistories({ ...workflowCode(), replayName: 'slipway-replay-test' }, histories)) results.set(fileOf.get(r.workflowId)!, r);
 }, 60_000);
 
-test('there are recorded histories of drains and of a cycle to replay', () => {
+test('there are recorded histories of drains, a cycle and maintenances (with their node coordinators) to replay', () => {
   expect(files.some((f) => f.startsWith('drain-'))).toBe(true);
   expect(files.some((f) => f.startsWith('cycle-'))).toBe(true);
+  expect(files.some((f) => f.startsWith('maintenance-') && f.includes('coordinator'))).toBe(true);
 });
 
 test.each(files)('%s replays on the current workflow code without nondeterminism', (file) => {

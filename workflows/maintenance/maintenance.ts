@@ -19,6 +19,7 @@ import {
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { effectivePlan, type PlanEntry } from '../../api/drain-plan.js';
+import type { Selection } from '../../activities/maintenance/select.js';
 import type { NodeMaintenanceSpecInput, NodeSelector } from '../../api/node-maintenance.js';
 import { maintenanceNodeWorkflowId } from '../ids.js';
 import {
@@ -222,11 +223,24 @@ export class Maintenance implements Facts {
       const sel = await this.select();
       const all = sel.nodes.length > 0 && sel.nodes.length === sel.totalNodes;
       this.selectsAll = all ? { total: sel.totalNodes, acknowledged: this.allowAllNodes } : undefined;
+      await this.warnAboutSelection(sel);
       if (!all || this.allowAllNodes) return true;
       this.publish();
       this.dirty = false;
       await condition(() => this.dirty, MEMBERSHIP_MS);
       if (this.desired === 'Complete' || this.deleting) return false;
+    }
+  }
+
+  /** NM-4.10 and NM-4.8: a selection of no node, or of every control-plane node, is worth a warning (not a stop). */
+  private async warnAboutSelection(sel: Selection): Promise<void> {
+    const warn = async (reason: string, message: string) =>
+      steps.recordEvent.executeWithOptions({ summary: `event ${reason}` }, [
+        { involved: { kind: 'NodeMaintenance', apiVersion: 'slipway.dev/v1alpha1', name: this.name, uid: this.uid }, type: 'Warning', reason, message, dedupKey: `${this.id}/${reason}/${this.stage}` },
+      ]);
+    if (!sel.nodes.length) await warn('NoNodesSelected', `stage ${this.stage}: the nodeSelector matches no node`);
+    if (sel.controlPlaneNodes > 0 && sel.controlPlaneSelected === sel.controlPlaneNodes) {
+      await warn('SelectsAllControlPlaneNodes', `stage ${this.stage}: selects all ${sel.controlPlaneNodes} control-plane nodes`);
     }
   }
 
@@ -244,7 +258,7 @@ export class Maintenance implements Facts {
 
   // ---- Steps.
 
-  private async select(): Promise<{ nodes: string[]; totalNodes: number }> {
+  private async select(): Promise<Selection> {
     const sel = await steps.selectMaintenanceNodes.executeWithOptions({ summary: 'select nodes' }, [{ nodeSelector: this.spec.nodeSelector as NodeSelector }]);
     this.selectedTotal = sel.nodes.length;
     upsertSearchAttributes([{ key: NodesAttr, value: sel.nodes.slice(0, 100) }]);
