@@ -9,7 +9,10 @@ import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
 import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
-import { cycleStatusQuery, drainStatusQuery } from '../../workflows/messages.js';
+import { SchedulingV1Api } from '@kubernetes/client-node';
+import { MAX_PRIORITY } from '../../api/drain-plan.js';
+import { drainWorkflow } from '../../workflows/index.js';
+import { cycleStatusQuery, drainStatusQuery, drainTargetsSignal } from '../../workflows/messages.js';
 import { uniqueName } from '../support/cluster.js';
 import { CycleFixture } from '../support/cycle.js';
 import { DrainFixture, mergePatch } from '../support/drain.js';
@@ -64,6 +67,42 @@ describe('recording histories for the replay test', () => {
       clear('drain-waves-pdb');
       await saveTree(f.client, 'drain-waves-pdb', h.workflowId);
     } finally {
+      await f.teardown();
+    }
+  });
+
+  test('drain-targets: targets mode, [Default ≤ 1000] then [Default ≤ MAX, DaemonSet ≤ MAX] final by signal, reporting to a receiver', async () => {
+    const f = await new DrainFixture('it-rec-targets').setup();
+    const pc = `${f.group}-high`;
+    const receiverId = uniqueName('it-rec-targets-reports');
+    const scheduling = f.c.config.makeApiClient(SchedulingV1Api);
+    try {
+      await scheduling.createPriorityClass({ body: { metadata: { name: pc }, value: 5000 } });
+      await f.deploy('low', 1);
+      const t = f.podTemplate({ app: 'high' }, 1);
+      await f.c.apps.createNamespacedDeployment({
+        namespace: f.ns,
+        body: { metadata: { name: 'high' }, spec: { replicas: 1, selector: { matchLabels: { app: 'high' } }, template: { ...t, spec: { ...t.spec, priorityClassName: pc } } } },
+      });
+      await f.c.apps.createNamespacedDaemonSet({ namespace: f.ns, body: { metadata: { name: 'agent' }, spec: { selector: { matchLabels: { app: 'agent' } }, template: f.podTemplate({ app: 'agent' }) } } });
+      await f.waitRunning(3);
+      await f.addSpare();
+      // The receiver is a workflow nobody runs: it accepts the drain's reports.
+      await f.client.workflow.start('reportReceiver', { taskQueue: `${receiverId}-nobody`, workflowId: receiverId, args: [] });
+      const h = await f.client.workflow.start(drainWorkflow, {
+        taskQueue: f.taskQueue,
+        workflowId: uniqueName('it-rec-targets-drain'),
+        args: [{ nodeName: f.node, reportTo: receiverId, targets: { lanes: [{ podType: 'Default', podPriority: 1000 }], final: false, seq: 1 } }],
+      });
+      await waitFor('finished at targets #1', async () => (await h.query(drainStatusQuery)).finished === true);
+      await h.signal(drainTargetsSignal, { lanes: [{ podType: 'Default', podPriority: MAX_PRIORITY }, { podType: 'DaemonSet', podPriority: MAX_PRIORITY }], final: true, seq: 2 });
+      const r = await h.result();
+      expect(r.status).toMatchObject({ phase: 'Drained', evicted: 2, finished: true });
+      clear('drain-targets');
+      await saveTree(f.client, 'drain-targets', h.workflowId);
+    } finally {
+      await f.client?.workflow.getHandle(receiverId).terminate('recorded').catch(() => undefined);
+      await scheduling.deletePriorityClass({ name: pc }).catch(() => undefined);
       await f.teardown();
     }
   });
