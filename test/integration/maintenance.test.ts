@@ -1,7 +1,8 @@
 // NodeMaintenance end to end on the local stack: the maintenance workflow, the node coordinators and
 // the drain engine in targets mode, judged from the apiserver's audit log and the objects.
 // Tests are named after the spec statements (../shared/specs/node-maintenance.md).
-import { HELD_BY_ANNOTATION, MAINTENANCE_STATE_LABEL } from '../../api/node-maintenance.js';
+import { HELD_BY_ANNOTATION, MAINTENANCE_STATE_LABEL, WAS_UNSCHEDULABLE_ANNOTATION } from '../../api/node-maintenance.js';
+import { mergePatch } from '../support/drain.js';
 import { setStageUpdate } from '../../workflows/messages.js';
 import { MaintenanceFixture } from '../support/maintenance.js';
 import { waitFor } from '../support/wait.js';
@@ -114,4 +115,57 @@ describe('two intersecting maintenances (E2)', () => {
     await Promise.all([a.result(), b.result()]);
     for (const n of [one, two, three]) expect((await f.c.core.readNode({ name: n })).spec?.unschedulable).toBeFalsy();
   }, 300_000);
+});
+
+describe('cordon-only overlap, re-cordon and restore (E4)', () => {
+  const f = new MaintenanceFixture('it-nm-e4');
+  beforeAll(() => f.setup(4), 60_000);
+  afterAll(() => f.teardown(), 60_000);
+
+  test('NM-2.5 an uncordon is reverted; NM-2.9(c) Complete restores each node unless another holds it or it was cordoned before; NM-2.6 membership follows the labels', async () => {
+    const [x, y, z, w] = f.nodes as [string, string, string, string];
+    const pool = `${f.group}-pool`;
+    const label = async (node: string, value: string | null) => f.c.core.patchNode({ name: node, body: { metadata: { labels: { [pool]: value } } } }, mergePatch);
+    for (const n of [x, y, z]) await label(n, 'm1');
+    await f.c.core.patchNode({ name: z, body: { spec: { unschedulable: true } } }, mergePatch); // an admin's cordon, before
+    const bySelector = { nodeSelectorTerms: [{ matchExpressions: [{ key: pool, operator: 'In' as const, values: ['m1'] }] }] };
+    const m1 = await f.create(`${f.group}-m1`, { nodeSelector: bySelector, stage: 'Cordon' });
+    const m2 = await f.create(`${f.group}-m2`, { nodeSelector: selectNodes(y), stage: 'Drain' });
+    const node = (n: string) => f.c.core.readNode({ name: n });
+    await waitFor('x, y, z held', async () => {
+      const all = await Promise.all([x, y, z].map(node));
+      return all.every((n) => n.spec?.unschedulable && n.metadata?.annotations?.[HELD_BY_ANNOTATION]);
+    });
+    expect((await node(z)).metadata?.annotations?.[WAS_UNSCHEDULABLE_ANNOTATION]).toBe('true');
+    expect((await node(y)).metadata?.annotations?.[HELD_BY_ANNOTATION]).toBe(`${f.group}-m1,${f.group}-m2`);
+
+    // NM-2.5: kubectl uncordon y is reverted promptly, with a Warning Event on the node.
+    await f.c.core.patchNode({ name: y, body: { spec: { unschedulable: null } } }, mergePatch);
+    await waitFor('y cordoned again', async () => (await node(y)).spec?.unschedulable === true, { timeoutMs: 15_000 });
+    await waitFor('UncordonReverted on y', async () => {
+      const ev = await f.c.core.listNamespacedEvent({ namespace: 'default', fieldSelector: `involvedObject.name=${y},reason=UncordonReverted` });
+      return ev.items.length > 0;
+    });
+
+    // NM-2.6: a node that starts to match is taken; one that stops matching is released.
+    await label(w, 'm1');
+    await waitFor('w taken', async () => (await node(w)).spec?.unschedulable === true, { timeoutMs: 30_000 });
+    await label(w, null);
+    await waitFor('w released', async () => !(await node(w)).spec?.unschedulable && !(await node(w)).metadata?.annotations?.[HELD_BY_ANNOTATION], { timeoutMs: 30_000 });
+
+    // Complete m1: x uncordoned, y stays (m2 holds it), z stays (cordoned before).
+    await m1.executeUpdate(setStageUpdate, { args: [{ stage: 'Complete' }] });
+    await m1.result();
+    expect((await node(x)).spec?.unschedulable).toBeFalsy();
+    expect((await node(y)).spec?.unschedulable).toBe(true);
+    expect((await node(y)).metadata?.annotations?.[HELD_BY_ANNOTATION]).toBe(`${f.group}-m2`);
+    expect((await node(z)).spec?.unschedulable).toBe(true);
+    expect((await node(z)).metadata?.annotations?.[HELD_BY_ANNOTATION]).toBeUndefined();
+
+    await m2.executeUpdate(setStageUpdate, { args: [{ stage: 'Complete' }] });
+    await m2.result();
+    const yAfter = await node(y);
+    expect(yAfter.spec?.unschedulable).toBeFalsy();
+    expect(Object.keys({ ...yAfter.metadata?.labels, ...yAfter.metadata?.annotations }).filter((k) => k.startsWith('maintenance.slipway.dev/'))).toEqual([]);
+  }, 200_000);
 });
