@@ -3,7 +3,8 @@
 // Tests are named after the spec statements (../shared/specs/node-maintenance.md).
 import { HELD_BY_ANNOTATION, MAINTENANCE_STATE_LABEL, WAS_UNSCHEDULABLE_ANNOTATION } from '../../api/node-maintenance.js';
 import { mergePatch } from '../support/drain.js';
-import { setStageUpdate } from '../../workflows/messages.js';
+import { maintenanceStatusQuery, retryNowSignal, setStageUpdate } from '../../workflows/messages.js';
+import { maintenanceNodeWorkflowId } from '../../workflows/ids.js';
 import { MaintenanceFixture } from '../support/maintenance.js';
 import { waitFor } from '../support/wait.js';
 
@@ -167,5 +168,35 @@ describe('cordon-only overlap, re-cordon and restore (E4)', () => {
     const yAfter = await node(y);
     expect(yAfter.spec?.unschedulable).toBeFalsy();
     expect(Object.keys({ ...yAfter.metadata?.labels, ...yAfter.metadata?.annotations }).filter((k) => k.startsWith('maintenance.slipway.dev/'))).toEqual([]);
+  }, 200_000);
+});
+
+describe('a node whose drain fails (podEvictionTimeout policy Fail)', () => {
+  const f = new MaintenanceFixture('it-nm-fail');
+  beforeAll(() => f.setup(1), 60_000);
+  afterAll(() => f.teardown(), 60_000);
+
+  test('NM-7.4 Ready=False DrainFailed names the node and the pod, the node stays cordoned and the plan does not advance; retryNow to the node coordinator resumes it', async () => {
+    const [n] = f.nodes as [string];
+    await f.pod('db', n, 100);
+    await f.waitRunning(1);
+    await f.c.policy.createNamespacedPodDisruptionBudget({ namespace: f.ns, body: { metadata: { name: 'db' }, spec: { maxUnavailable: 0, selector: { matchLabels: { app: 'db' } } } } });
+    await waitFor('PDB db computed', async () => (await f.c.policy.readNamespacedPodDisruptionBudget({ name: 'db', namespace: f.ns })).status?.observedGeneration === 1);
+    const h = await f.create(`${f.group}-m`, { nodeSelector: selectNodes(n), stage: 'Drain', drain: { podEvictionTimeout: { after: '2s', policy: 'Fail' } } });
+    const failed = await f.statusWhen(h, 'DrainFailed', (s) => s.conditions.some((c) => c.type === 'Ready' && c.reason === 'DrainFailed'), 60_000);
+    expect(failed.conditions.find((c) => c.type === 'Ready')!.message).toContain(`node ${n}`);
+    expect(failed.conditions.find((c) => c.type === 'Ready')!.message).toContain('db');
+    expect(failed.nodeStatuses[0]!.drainMessage).toMatch(/^Drain failed: /);
+    expect(failed.planIndex).toBe(0);
+    await new Promise((r) => setTimeout(r, 3000));
+    expect((await f.c.core.readNode({ name: n })).spec?.unschedulable).toBe(true);
+    expect((await h.query(maintenanceStatusQuery)).conditions.find((c) => c.type === 'Ready')!.reason).toBe('DrainFailed');
+
+    await f.c.policy.deleteNamespacedPodDisruptionBudget({ name: 'db', namespace: f.ns });
+    await f.client.workflow.getHandle(maintenanceNodeWorkflowId(n)).signal(retryNowSignal);
+    await f.statusWhen(h, 'Drained after retryNow', (s) => s.conditions.some((c) => c.type === 'Drained' && c.status === 'True'), 90_000);
+    expect((await f.evictions()).map(podOf)).toContain('db');
+    await h.executeUpdate(setStageUpdate, { args: [{ stage: 'Complete' }] });
+    await h.result();
   }, 200_000);
 });

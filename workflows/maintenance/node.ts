@@ -12,6 +12,7 @@ import {
   WorkflowIdReusePolicy,
   condition,
   continueAsNew,
+  isCancellation,
   getExternalWorkflowHandle,
   log,
   setCurrentDetails,
@@ -30,6 +31,7 @@ import {
   nodeReportSignal,
   registerHolderSignal,
   releaseHolderSignal,
+  retryNowSignal,
   type DrainReport,
 } from '../messages.js';
 import { steps } from '../proxies.js';
@@ -51,6 +53,7 @@ export interface NodeCoordinatorInput {
   seq?: number;
   drainStarted?: boolean;
   drainReport?: DrainReport;
+  drainFailed?: string;
   released?: string[];
 }
 
@@ -85,6 +88,8 @@ class Coordinator {
   private drainStarted: boolean;
   private drainReport?: DrainReport;
   private gone = false;
+  /** Why the last drain failed (it ended; the node stays cordoned). */
+  private drainFailed?: string;
   /** Holders whose release is done but not yet acknowledged to them. */
   private released: Set<string>;
   private lastRevertEventMs = -Infinity;
@@ -98,6 +103,7 @@ class Coordinator {
     this.seq = input.seq ?? 0;
     this.drainStarted = input.drainStarted ?? false;
     this.drainReport = input.drainReport;
+    this.drainFailed = input.drainFailed;
     this.released = new Set(input.released ?? []);
     setHandler(registerHolderSignal, (h) => {
       this.holders.set(h.id, h);
@@ -108,6 +114,15 @@ class Coordinator {
       this.holders.delete(id);
       this.released.add(id);
       this.dirty = true;
+    });
+    // retryNow to the coordinator: a failed drain starts again; a running one retries its refusals now.
+    setHandler(retryNowSignal, () => {
+      if (this.drainFailed) {
+        this.drainFailed = undefined;
+        this.dirty = true;
+      } else if (this.drainStarted) {
+        void getExternalWorkflowHandle(maintenanceDrainWorkflowId(this.node)).signal(retryNowSignal).catch(() => undefined);
+      }
     });
     setHandler(drainProgressSignal, (r) => {
       this.drainReport = r;
@@ -173,7 +188,7 @@ class Coordinator {
     const next = updateTargets(this.targets, holders);
     this.targets = next.state;
     for (const f of next.fastForwarded) await this.fastForward(f);
-    if (!next.changed && next.final === this.final && (this.drainStarted || !this.covering().length)) return;
+    if (!next.changed && next.final === this.final && (this.drainStarted || !this.covering().length || this.drainFailed)) return;
     this.final = next.final;
     if (!this.covering().length) return; // Cordon-stage holders only: no drain (A6); targets cleared by the planner
     this.seq++;
@@ -181,7 +196,7 @@ class Coordinator {
     const id = maintenanceDrainWorkflowId(this.node);
     if (!this.drainStarted) {
       const options = holders.find((h) => h.stage === 'Drain')?.drain;
-      await startChild(drainWorkflow, {
+      const child = await startChild(drainWorkflow, {
         workflowId: id,
         args: [{ nodeName: this.node, options, reportTo: workflowInfo().workflowId, targets }],
         // The drain outlives this run (continue-as-new) and reports to the coordinator's ID.
@@ -190,6 +205,18 @@ class Coordinator {
         staticSummary: `drain ${this.node} to ${lanesText(targets.lanes)}`,
       });
       this.drainStarted = true;
+      this.drainFailed = undefined;
+      // A drain that fails (podEvictionTimeout policy Fail, NM-7.4) ends; its holders are told, the node
+      // stays cordoned, and new targets (or the next change) start a new drain.
+      child.result().then(
+        () => undefined,
+        (err: unknown) => {
+          if (isCancellation(err)) return;
+          this.drainFailed = (err as { cause?: { message?: string } }).cause?.message ?? String(err);
+          this.drainStarted = false;
+          this.dirty = true;
+        },
+      );
       return;
     }
     await getExternalWorkflowHandle(id)
@@ -238,6 +265,7 @@ class Coordinator {
         limitedBy: limitedBy([...this.holders.values()], h.id, this.targets?.lanes ?? []),
         fastForwardedBy: fastForwardedBy(this.targets, h.id),
         blockers: (this.drainReport?.message ?? '').split('\n').slice(1).join('\n'),
+        drainFailed: this.drainFailed,
       };
       sends.push(this.send(h.id, report));
     }
@@ -295,6 +323,7 @@ class Coordinator {
       seq: this.seq,
       drainStarted: this.drainStarted,
       drainReport: this.drainReport,
+      drainFailed: this.drainFailed,
       released: [...this.released],
     };
   }

@@ -38,6 +38,7 @@ export function nodeFirstLine(f: Facts, name: string, r: NodeReport | undefined)
   if (f.stage === 'Cordon') return 'Cordoned';
   if (f.stage === 'Complete') return r?.released ? 'Released' : 'Releasing';
   if (!r) return 'Draining';
+  if (r.drainFailed) return `Drain failed: ${r.drainFailed}`;
   const entry = f.plan[f.index];
   const other = firstNotReady(f.plan, f.index, progressNodes(f), name);
   const otherReport = other ? f.nodes.get(other.name) : undefined;
@@ -103,7 +104,11 @@ function conditions(f: Facts, drained: boolean, drainMessage: string): Condition
   else if (f.stage === 'Drain') out.push({ type: 'Drained', status: 'False', reason: 'Draining', message: drainMessage });
   else if (f.stage === 'Complete' && drainedBefore) out.push({ type: 'Drained', status: 'False', reason: 'Canceled', message: 'Complete began before the nodes were drained' });
   else out.push({ type: 'Drained', status: 'False', reason: 'NotDraining', message: `stage ${f.stage}` });
-  if (f.selectsAll && !f.selectsAll.acknowledged) {
+  const failed = [...f.nodes].filter(([, r]) => r?.drainFailed && f.stage === 'Drain');
+  if (failed.length) {
+    out.push({ type: 'Ready', status: 'False', reason: 'DrainFailed', message: failed.map(([n, r]) => `node ${n}: ${r!.drainFailed}`).join('; ') });
+    out.push({ type: 'SelectsAllNodes', status: f.selectsAll ? 'True' : 'False', reason: f.selectsAll ? 'Acknowledged' : 'SomeNodes', message: '' });
+  } else if (f.selectsAll && !f.selectsAll.acknowledged) {
     const message = `selects all ${f.selectsAll.total} nodes; the cluster may become degraded and unrecoverable. Annotate the NodeMaintenance with maintenance.slipway.dev/allow-all-nodes: "true" to proceed`;
     out.push({ type: 'Ready', status: 'False', reason: 'SelectsAllNodes', message });
     out.push({ type: 'SelectsAllNodes', status: 'True', reason: 'SelectsAllNodes', message });

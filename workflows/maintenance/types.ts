@@ -115,4 +115,6 @@ export interface NodeReport {
   fastForwardedBy?: string[];
   /** The drain engine's blocker lines (after its first line), if any. */
   blockers: string;
+  /** The node's drain failed (podEvictionTimeout policy Fail): why. */
+  drainFailed?: string;
 }
