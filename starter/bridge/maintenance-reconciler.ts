@@ -42,6 +42,8 @@ export class MaintenanceReconciler {
   private readonly now: () => Date;
   /** Per object key: the uid and the allow-all-nodes value its workflow was last sent. */
   private readonly sentAllow = new Map<string, { uid: string; allow: boolean }>();
+  /** Workflows told by sweep() that their object is gone (until they no longer run). */
+  private readonly toldOrphans = new Set<string>();
 
   constructor(private readonly d: MaintenanceReconcilerDeps) {
     this.now = d.now ?? (() => new Date());
@@ -116,9 +118,12 @@ export class MaintenanceReconciler {
   async sweep(graceMs: number): Promise<void> {
     const live = new Set([...this.d.maintenances.values()].map((o) => o.metadata.uid));
     const running = await this.d.workflows.listRunning(1000);
+    for (const id of this.toldOrphans) if (!running.some((w) => w.workflowId === id)) this.toldOrphans.delete(id);
     for (const id of orphanedMaintenances(running, live, this.now(), graceMs)) {
+      if (this.toldOrphans.has(id)) continue; // told once; it ends in its own time
       this.mustLead();
       const told = await this.d.workflows.deleting(id);
+      this.toldOrphans.add(id);
       if (told) this.d.log(`${id}: its NodeMaintenance is gone; told the workflow`);
     }
   }

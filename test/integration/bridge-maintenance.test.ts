@@ -15,7 +15,9 @@ import { receivedQuery, scriptHoldSignal, scriptMaintenanceSignal, type Received
 import { BridgeFixture } from '../support/bridge.js';
 import { withSpecUnchecked } from '../support/admission.js';
 import { Maintenances, noNodes, scriptedMaintenancePath } from '../support/bridge-maintenance.js';
-import { uniqueName } from '../support/cluster.js';
+import { deleteGroupNodes, uniqueName } from '../support/cluster.js';
+import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
+import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { waitFor } from '../support/wait.js';
 import { MAINTENANCE_FINALIZER } from '../../api/node-maintenance.js';
 import type { RunningBridge } from '../../starter/bridge/main.js';
@@ -271,7 +273,7 @@ describe('NM-7.12 the CLI', () => {
 });
 
 describe('with the real maintenance workflow', () => {
-  test('NM-7.11 a valid Idle maintenance runs nodeMaintenanceWorkflow as nm/<name>/<uid>, mirrored as Idle; a restarted bridge starts no second one', async () => {
+  test('NM-7.11 a valid Idle maintenance runs nodeMaintenanceWorkflow as nm/<name>/<uid>, mirrored as Idle; a restarted bridge starts no second one; NM-2.11/2.12 deletion ends it, or runs Complete (uncordon) before the finalizer goes', async () => {
     await f.stopBridges(); // the scripted tests' bridge: one leader, and it must not start this object's workflow on its queue
     const taskQueue = uniqueName('it-bridge-nm-real-tq');
     const { worker, connection } = await createWorker({ deps: { kube: f.c }, settings: { ...temporalSettings(), taskQueue } });
@@ -303,11 +305,32 @@ describe('with the real maintenance workflow', () => {
       // Deleted while Idle: the object goes at once and the workflow ends (NM-2.11).
       await nm.delete(name);
       await waitFor('workflow ended', async () => (await f.client.workflow.getHandle(id).describe()).status.name === 'COMPLETED', { timeoutMs: 20_000 });
+
+      // NM-2.12 past Idle, with a node: the workflow adds the finalizer and cordons; deleting the
+      // object runs Complete (the node is uncordoned) before the bridge lets the object go.
+      const group = uniqueName('it-bridge-nm-real');
+      const [node] = await ensureFakeNodeGroup(f.c.core, group, 1);
+      try {
+        const held = uniqueName('nm-real-cordon');
+        const m = await nm.create(held, { nodeSelector: { nodeSelectorTerms: [{ matchExpressions: [{ key: NODE_GROUP_LABEL, operator: 'In', values: [group] }] }] }, stage: 'Cordon' });
+        await waitFor('cordoned, finalizer held', async () => {
+          const o = await nm.get(held);
+          const n = await f.c.core.readNode({ name: node! });
+          return o?.metadata.finalizers?.includes(MAINTENANCE_FINALIZER) && n.spec?.unschedulable === true;
+        }, { timeoutMs: 30_000 });
+        await nm.delete(held);
+        await waitFor('object gone', async () => (await nm.get(held)) === undefined, { timeoutMs: 30_000 });
+        expect((await f.c.core.readNode({ name: node! })).spec?.unschedulable).toBeFalsy();
+        expect((await f.client.workflow.getHandle(maintenanceWorkflowId(m.metadata)).describe()).status.name).toBe('COMPLETED');
+        expect(f.logs.some((l) => l.includes(`/${held}: deleted; spec.stage set to Complete`))).toBe(true);
+      } finally {
+        await deleteGroupNodes(f.c, group);
+      }
     } finally {
       await f.stopBridge(b).catch(() => undefined);
       worker.shutdown();
       await working.catch(() => undefined);
       await connection.close();
     }
-  });
+  }, 180_000);
 });
