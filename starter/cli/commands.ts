@@ -4,7 +4,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { CycleNodeRequestSpec } from '../../api/cycle-node-request.js';
 import { apiStatus } from '../../activities/kube.js';
 import { webUiLink } from '../../worker/config.js';
-import { cycleWorkflowId } from '../../workflows/ids.js';
+import { cycleWorkflowId, maintenanceNodeWorkflowId, parseWorkflowId } from '../../workflows/ids.js';
 import { forceDeletePodSignal, retryNowSignal, skipPodSignal } from '../../workflows/messages.js';
 import { closedCycleMessage, createCycle, cycleSpec, dryRun, followCycleId, queryCycle, renderCycle, type CycleArgs } from '../cycle-cli.js';
 import { renderInventory, runInventory } from '../inventory.js';
@@ -83,7 +83,10 @@ async function signal(session: Session, c: Of<'skip-pod' | 'force-delete-pod' | 
     if (!read) throw new CliError(`pod ${podKey} not found`);
     return read;
   };
-  const t = await resolveDrain(session, c.ref, c.node, pod ? async () => (await readPod()).spec?.nodeName ?? '' : undefined);
+  let t = await resolveDrain(session, c.ref, c.node, pod ? async () => (await readPod()).spec?.nodeName ?? '' : undefined);
+  // A maintenance's retry-now goes to the node's coordinator: it passes it to a running drain, and
+  // starts a new one after a drain that failed (podEvictionTimeout policy Fail).
+  if (c.cmd === 'retry-now' && parseWorkflowId(t.id)?.kind === 'maintenanceDrain') t = { ...t, id: maintenanceNodeWorkflowId(t.node) };
   const client = await session.client();
   const desc = await describe(client, t.id);
   if (!desc) throw new CliError(t.cycleId ? `the drain ${t.id} of node ${t.node} has not started (or the node is not in this cycle)` : `no workflow ${t.id} in Temporal namespace ${session.settings.namespace}`);

@@ -3,7 +3,7 @@
 // reported (NM-4.7), deletion per NM-2.11–2.13, and no second workflow after a restart. The
 // workflow here is the scripted stand-in (real type name, real messages, no node writes), so each
 // case is driven at the moment the test chooses; the real stage machine has its own tests.
-import { maintenanceDrainWorkflowId, maintenanceWorkflowId } from '../../workflows/ids.js';
+import { maintenanceNodeWorkflowId, maintenanceWorkflowId } from '../../workflows/ids.js';
 import { run } from '../../starter/cli/main.js';
 // run() loads these on demand; jest's ESM loader needs them loaded up front.
 import '../../starter/cli/commands.js';
@@ -252,12 +252,12 @@ describe('NM-7.12 the CLI', () => {
       expect(st.out).toContain('    * Pods team-a/db-0: cannot evict: PDB team-a/db allows 0 disruptions');
     }
 
-    // Pod signals go to the node's drain nm-node/<node>/drain (here a stand-in that only receives them).
+    // retry-now goes to the node's coordinator nm-node/<node> (here a stand-in that only receives it).
     const noNode = await cli('retry-now', `nm/${name}`);
     expect(noNode).toMatchObject({ code: 1, err: [`slipway: ${id} is a maintenance: say which node with --node (its nodes: ${node})`] });
     const notCovered = await cli('retry-now', `nm/${name}`, '--node', 'elsewhere');
     expect(notCovered.err).toEqual([`slipway: node elsewhere is not selected by maintenance ${name} (its nodes: ${node})`]);
-    const drainId = maintenanceDrainWorkflowId(node);
+    const drainId = maintenanceNodeWorkflowId(node);
     f.track(drainId);
     await f.client.workflow.start('nodeMaintenanceWorkflow', {
       workflowId: drainId,
