@@ -10,6 +10,11 @@ import type { PodFacts } from '../drain/classify.js';
 
 /** Pods listed per node (counts stay exact): the preview lives in workflow history. */
 export const PREVIEW_POD_CAP = 50;
+/** Pods listed over all nodes (about 150 bytes each): many nodes list fewer pods each, never fewer than 5. */
+export const PREVIEW_TOTAL_POD_CAP = 2000;
+
+/** How many pods each of `nodes` previewed nodes lists. */
+export const podCapFor = (nodes: number) => Math.max(5, Math.min(PREVIEW_POD_CAP, Math.floor(PREVIEW_TOTAL_POD_CAP / Math.max(1, nodes))));
 /** Blocked pods named in the one-line message. */
 const MESSAGE_BLOCKED_CAP = 3;
 
@@ -33,6 +38,8 @@ export interface NodePreviewInput {
   pdbs: readonly PdbFacts[];
   /** Invalid drain options and invalid DrainRules that would hold the node. */
   errors: readonly string[];
+  /** Pods listed at most (default PREVIEW_POD_CAP). */
+  podCap?: number;
 }
 
 /** PDBs that select the pod and allow no disruption now. */
@@ -80,7 +87,7 @@ export function nodePreview(input: NodePreviewInput): NodePreview {
     blocked: blocked.length,
   };
   // Capped: blocked, skipped, kept and waited-for pods first (what an operator must read), then the rest in plan order.
-  const listed = new Set([...all.filter(notable), ...all.filter((p) => !notable(p))].slice(0, PREVIEW_POD_CAP));
+  const listed = new Set([...all.filter(notable), ...all.filter((p) => !notable(p))].slice(0, input.podCap ?? PREVIEW_POD_CAP));
   const pods = all.filter((p) => listed.has(p));
   const errors = [...input.errors];
   return {

@@ -12,9 +12,9 @@ import type { LabelSelector } from '../../api/label-selector.js';
 import type { MaintenancePreview, NodePreview } from '../../workflows/maintenance/types.js';
 import type { Kube } from '../kube.js';
 import { nodeClassifier } from '../drain/snapshot.js';
-import { nodePreview, type PdbFacts } from './preview-plan.js';
+import { nodePreview, podCapFor, type PdbFacts } from './preview-plan.js';
 
-/** Nodes previewed pod by pod; further nodes are counted in the maintenance status only by name. */
+/** Nodes previewed; further selected nodes show as "Planned" without a preview. */
 export const PREVIEW_NODE_CAP = 100;
 
 export interface PreviewInput {
@@ -56,10 +56,12 @@ export function createPreviewActivities(kube: Kube) {
     async previewMaintenance(input: PreviewInput): Promise<PreviewResult> {
       const pdbs = await readPdbs();
       const nodes: NodePreview[] = [];
-      for (const node of input.nodes.slice(0, PREVIEW_NODE_CAP)) {
+      const previewed = input.nodes.slice(0, PREVIEW_NODE_CAP);
+      const podCap = podCapFor(previewed.length);
+      for (const node of previewed) {
         const { snapshot, pods } = await classify({ nodeName: node, options: input.options, targets: input.plan });
         nodes.push(
-          nodePreview({ node, exists: snapshot.node.exists, plan: input.plan, verdicts: snapshot.pods, pods, pdbs, errors: [...snapshot.errors, ...snapshot.heldBy] }),
+          nodePreview({ node, exists: snapshot.node.exists, plan: input.plan, verdicts: snapshot.pods, pods, pdbs, errors: [...snapshot.errors, ...snapshot.heldBy], podCap }),
         );
         heartbeat(node);
       }

@@ -1,7 +1,7 @@
 // The Idle preview of a node (activities/maintenance/preview-plan.ts), assembled from the drain's
 // real classification (classifyPod in targets mode with the whole effective plan) and PDB facts.
 import { classifyPod, DRAIN_LABEL, type ClassifyContext, type PodFacts } from '../../activities/drain/classify.js';
-import { nodePreview, PREVIEW_POD_CAP, type PdbFacts } from '../../activities/maintenance/preview-plan.js';
+import { nodePreview, podCapFor, PREVIEW_POD_CAP, PREVIEW_TOTAL_POD_CAP, type PdbFacts } from '../../activities/maintenance/preview-plan.js';
 import { effectivePlan, entryString, type PlanEntry } from '../../api/drain-plan.js';
 import type { DrainRule } from '../../api/drain-rule.js';
 
@@ -109,4 +109,10 @@ test('a missing node and invalid rules show in the message', () => {
 test('more than three blocked pods: three are named, the rest counted', () => {
   const p = preview(['a', 'b', 'c', 'd', 'e'].map((n) => pod(n, { labels: { app: 'db' } })), [pdb('db', { app: 'db' }, 0)]);
   expect(p.message).toBe('Planned: 5 pods in 1 entry, 0 skipped, 0 kept; blocked now: app/a (PDB db), app/b (PDB db), app/c (PDB db), 2 more');
+});
+
+test('many nodes list fewer pods each, so the whole preview stays bounded', () => {
+  expect(podCapFor(1)).toBe(PREVIEW_POD_CAP);
+  expect(podCapFor(100) * 100).toBeLessThanOrEqual(PREVIEW_TOTAL_POD_CAP);
+  expect(podCapFor(10_000)).toBe(5);
 });
