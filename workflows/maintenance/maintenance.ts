@@ -202,6 +202,14 @@ export class Maintenance implements Facts {
     }
   }
 
+  /** Read-only (NM-2.2). An unchanged preview comes back as its digest alone, so refreshes keep history small. */
+  private async refreshPreview(): Promise<void> {
+    const r = await previewSteps.previewMaintenance.executeWithOptions({ summary: 'preview the drain' }, [
+      { nodes: this.planned, plan: this.plan, options: this.spec.drain, previous: this.preview?.digest },
+    ]);
+    if (!('unchanged' in r)) this.preview = r;
+  }
+
   // ---- Cordon and Drain: hold the selected nodes; in Drain, advance through the plan.
   async holding(stage: 'Cordon' | 'Drain'): Promise<Next> {
     if (!(await this.admitSelection())) return this.desired === stage ? 'Complete' : this.desired;
@@ -248,14 +256,6 @@ export class Maintenance implements Facts {
   }
 
   // ---- Steps.
-
-  /** Read-only (NM-2.2). An unchanged preview comes back as its digest alone, so refreshes keep history small. */
-  private async refreshPreview(): Promise<void> {
-    const r = await previewSteps.previewMaintenance.executeWithOptions({ summary: 'preview the drain' }, [
-      { nodes: this.planned, plan: this.plan, options: this.spec.drain, previous: this.preview?.digest },
-    ]);
-    if (!('unchanged' in r)) this.preview = r;
-  }
 
   private async select(): Promise<{ nodes: string[]; totalNodes: number }> {
     const sel = await steps.selectMaintenanceNodes.executeWithOptions({ summary: 'select nodes' }, [{ nodeSelector: this.spec.nodeSelector as NodeSelector }]);
