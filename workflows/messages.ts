@@ -6,7 +6,7 @@ import type { CycleStatus, NodeCycleStatus } from './cycle/types.js';
 import type { DrainStatus } from './drain/status.js';
 import type { Lane } from '../api/drain-plan.js';
 import type { NodeMaintenanceSpecInput } from '../api/node-maintenance.js';
-import type { HolderInfo, MaintenanceStatus, NodeCounts, NodeReport, Stage } from './maintenance/types.js';
+import type { HolderInfo, MaintenancePlan, MaintenanceStatus, NodeCounts, NodeReport, Stage } from './maintenance/types.js';
 
 export interface PodTarget {
   namespace: string;
@@ -72,6 +72,8 @@ export const lockHolderProbeSignal = defineSignal('lockHolderProbe');
 
 /** What the maintenance workflow mirrors (the bridge writes it into status). */
 export const maintenanceStatusQuery = defineQuery<MaintenanceStatus>('maintenanceStatus');
+/** The Idle preview in full: per node, which pods Drain would evict in which entry and wave, skipped, kept, PDB-blocked. */
+export const maintenancePlanQuery = defineQuery<MaintenancePlan>('maintenancePlan');
 /** The bridge sends every new generation of the spec; accepted: a forward stage and reason. Answers the stage in effect. */
 export const maintenanceSpecChangedUpdate = defineUpdate<{ stage: Stage; generation?: number }, [{ spec: NodeMaintenanceSpecInput; generation?: number; allowAllNodes?: boolean }]>('specChanged');
 /** Advance the stage by hand (CLI, Web UI): writes spec.stage to the object, then acts. */

@@ -9,7 +9,7 @@ import { parseDuration } from '../../api/duration.js';
 import { DRAIN_RULE, parseDrainRule, type DrainRule } from '../../api/drain-rule.js';
 import { byKey, type DrainSettings, type DrainSnapshot, type NodeFacts } from '../../workflows/drain/types.js';
 import { apiStatus, type Kube } from '../kube.js';
-import { classifyPod, type ClassifyContext } from './classify.js';
+import { classifyPod, type ClassifyContext, type PodFacts } from './classify.js';
 import { readNode } from './node.js';
 import { listNodePods, podFacts } from './pods.js';
 import { invalidRuleCouldAffect } from './rule-reach.js';
@@ -68,50 +68,61 @@ export interface ClassifyInput {
 }
 
 export function createSnapshotActivities(kube: Kube) {
-  const apps = kube.config.makeApiClient(AppsV1Api);
+  const classify = nodeClassifier(kube);
   return {
     /** `targets`: targets mode (NodeMaintenance): only pods matching a lane may leave; options.drainPlan is ignored. */
     async classifyPods(input: ClassifyInput): Promise<DrainSnapshot> {
-      const parsed = DrainOptions.safeParse(input.options ?? {});
-      // Three independent reads at once: one round trip, not two (a missing node wastes a list).
-      // Any failed read throws (the activity retries): an error is never an empty list of pods.
-      const [node, { items }, { rules, invalid }] = await Promise.all([readNode(kube, input.nodeName), listNodePods(kube, input.nodeName), readDrainRules(kube)]);
-      const facts = nodeFacts(input.nodeName, node);
-      if (!parsed.success) {
-        return { node: facts, pods: [], errors: parsed.error.issues.map((i) => `drain options ${i.path.join('.')}: ${i.message}`), heldBy: [] };
-      }
-      const settings = drainSettings(parsed.data);
-      if (!node) return { node: facts, pods: [], errors: [], heldBy: [], settings };
-      const pods = items.map(podFacts);
-
-      // Only what the filters will ask for: DaemonSets of the namespaces that have DaemonSet pods,
-      // namespace labels only when a rule has a namespaceSelector.
-      const dsNamespaces = [...new Set(pods.filter((p) => p.controller?.kind === 'DaemonSet').map((p) => p.namespace))];
-      const daemonSets = new Set<string>();
-      await Promise.all(
-        dsNamespaces.map(async (namespace) => {
-          const list = await apps.listNamespacedDaemonSet({ namespace });
-          for (const ds of list.items) daemonSets.add(`${namespace}/${ds.metadata!.name}`);
-        }),
-      );
-      const nsLabels = new Map<string, Record<string, string>>();
-      if (rules.some((r) => (r.spec.pods ?? []).some((e) => e.namespaceSelector)) || invalid.some((r) => hasNamespaceSelector(r.spec))) {
-        const list = await kube.core.listNamespace();
-        for (const ns of list.items) nsLabels.set(ns.metadata!.name!, ns.metadata?.labels ?? {});
-      }
-      const nodeLabels = node.metadata?.labels ?? {};
-      const live = pods.filter((p) => p.deletionTimestampMs === undefined);
-      const heldBy = invalid.filter((r) => invalidRuleCouldAffect(r.spec, nodeLabels, live, (ns) => nsLabels.get(ns))).map((r) => r.error);
-      const ctx: ClassifyContext = {
-        nodeLabels,
-        unreachable: facts.unreachable,
-        nowMs: Date.now(),
-        daemonSetExists: (ns, name) => daemonSets.has(`${ns}/${name}`),
-        namespaceLabels: (ns) => nsLabels.get(ns),
-        rules,
-        ...(input.targets ? { targets: input.targets } : { drainPlan: parsed.data.drainPlan }),
-      };
-      return { node: facts, pods: pods.map((p) => classifyPod(p, ctx)).sort(byKey), errors: [], heldBy, settings };
+      return (await classify(input)).snapshot;
     },
+  };
+}
+
+/**
+ * Reads and classifies one node's pods: the snapshot, plus the facts it was made from (the
+ * maintenance preview needs each pod's priority and labels to name its plan entry).
+ */
+export function nodeClassifier(kube: Kube) {
+  const apps = kube.config.makeApiClient(AppsV1Api);
+  return async (input: ClassifyInput): Promise<{ snapshot: DrainSnapshot; pods: PodFacts[] }> => {
+    const parsed = DrainOptions.safeParse(input.options ?? {});
+    // Three independent reads at once: one round trip, not two (a missing node wastes a list).
+    // Any failed read throws (the activity retries): an error is never an empty list of pods.
+    const [node, { items }, { rules, invalid }] = await Promise.all([readNode(kube, input.nodeName), listNodePods(kube, input.nodeName), readDrainRules(kube)]);
+    const facts = nodeFacts(input.nodeName, node);
+    if (!parsed.success) {
+      return { snapshot: { node: facts, pods: [], errors: parsed.error.issues.map((i) => `drain options ${i.path.join('.')}: ${i.message}`), heldBy: [] }, pods: [] };
+    }
+    const settings = drainSettings(parsed.data);
+    if (!node) return { snapshot: { node: facts, pods: [], errors: [], heldBy: [], settings }, pods: [] };
+    const pods = items.map(podFacts);
+
+    // Only what the filters will ask for: DaemonSets of the namespaces that have DaemonSet pods,
+    // namespace labels only when a rule has a namespaceSelector.
+    const dsNamespaces = [...new Set(pods.filter((p) => p.controller?.kind === 'DaemonSet').map((p) => p.namespace))];
+    const daemonSets = new Set<string>();
+    await Promise.all(
+      dsNamespaces.map(async (namespace) => {
+        const list = await apps.listNamespacedDaemonSet({ namespace });
+        for (const ds of list.items) daemonSets.add(`${namespace}/${ds.metadata!.name}`);
+      }),
+    );
+    const nsLabels = new Map<string, Record<string, string>>();
+    if (rules.some((r) => (r.spec.pods ?? []).some((e) => e.namespaceSelector)) || invalid.some((r) => hasNamespaceSelector(r.spec))) {
+      const list = await kube.core.listNamespace();
+      for (const ns of list.items) nsLabels.set(ns.metadata!.name!, ns.metadata?.labels ?? {});
+    }
+    const nodeLabels = node.metadata?.labels ?? {};
+    const live = pods.filter((p) => p.deletionTimestampMs === undefined);
+    const heldBy = invalid.filter((r) => invalidRuleCouldAffect(r.spec, nodeLabels, live, (ns) => nsLabels.get(ns))).map((r) => r.error);
+    const ctx: ClassifyContext = {
+      nodeLabels,
+      unreachable: facts.unreachable,
+      nowMs: Date.now(),
+      daemonSetExists: (ns, name) => daemonSets.has(`${ns}/${name}`),
+      namespaceLabels: (ns) => nsLabels.get(ns),
+      rules,
+      ...(input.targets ? { targets: input.targets } : { drainPlan: parsed.data.drainPlan }),
+    };
+    return { snapshot: { node: facts, pods: pods.map((p) => classifyPod(p, ctx)).sort(byKey), errors: [], heldBy, settings }, pods };
   };
 }

@@ -87,9 +87,9 @@ export const COMMANDS = {
   },
   maintenance: {
     args: ['<name>', '<action>', '<stage>?'],
-    summary: 'a NodeMaintenance: "<name> status", or "<name> stage <Stage>" to advance it',
+    summary: 'a NodeMaintenance: "<name> status", "<name> plan" (what Drain would do), or "<name> stage <Stage>" to advance it',
     options: { reason: { type: 'string', arg: 'text', help: 'with stage: why (recorded in the StageStarted Event)' } },
-    notes: `<action> is status or stage. Stages go forward only: ${MAINTENANCE_STAGES.join(' → ')}.`,
+    notes: `<action> is status, plan or stage. plan: the preview computed while Idle (per node, entry and wave: pods; skipped, kept, PDB blockers). Stages go forward only: ${MAINTENANCE_STAGES.join(' → ')}.`,
   },
   help: { args: ['<command>?'], summary: "this help, or one command's", options: {} },
 } satisfies Record<string, CommandSpec>;
@@ -119,6 +119,7 @@ export type Command =
   | { cmd: 'force-delete-pod'; ref: Ref; pod: { namespace: string; name: string }; reason?: string; node?: string }
   | { cmd: 'retry-now'; ref: Ref; node?: string }
   | { cmd: 'maintenance'; name: string; action: 'status' }
+  | { cmd: 'maintenance'; name: string; action: 'plan' }
   | { cmd: 'maintenance'; name: string; action: 'stage'; stage: string; reason?: string };
 
 const PROGRAM = 'slipway';
@@ -279,12 +280,12 @@ export function parseCommand(argv: string[]): Command {
     case 'maintenance': {
       const nmName = withCommand(name, () => maintenanceName(pos[0]!));
       const action = pos[1]!;
-      if (action === 'status') {
-        if (pos[2] !== undefined) throw new UsageError(`unexpected argument "${pos[2]}" for maintenance ${nmName} status`, name);
-        if (str('reason') !== undefined) throw new UsageError('--reason goes with stage, not status', name);
+      if (action === 'status' || action === 'plan') {
+        if (pos[2] !== undefined) throw new UsageError(`unexpected argument "${pos[2]}" for maintenance ${nmName} ${action}`, name);
+        if (str('reason') !== undefined) throw new UsageError(`--reason goes with stage, not ${action}`, name);
         return { cmd: 'maintenance', name: nmName, action };
       }
-      if (action !== 'stage') throw new UsageError(`unknown action "${action}" for maintenance (status or stage)`, name);
+      if (action !== 'stage') throw new UsageError(`unknown action "${action}" for maintenance (status, plan or stage)`, name);
       const stage = pos[2];
       if (stage === undefined) throw new UsageError(`maintenance ${nmName} stage needs <stage> (${MAINTENANCE_STAGES.join(', ')})`, name);
       if (!(MAINTENANCE_STAGES as readonly string[]).includes(stage)) throw new UsageError(`unknown stage ${stage}; one of ${MAINTENANCE_STAGES.join(', ')}`, name);

@@ -12,7 +12,7 @@ import type { Command } from './args.js';
 import { closedDrain, drainCommand, drainStatus, followDrain, workerPolls, type Io } from './drain.js';
 import { CliError, UsageError } from './errors.js';
 import { oneLine } from './explain.js';
-import { maintenanceStatus, setStage } from './maintenance.js';
+import { maintenancePlan, maintenanceStatus, setStage } from './maintenance.js';
 import { describe, maintenanceWorkflowIdOf, resolveDrain, resolveTarget } from './resolve.js';
 import type { Session } from './session.js';
 
@@ -138,6 +138,7 @@ export async function execute(session: Session, c: Exclude<Command, { cmd: 'help
       return signal(session, c, io);
     case 'maintenance':
       if (c.action === 'status') return maintenanceStatus(session, { kind: 'maintenance', id: await maintenanceWorkflowIdOf(session, c.name), name: c.name }, io);
+      if (c.action === 'plan') return maintenancePlan(session, c.name, io);
       return setStage(session, { name: c.name, stage: c.stage, reason: c.reason }, io);
   }
 }

@@ -1,9 +1,10 @@
 // A maintenance's maintenanceStatus as text for `status nm/<name>` and `maintenance <name> status`:
 // the stage and when each began, the one-line message, the conditions, where it is in its plan,
 // and per node its drain targets, message (blocker lines), counts and the maintenances limiting it.
-// Pure, so the layout is unit-tested (test/unit/cli-maintenance.test.ts).
+// Also the Idle preview for `maintenance <name> plan`. Pure, so the layout is unit-tested
+// (test/unit/cli-maintenance.test.ts, test/unit/cli-maintenance-plan.test.ts).
 import { entryString, type PlanEntry } from '../../api/drain-plan.js';
-import type { MaintenanceNodeStatus, MaintenanceStatus, NodeCounts } from '../../workflows/maintenance/types.js';
+import type { MaintenanceNodeStatus, MaintenancePlan, MaintenanceStatus, NodeCounts, NodePreview, PreviewPod } from '../../workflows/maintenance/types.js';
 
 /** Lanes, as the plan entries they are. */
 export const lanesString = (lanes: readonly PlanEntry[]) => (lanes.length ? lanes.map(entryString).join(', ') : 'none');
@@ -35,5 +36,51 @@ export function renderMaintenance(s: MaintenanceStatus): string {
   lines.push(`nodes: ${s.selectedNodes} selected`);
   for (const n of s.nodeStatuses) lines.push(...nodeLines(n));
   if (s.nodeStatusesOmitted > 0) lines.push(`  … and ${s.nodeStatusesOmitted} more ${s.nodeStatusesOmitted === 1 ? 'node' : 'nodes'}`);
+  return lines.join('\n');
+}
+
+/** Pods listed under one wave: name, plus what happens to it when it is not a plain eviction. */
+function podLine(p: PreviewPod): string {
+  const notes: string[] = [];
+  if (p.action === 'Delete') notes.push(`deleted: ${p.reason}`);
+  if (p.action === 'WaitCompleted') notes.push(`waited for, not evicted: ${p.reason}`);
+  if (p.action === 'Evict' && p.reason !== 'default') notes.push(p.reason);
+  if (p.blockedBy) notes.push(`blocked now by PDB ${p.blockedBy.join(', ')}`);
+  return `        ${p.pod}${notes.length ? ` (${notes.join('; ')})` : ''}`;
+}
+
+function previewLines(n: NodePreview, plan: readonly PlanEntry[]): string[] {
+  const out = [`  ${n.node}: ${n.message}`];
+  if (!n.exists) return out;
+  for (const e of n.errors) out.push(`    held: ${e}`);
+  const moving = n.pods.filter((p) => p.action !== 'Skip');
+  for (const entry of [...new Set(moving.map((p) => p.entry))]) {
+    const inEntry = moving.filter((p) => p.entry === entry);
+    out.push(`    entry ${entry + 1}: ${entry >= 0 && plan[entry] ? entryString(plan[entry]) : 'no plan entry'}`);
+    for (const wave of [...new Set(inEntry.map((p) => p.wave))].sort((a, b) => a - b)) {
+      out.push(`      wave ${wave}:`);
+      out.push(...inEntry.filter((p) => p.wave === wave).map(podLine));
+    }
+  }
+  const skipped = n.pods.filter((p) => p.action === 'Skip' && !p.kept);
+  if (skipped.length) out.push('    skipped:', ...skipped.map((p) => `      ${p.pod}: ${p.reason}`));
+  const kept = n.pods.filter((p) => p.kept);
+  if (kept.length) out.push('    kept:', ...kept.map((p) => `      ${p.pod}: ${p.reason}`));
+  const blocked = n.pods.filter((p) => p.blockedBy);
+  if (blocked.length) out.push('    blocked now (PDB allows no disruption):', ...blocked.map((p) => `      ${p.pod}: PDB ${p.blockedBy!.join(', ')}`));
+  if (n.podsOmitted > 0) out.push(`    … and ${n.podsOmitted} more ${n.podsOmitted === 1 ? 'pod' : 'pods'} not listed (counts include them)`);
+  return out;
+}
+
+/** `maintenance <name> plan`: the Idle preview, per node, entry and wave. */
+export function renderPlan(p: MaintenancePlan): string {
+  const lines = [`maintenance ${p.name}: stage ${p.stage}; plan of ${p.plan.length} entries`];
+  if (!p.preview) {
+    lines.push(p.stage === 'Idle' ? 'no preview yet: the workflow is computing it' : 'no preview: it is computed only while Idle');
+    return lines.join('\n');
+  }
+  if (p.stage !== 'Idle') lines.push(`(the preview as last computed while Idle; the stage is now ${p.stage})`);
+  lines.push(`nodes: ${p.preview.nodes.length} previewed`);
+  for (const n of p.preview.nodes) lines.push(...previewLines(n, p.plan));
   return lines.join('\n');
 }

@@ -1,13 +1,14 @@
-// `slipway maintenance <name> stage <Stage> [--reason R]` (the setStage update, NM-2.15) and
-// `slipway maintenance <name> status` / `slipway status nm/<name>` (NM-7.12): a maintenance's
+// `slipway maintenance <name> stage <Stage> [--reason R]` (the setStage update, NM-2.15),
+// `slipway maintenance <name> status` / `slipway status nm/<name>` (NM-7.12) and
+// `slipway maintenance <name> plan` (the Idle preview, the maintenancePlan query): a maintenance's
 // workflow found by its object (or, once deleted, by its SlipwayObject search attribute).
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { webUiLink } from '../../worker/config.js';
-import { maintenanceStatusQuery, setStageUpdate } from '../../workflows/messages.js';
+import { maintenancePlanQuery, maintenanceStatusQuery, setStageUpdate } from '../../workflows/messages.js';
 import type { MaintenanceStatus } from '../../workflows/maintenance/types.js';
 import type { Io } from './drain.js';
 import { CliError } from './errors.js';
-import { renderMaintenance } from './maintenance-render.js';
+import { renderMaintenance, renderPlan } from './maintenance-render.js';
 import { describe, maintenanceWorkflowIdOf, type Target } from './resolve.js';
 import type { Session } from './session.js';
 
@@ -28,6 +29,20 @@ export async function maintenanceStatus(session: Session, t: Target & { kind: 'm
   if (!s && running) throw new CliError(`${t.id} is running, but no worker answered within ${QUERY_TIMEOUT_MS / 1000} s: is a worker polling task queue ${desc.taskQueue}?`);
   io.out(`${t.id} (${running ? 'running' : `${desc.status.name.toLowerCase()} at ${desc.closeTime?.toISOString() ?? '?'}`}; Web UI: ${webUiLink(t.id)})`);
   io.out(s ? renderMaintenance(s) : `${desc.status.name.toLowerCase()}; no worker answered for its last status`);
+  return 0;
+}
+
+/** The Idle preview in full (the maintenancePlan query): per node, entry and wave, the pods Drain would evict; skipped, kept, PDB blockers. */
+export async function maintenancePlan(session: Session, name: string, io: Io): Promise<number> {
+  const id = await maintenanceWorkflowIdOf(session, name);
+  const client = await session.client();
+  const desc = await describe(client, id);
+  if (!desc) throw new CliError(`no workflow ${id} in Temporal namespace ${session.settings.namespace} yet (the bridge starts it: is it running?)`);
+  if (desc.status.name !== 'RUNNING') throw new CliError(`maintenance ${name} has ended (${id} ${desc.status.name.toLowerCase()}): no plan to show`);
+  const plan = await client.withDeadline(Date.now() + QUERY_TIMEOUT_MS, () => client.workflow.getHandle(id).query(maintenancePlanQuery)).catch(() => undefined);
+  if (!plan) throw new CliError(`${id} is running, but no worker answered within ${QUERY_TIMEOUT_MS / 1000} s: is a worker polling task queue ${desc.taskQueue}?`);
+  io.out(`${id} (Web UI: ${webUiLink(id)})`);
+  io.out(renderPlan(plan));
   return 0;
 }
 

@@ -218,6 +218,7 @@ const KINDS: Record<string, [string, string, string?]> = {
   Namespace: ['', 'namespaces'],
   PersistentVolume: ['', 'persistentvolumes'],
   DaemonSet: ['apps', 'daemonsets'],
+  PodDisruptionBudget: ['policy', 'poddisruptionbudgets'],
   VolumeAttachment: ['storage.k8s.io', 'volumeattachments'],
 };
 

@@ -3,6 +3,9 @@
 // finalizer and spec.stage. Each answer follows the real activity's contract; every call is logged.
 import type { HoldInput, HoldResult } from '../../activities/maintenance/node-state.js';
 import type { Selection } from '../../activities/maintenance/select.js';
+import type { PreviewInput, PreviewResult } from '../../activities/maintenance/preview.js';
+import { nodePreview } from '../../activities/maintenance/preview-plan.js';
+import type { NodePreview } from '../../workflows/maintenance/types.js';
 import type { EventInput } from '../../activities/events.js';
 import { CallLog } from './scripted.js';
 
@@ -22,6 +25,8 @@ export class FakeCluster extends CallLog {
   stage = 'Idle';
   generation = 1;
   readonly events: EventInput[] = [];
+  /** What previewMaintenance answers per node (default: a node with no pods). */
+  readonly previews = new Map<string, NodePreview>();
 
   constructor(nodes: string[]) {
     super();
@@ -41,6 +46,11 @@ export class FakeCluster extends CallLog {
       selectMaintenanceNodes: this.logged('selectMaintenanceNodes', async (): Promise<Selection> => {
         const nodes = [...this.nodes.keys()].sort();
         return { nodes, totalNodes: nodes.length + this.others, controlPlaneNodes: 0, controlPlaneSelected: 0 };
+      }),
+      previewMaintenance: this.logged('previewMaintenance', async (i: PreviewInput): Promise<PreviewResult> => {
+        const nodes = i.nodes.map((node) => this.previews.get(node) ?? nodePreview({ node, exists: true, plan: i.plan, verdicts: [], pods: [], pdbs: [], errors: [] }));
+        const digest = JSON.stringify(nodes);
+        return digest === i.previous ? { digest, unchanged: true } : { digest, nodes };
       }),
       ensureMaintenanceFinalizer: this.logged('ensureMaintenanceFinalizer', async () => {
         this.finalizer = true;

@@ -35,7 +35,7 @@ describe('maintenance <name> stage|status', () => {
     ['maintenance rack-7 stage', 'maintenance rack-7 stage needs <stage> (Idle, Cordon, Drain, Complete)'],
     ['maintenance rack-7 stage Sideways', 'unknown stage Sideways; one of Idle, Cordon, Drain, Complete'],
     ['maintenance rack-7 stage drain', 'unknown stage drain; one of Idle, Cordon, Drain, Complete'],
-    ['maintenance rack-7 go Drain', 'unknown action "go" for maintenance (status or stage)'],
+    ['maintenance rack-7 go Drain', 'unknown action "go" for maintenance (status, plan or stage)'],
     ['maintenance rack-7 status Drain', 'unexpected argument "Drain" for maintenance rack-7 status'],
     ['maintenance rack-7 status --reason x', '--reason goes with stage, not status'],
     ['maintenance Rack_7 status', '"Rack_7" is not a valid NodeMaintenance name'],

@@ -24,6 +24,7 @@ import type { NodeMaintenanceSpecInput, NodeSelector } from '../../api/node-main
 import { maintenanceNodeWorkflowId } from '../ids.js';
 import {
   maintenanceDeletingSignal,
+  maintenancePlanQuery,
   maintenanceSpecChangedUpdate,
   maintenanceStatusQuery,
   nodeReportSignal,
@@ -31,17 +32,19 @@ import {
   releaseHolderSignal,
   setStageUpdate,
 } from '../messages.js';
-import { steps } from '../proxies.js';
+import { longSteps, steps } from '../proxies.js';
 import { NodesAttr, ObjectAttr, PhaseAttr } from '../search-attributes.js';
 import { maintenanceNodeWorkflow } from './node.js';
 import { advance } from './progress.js';
 import { isDrainedNow, maintenanceStatus, progressNodes, type Facts } from './status.js';
-import { isStage, stageRank, STAGES, type HolderInfo, type MaintenanceInput, type MaintenanceStatus, type NodeReport, type Stage } from './types.js';
+import { isStage, stageRank, STAGES, type HolderInfo, type MaintenanceInput, type MaintenancePreview, type MaintenanceStatus, type NodeReport, type Stage } from './types.js';
 
 /** Membership is live (NM-2.6): the selection is read again this often while nodes are held. */
 const MEMBERSHIP_MS = 10_000;
-/** While Idle, the preview (which nodes) is refreshed this often. */
+/** While Idle, the preview (which nodes, which pods) is refreshed this often. */
 const IDLE_REFRESH_MS = 60_000;
+/** The preview reads every selected node's pods: heartbeating, so a long selection is not cut at 30 s. */
+const previewSteps = longSteps('10 minutes');
 
 type Next = Stage | 'End';
 
@@ -87,6 +90,8 @@ export class Maintenance implements Facts {
   readonly releasing = new Set<string>();
   /** Nodes selected while Idle (preview only, nothing held). */
   planned: string[] = [];
+  /** The Idle preview of what Drain would do (kept after Idle as last seen). */
+  preview?: MaintenancePreview;
   selectedTotal = 0;
   readonly stageStatuses: Array<{ name: Stage; startTimestamp: string }> = [];
   selectsAll?: { total: number; acknowledged: boolean };
@@ -113,6 +118,7 @@ export class Maintenance implements Facts {
   /** Messages: the status query, the two stage updates, deletion, and the node reports. */
   private listen(): void {
     setHandler(maintenanceStatusQuery, () => this.status());
+    setHandler(maintenancePlanQuery, () => ({ name: this.name, stage: this.stage, plan: this.plan, preview: this.preview }));
     setHandler(
       setStageUpdate,
       async ({ stage, reason }) => {
@@ -191,11 +197,20 @@ export class Maintenance implements Facts {
     for (;;) {
       const sel = await this.select();
       this.planned = sel.nodes;
+      await this.refreshPreview();
       this.publish();
       await condition(() => this.desired !== 'Idle' || this.deleting, IDLE_REFRESH_MS);
       if (this.deleting && this.desired === 'Idle') return 'End'; // NM-2.11: no finalizer, nothing held
       if (this.desired !== 'Idle') return this.desired;
     }
+  }
+
+  /** Read-only (NM-2.2). An unchanged preview comes back as its digest alone, so refreshes keep history small. */
+  private async refreshPreview(): Promise<void> {
+    const r = await previewSteps.previewMaintenance.executeWithOptions({ summary: 'preview the drain' }, [
+      { nodes: this.planned, plan: this.plan, options: this.spec.drain, previous: this.preview?.digest },
+    ]);
+    if (!('unchanged' in r)) this.preview = r;
   }
 
   // ---- Cordon and Drain: hold the selected nodes; in Drain, advance through the plan.

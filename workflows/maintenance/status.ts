@@ -4,7 +4,7 @@ import { reached } from '../../api/drain-plan.js';
 import { drainStatusMessage, firstNotReady, reachedDrainTargets, sumCounts, type ProgressNode } from './progress.js';
 import { nodeMessage } from './targets.js';
 import type { PlanEntry } from '../../api/drain-plan.js';
-import type { Condition, MaintenanceNodeStatus, MaintenanceStatus, NodeCounts, NodeReport, Stage } from './types.js';
+import type { Condition, MaintenanceNodeStatus, MaintenancePreview, MaintenanceStatus, NodeCounts, NodeReport, Stage } from './types.js';
 
 /** Status shows at most this many nodes; the rest are counted (NM §1). */
 export const NODE_STATUS_CAP = 1000;
@@ -17,6 +17,8 @@ export interface Facts {
   index: number;
   nodes: Map<string, NodeReport | undefined>;
   planned: string[];
+  /** The Idle preview: its one-line message and counts replace "Planned". */
+  preview?: MaintenancePreview;
   selectedTotal: number;
   stageStatuses: Array<{ name: Stage; startTimestamp: string }>;
   selectsAll?: { total: number; acknowledged: boolean };
@@ -66,14 +68,16 @@ export function isDrainedNow(f: Facts): boolean {
 
 export function maintenanceStatus(f: Facts): MaintenanceStatus {
   const names = f.stage === 'Idle' ? f.planned : [...f.nodes.keys()].sort();
+  const previews = new Map(f.stage === 'Idle' ? (f.preview?.nodes ?? []).map((p) => [p.node, p]) : []);
   const nodeStatuses: MaintenanceNodeStatus[] = names.slice(0, NODE_STATUS_CAP).map((name) => {
     const r = f.stage === 'Idle' ? undefined : f.nodes.get(name);
-    const first = nodeFirstLine(f, name, r);
+    const p = previews.get(name);
+    const first = p?.message ?? nodeFirstLine(f, name, r);
     return {
       nodeRef: { name },
       drainTargets: r?.lanes ?? [],
       drainMessage: r?.blockers && !r.drained ? `${first}\n${r.blockers}` : first,
-      ...(r?.counts ?? ZERO),
+      ...(r?.counts ?? (p ? { ...ZERO, podsPendingEvictionRequest: p.evict, podsKept: p.kept } : ZERO)),
       limitedBy: r?.limitedBy ?? [],
     };
   });

@@ -1,0 +1,71 @@
+// The Idle preview in the maintenance workflow (workflows/maintenance/maintenance.ts idle()), on the
+// real workflow code with scripted activities (test/support/fake-maintenance.ts): the per-node
+// summary replaces "Planned" in status, the maintenancePlan query answers it in full, nothing is written.
+import type { MaintenanceInput, NodePreview } from '../../workflows/maintenance/types.js';
+import { nodeMaintenanceWorkflow } from '../../workflows/index.js';
+import { maintenanceDeletingSignal, maintenancePlanQuery, maintenanceStatusQuery } from '../../workflows/messages.js';
+import { maintenanceNodeWorkflowId, maintenanceWorkflowId } from '../../workflows/ids.js';
+import { FakeCluster } from '../support/fake-maintenance.js';
+import { waitFor } from '../support/wait.js';
+import { useWorkflowEnv } from '../support/workflow-env.js';
+
+const env = useWorkflowEnv();
+
+const SELECTOR = { nodeSelectorTerms: [{ matchExpressions: [{ key: 'pool', operator: 'In' as const, values: ['a'] }] }] };
+
+const DB_BLOCKED: NodePreview = {
+  node: 'prev-1',
+  exists: true,
+  message: 'Planned: 2 pods in 2 entries, 1 skipped, 1 kept; blocked now: app/db-0 (PDB db)',
+  evict: 2,
+  entries: 2,
+  waitCompleted: 0,
+  skipped: 1,
+  kept: 1,
+  blocked: 1,
+  pods: [
+    { pod: 'app/web-0', entry: 0, wave: 0, action: 'Evict', reason: 'default' },
+    { pod: 'app/db-0', entry: 1, wave: 0, action: 'Evict', reason: 'default', blockedBy: ['db'] },
+    { pod: 'app/pinned', entry: 0, wave: 0, action: 'Skip', reason: 'label slipway.dev/drain=skip' },
+    { pod: 'kube-system/agent', entry: 4, wave: 0, action: 'Skip', kept: true, reason: 'DaemonSet pod without evacuator: left for node shutdown' },
+  ],
+  podsOmitted: 0,
+  errors: [],
+};
+
+test.concurrent('NM-2.2 Idle previews the drain: the per-node summary replaces "Planned" with counts, maintenancePlan answers it in full, and nothing is written', async () => {
+  const nodes = ['prev-1', 'prev-2'];
+  const fake = new FakeCluster(nodes);
+  fake.previews.set('prev-1', DB_BLOCKED);
+  await env().withWorker(fake.activities(), async (tq) => {
+    const input: MaintenanceInput = { name: 'prev', uid: 'uid-prev', createdAt: '2026-11-23T10:00:00Z', spec: { nodeSelector: SELECTOR, drain: { evictionConcurrency: 3 } }, generation: 1 };
+    const h = await env().client.workflow.start(nodeMaintenanceWorkflow, { taskQueue: tq, workflowId: maintenanceWorkflowId(input), args: [input], workflowExecutionTimeout: '2 minutes' });
+    const s = await waitFor('the preview in status', async () => {
+      const x = await h.query(maintenanceStatusQuery);
+      return x.nodeStatuses.length === 2 && x.nodeStatuses[0]!.drainMessage.startsWith('Planned:') && x;
+    }, { timeoutMs: 30_000, intervalMs: 100 });
+    expect(s.stage).toBe('Idle');
+    expect(s.nodeStatuses.map((n) => [n.nodeRef.name, n.drainMessage, n.podsPendingEvictionRequest, n.podsKept, n.activeEvictionRequests])).toEqual([
+      ['prev-1', DB_BLOCKED.message, 2, 1, 0],
+      ['prev-2', 'Planned: no pod to evict, 0 skipped, 0 kept', 0, 0, 0],
+    ]);
+
+    const plan = await h.query(maintenancePlanQuery);
+    expect(plan.stage).toBe('Idle');
+    expect(plan.plan).toHaveLength(12);
+    expect(plan.preview?.nodes.map((n) => n.node)).toEqual(nodes);
+    expect(plan.preview?.nodes[0]).toEqual(DB_BLOCKED);
+
+    // The activity got the selected nodes, the effective plan and spec.drain.
+    const call = fake.callsOf('previewMaintenance')[0]!.input as { nodes: string[]; plan: unknown[]; options?: unknown; previous?: string };
+    expect(call).toMatchObject({ nodes, options: { evictionConcurrency: 3 } });
+    expect(call.plan).toEqual(plan.plan);
+    expect(call.previous).toBeUndefined();
+
+    await h.signal(maintenanceDeletingSignal);
+    await h.result();
+    expect(fake.calls.map((c) => c.name).filter((n) => n !== 'selectMaintenanceNodes' && n !== 'previewMaintenance')).toEqual([]);
+    expect(fake.finalizer).toBe(false);
+    for (const n of nodes) expect(fake.nodes.get(n)).toMatchObject({ cordoned: false, heldBy: [] });
+  }, { workflowIds: [maintenanceWorkflowId({ name: 'prev', uid: 'uid-prev' }), ...nodes.map(maintenanceNodeWorkflowId)] });
+});
