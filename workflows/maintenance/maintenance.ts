@@ -9,7 +9,9 @@ import {
   ApplicationFailure,
   WorkflowIdReusePolicy,
   ParentClosePolicy,
+  allHandlersFinished,
   condition,
+  continueAsNew,
   getExternalWorkflowHandle,
   setCurrentDetails,
   setHandler,
@@ -97,6 +99,8 @@ export class Maintenance implements Facts {
   selectsAll?: { total: number; acknowledged: boolean };
   drainedAt?: string;
   message = '';
+  /** The current stage's selection check passed (carried, so a renewed run does not check again). */
+  private admitted = false;
   private dirty = false;
 
   constructor(input: MaintenanceInput) {
@@ -112,7 +116,52 @@ export class Maintenance implements Facts {
     this.allowAllNodes = input.allowAllNodes ?? false;
     this.deleting = input.deleting ?? false;
     this.observedGeneration = input.generation;
+    const c = input.carry;
+    if (c) {
+      this.stage = c.stage;
+      this.desired = c.desired;
+      this.index = c.index;
+      this.reason = c.reason;
+      for (const [n, r] of c.nodes) this.nodes.set(n, r);
+      for (const n of c.releasing) this.releasing.add(n);
+      this.stageStatuses.push(...c.stageStatuses);
+      this.admitted = c.admitted;
+      this.selectsAll = c.selectsAll;
+      this.drainedAt = c.drainedAt;
+    }
     this.listen();
+  }
+
+  /** The next run's input: a long maintenance keeps a short history. */
+  carry(): MaintenanceInput {
+    return {
+      name: this.name,
+      uid: this.uid,
+      createdAt: this.createdAt,
+      spec: this.spec,
+      generation: this.observedGeneration,
+      allowAllNodes: this.allowAllNodes,
+      deleting: this.deleting,
+      carry: {
+        stage: this.stage,
+        desired: this.desired,
+        index: this.index,
+        reason: this.reason,
+        nodes: [...this.nodes],
+        releasing: [...this.releasing],
+        stageStatuses: this.stageStatuses,
+        admitted: this.admitted,
+        selectsAll: this.selectsAll,
+        drainedAt: this.drainedAt,
+      },
+    };
+  }
+
+  /** Continues as new when the server suggests it, once no update or signal handler is mid-way. */
+  private async renewIfLong(): Promise<void> {
+    if (!workflowInfo().continueAsNewSuggested) return;
+    await condition(allHandlersFinished);
+    await continueAsNew<typeof nodeMaintenanceWorkflow>(this.carry());
   }
 
   /** Messages: the status query, the two stage updates, deletion, and the node reports. */
@@ -135,8 +184,9 @@ export class Maintenance implements Facts {
       ({ spec, generation, allowAllNodes }) => {
         this.observedGeneration = generation ?? this.observedGeneration;
         if (allowAllNodes !== undefined) this.allowAllNodes = allowAllNodes;
+        // While Idle the selector and drain options may still change (the CRD freezes them after).
+        this.spec = this.stage === 'Idle' ? { ...spec, drainPlan: this.spec.drainPlan } : { ...this.spec, reason: spec.reason };
         this.moveTo(spec.stage ?? 'Idle', spec.reason);
-        this.spec = { ...this.spec, reason: spec.reason };
         return { stage: this.desired, generation };
       },
       { validator: ({ spec }) => this.checkSpecChange(spec) },
@@ -186,7 +236,10 @@ export class Maintenance implements Facts {
   }
 
   enter(stage: Stage): void {
-    if (this.stageStatuses.at(-1)?.name !== stage) this.stageStatuses.push({ name: stage, startTimestamp: new Date().toISOString() });
+    if (this.stageStatuses.at(-1)?.name !== stage) {
+      this.stageStatuses.push({ name: stage, startTimestamp: new Date().toISOString() });
+      this.admitted = false; // NM-4.8: each stage entry checks the selection again
+    }
     this.stage = stage;
     upsertSearchAttributes([{ key: PhaseAttr, value: stage }]);
     this.publish();
@@ -199,9 +252,12 @@ export class Maintenance implements Facts {
       this.planned = sel.nodes;
       await this.refreshPreview();
       this.publish();
-      await condition(() => this.desired !== 'Idle' || this.deleting, IDLE_REFRESH_MS);
+      this.dirty = false;
+      // A spec edit while Idle (selector, drain options) refreshes the preview at once.
+      await condition(() => this.desired !== 'Idle' || this.deleting || this.dirty, IDLE_REFRESH_MS);
       if (this.deleting && this.desired === 'Idle') return 'End'; // NM-2.11: no finalizer, nothing held
       if (this.desired !== 'Idle') return this.desired;
+      await this.renewIfLong();
     }
   }
 
@@ -215,7 +271,8 @@ export class Maintenance implements Facts {
 
   // ---- Cordon and Drain: hold the selected nodes; in Drain, advance through the plan.
   async holding(stage: 'Cordon' | 'Drain'): Promise<Next> {
-    if (!(await this.admitSelection())) return this.desired === stage ? 'Complete' : this.desired;
+    if (!this.admitted && !(await this.admitSelection())) return this.desired === stage ? 'Complete' : this.desired;
+    this.admitted = true;
     // NM-2.3: the finalizer is on the object before the first Node write.
     if (!(await steps.ensureMaintenanceFinalizer.executeWithOptions({ summary: 'add finalizer' }, [{ name: this.name, uid: this.uid }]))) {
       this.deleting = true;
@@ -229,6 +286,7 @@ export class Maintenance implements Facts {
       if (this.desired !== stage) return this.desired;
       this.dirty = false;
       await condition(() => this.dirty, MEMBERSHIP_MS);
+      await this.renewIfLong();
     }
   }
 

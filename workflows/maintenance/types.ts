@@ -70,6 +70,22 @@ export interface MaintenanceInput {
   allowAllNodes?: boolean;
   /** The object is already being deleted when the workflow starts. */
   deleting?: boolean;
+  /** State carried across continue-as-new (a maintenance may stay in a stage for days). */
+  carry?: MaintenanceCarry;
+}
+
+export interface MaintenanceCarry {
+  stage: Stage;
+  desired: Stage;
+  index: number;
+  reason?: string;
+  nodes: Array<[string, NodeReport | undefined]>;
+  releasing: string[];
+  stageStatuses: Array<{ name: Stage; startTimestamp: string }>;
+  /** The selection was admitted at this stage's entry (NM-4.8 checks again only at the next stage). */
+  admitted: boolean;
+  selectsAll?: { total: number; acknowledged: boolean };
+  drainedAt?: string;
 }
 
 /** A maintenance as a node coordinator sees it (the register signal carries it whole; it is an upsert). */
