@@ -80,7 +80,7 @@ describe('NM-7.7 the maintenance reports a claimed node', () => {
     counts: { podsPendingEvictionRequest: 0, activeEvictionRequests: 0, podsBlocked: 0, podsKept: 0 }, coveredBy: [], limitedBy: [], blockers: '', ...over,
   });
   const facts = (stage: Facts['stage'], nodes: Array<[string, NodeReport]>): Facts => ({
-    name: 'm1', stage, plan: DEFAULT_DRAIN_PLAN, index: 0, nodes: new Map(nodes), planned: [], selectedTotal: nodes.length, stageStatuses: [], completed: false, deleting: false,
+    name: 'm1', stage, plan: [...DEFAULT_DRAIN_PLAN], index: 0, nodes: new Map(nodes), planned: [], selectedTotal: nodes.length, stageStatuses: [], completed: false, deleting: false,
   });
 
   test.each(['Cordon', 'Drain'] as const)('in %s its message is "Cycled by CycleNodeRequest ns/name"', (stage) => {
