@@ -1,7 +1,8 @@
-// Node cycling's activities: resolve the request, scale (detach, replacements, heal, terminate),
+// Node cycling's activities: resolve the request, claim nodes, scale (detach, replacements, heal, terminate),
 // health checks, and the per-node pod steps.
 import type { Kube } from '../kube.js';
 import type { NodeGroupProvider } from '../providers/types.js';
+import { createClaimActivities } from './claim.js';
 import { createHealthActivities } from './health.js';
 import { createCyclePodActivities } from './pods.js';
 import { createResolveActivities } from './resolve.js';
@@ -11,6 +12,7 @@ export function createCycleActivities(kube: Kube, providers: Record<string, Node
   return {
     ...createResolveActivities(kube, providers, defaultProvider),
     ...createScaleActivities(kube, providers),
+    ...createClaimActivities(kube),
     ...createHealthActivities(),
     ...createCyclePodActivities(kube),
   };

@@ -3,8 +3,14 @@
 
 /** Annotation: the node group a node was detached from (read to re-attach it). */
 export const DETACHED_FROM = 'slipway.dev/detached-from-group';
-/** Annotation: the request (ns/name/uid) that detached or cordoned the node. */
+/**
+ * Annotation: the request (ns/name/uid) that claimed the node. Also the claim that keeps
+ * NodeMaintenances off it (spec NM-7.5): written with a resourceVersion precondition, and only
+ * while no maintenance holds the node (maintenance.slipway.dev/held-by); the first claim wins.
+ */
 export const CYCLED_BY = 'slipway.dev/cycled-by';
+/** "ns/name" of the CycleNodeRequest a CYCLED_BY value names (ns/name/uid, or a cnr/ns/name/uid workflow ID). */
+export const claimantName = (value: string): string => value.replace(/^cnr\//, '').split('/').slice(0, 2).join('/');
 /** cluster-autoscaler: do not scale this node down. */
 export const CA_SCALE_DOWN_DISABLED = 'cluster-autoscaler.kubernetes.io/scale-down-disabled';
 /** Ours: we set CA_SCALE_DOWN_DISABLED (value: the request), so we remove it; a pre-existing one is left alone. */

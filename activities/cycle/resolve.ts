@@ -125,11 +125,12 @@ export function createResolveActivities(kube: Kube, providers: Record<string, No
           await provider.attachInstance(pid, from);
           reattached.push(n.metadata!.name!);
         }
+        // Uncordon before the claim goes (NM-7.7): a maintenance waiting for the node cordons it after.
+        await setUnschedulable(kube, n.metadata!.name!, false);
         await kube.core.patchNode(
           { name: n.metadata!.name!, body: { metadata: { annotations: { [DETACHED_FROM]: null, [CYCLED_BY]: null } } } },
           mergePatch,
         ).catch((err) => { if (apiStatus(err) !== 404) throw err; });
-        await setUnschedulable(kube, n.metadata!.name!, false);
       }
       if (reattached.length) described = await provider.describeGroups(groups);
       const inGroups = new Map(described.flatMap((g) => g.instances.map((i) => [i.providerID, g.name] as const)));

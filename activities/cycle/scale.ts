@@ -13,6 +13,7 @@ import { mapLimit } from '../drain/rate-limit.js';
 import { runHealthChecks } from './health.js';
 import { CA_ANNOTATION_OWNER, CA_SCALE_DOWN_DISABLED, CYCLED_BY, DETACHED_FROM } from './markers.js';
 import { nodeSummary, type CycleNode } from './resolve.js';
+import { setUnschedulable } from '../drain/node.js';
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
@@ -149,8 +150,9 @@ export function createScaleActivities(kube: Kube, providers: Record<string, Node
 
     /**
      * Healing: every instance not terminated goes back into its group (even when its Node object is
-     * already gone), and every Node still there loses our markers. The workflow then uncordons them
-     * (uncordonNode, the one home of uncordon).
+     * already gone), and every Node still there is uncordoned and then loses our markers: the claim
+     * goes last, so a NodeMaintenance waiting for the node finds it uncordoned and cordons it for
+     * itself, with nothing of the cycle's left to undo its cordon (NM-7.7).
      */
     async healNodes(input: { provider: string; requestKey: string; nodes: CycleNode[] }): Promise<{ reattached: string[] }> {
       const p = provider(input.provider);
@@ -160,6 +162,7 @@ export function createScaleActivities(kube: Kube, providers: Record<string, Node
           const r = await p.attachInstance(n.providerID, n.nodeGroup);
           if (!r.alreadyAttached) reattached.push(n.name);
         }
+        await setUnschedulable(kube, n.name, false);
         await patchNode(kube, n.name, { metadata: { annotations: { [DETACHED_FROM]: null, [CYCLED_BY]: null } } });
       }
       return { reattached };

@@ -2,9 +2,11 @@
 // annotations, and their removal on release with the pre-maintenance schedulability restored.
 // Only the node coordinator workflow calls these, so there is one writer per node; each write is a
 // merge patch carrying the resourceVersion it was computed from (a precondition), re-read on conflict.
+// A node a CycleNodeRequest has claimed (slipway.dev/cycled-by) is not held: the first claim wins (NM-7.5).
 import { PatchStrategy, setHeaderOptions, type V1Node } from '@kubernetes/client-node';
 import { HELD_BY_ANNOTATION, MAINTENANCE_STATE_LABEL, MAINTENANCE_STATUS_ANNOTATION, WAS_UNSCHEDULABLE_ANNOTATION } from '../../api/node-maintenance.js';
 import { apiStatus, type Kube } from '../kube.js';
+import { claimantName, CYCLED_BY } from '../cycle/markers.js';
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
@@ -25,14 +27,19 @@ export interface HoldResult {
   reverted: boolean;
   /** Released and left cordoned because it was unschedulable before the maintenance. */
   keptCordoned?: boolean;
+  /** "ns/name" of the CycleNodeRequest that claimed the node: the hold was refused, nothing written (NM-7.5). */
+  claimedBy?: string;
 }
 
 type Patch = { metadata: { resourceVersion: string; labels: Record<string, string | null>; annotations: Record<string, string | null> }; spec?: { unschedulable: boolean | null } };
 
 /** The patch that brings the node to the wanted state, or undefined when it is there already. */
-export function nodeStatePatch(node: V1Node, input: HoldInput): { patch?: Patch; reverted: boolean; keptCordoned?: boolean } {
+export function nodeStatePatch(node: V1Node, input: HoldInput): { patch?: Patch; reverted: boolean; keptCordoned?: boolean; claimedBy?: string } {
   const labels = node.metadata?.labels ?? {};
   const ann = node.metadata?.annotations ?? {};
+  // A cycle claimed it first: no hold (a release still clears whatever is ours, which is nothing).
+  const claim = ann[CYCLED_BY];
+  if (input.holders.length && claim) return { reverted: false, claimedBy: claimantName(claim) };
   const cordoned = node.spec?.unschedulable === true;
   const labelsOut: Record<string, string | null> = {};
   const annOut: Record<string, string | null> = {};
@@ -78,7 +85,8 @@ export function createNodeStateActivities(kube: Kube) {
           if (apiStatus(err) === 404) return { exists: false, reverted: false };
           throw err;
         }
-        const { patch, reverted, keptCordoned } = nodeStatePatch(node, input);
+        const { patch, reverted, keptCordoned, claimedBy } = nodeStatePatch(node, input);
+        if (claimedBy) return { exists: true, reverted, claimedBy };
         if (!patch) return { exists: true, reverted, keptCordoned };
         try {
           await kube.core.patchNode({ name: input.node, body: patch }, mergePatch);

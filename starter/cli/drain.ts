@@ -2,6 +2,7 @@
 // itself checked against a fresh read of the node (a drain that ends with pods left is no success).
 import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
 import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
+import { HELD_BY_ANNOTATION } from '../../api/node-maintenance.js';
 import { webUiLink } from '../../worker/config.js';
 import { drainWorkflowId } from '../../workflows/ids.js';
 import { drainWorkflow } from '../../workflows/index.js';
@@ -143,6 +144,9 @@ export async function drainCommand(session: Session, cmd: { node: string; again:
   const { node } = cmd;
   const found = await session.read(`node ${node}`, (k) => k.core.readNode({ name: node }));
   if (!found) throw new CliError(`node ${node} not found in the cluster at ${session.ctx.kubeServer ?? '?'}; nothing to drain`);
+  // NM-7.7: a maintenance's node is drained by the maintenance (the reverse is not guarded in v1).
+  const holders = found.metadata?.annotations?.[HELD_BY_ANNOTATION];
+  if (holders) throw new CliError(`node ${node} is held by NodeMaintenance ${holders}; steer it through the maintenance`);
   const client = await session.client();
   const id = drainWorkflowId(node);
   const follow = (t: Target & { kind: 'drain' }) => (cmd.follow ? followDrain(session, t, io) : Promise.resolve(0));

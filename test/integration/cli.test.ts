@@ -6,6 +6,7 @@ import { CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
 import type { WorkflowHandle } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/common';
 import { CYCLE_NODE_REQUEST } from '../../api/cycle-node-request.js';
+import { HELD_BY_ANNOTATION } from '../../api/node-maintenance.js';
 import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
 import { cycleWorkflowId } from '../../workflows/cycle/types.js';
@@ -14,7 +15,7 @@ import { cycleStatusQuery, drainStatusQuery } from '../../workflows/messages.js'
 import { NodesAttr } from '../../workflows/search-attributes.js';
 import { uniqueName } from '../support/cluster.js';
 import { CycleFixture, deployApp } from '../support/cycle.js';
-import { DrainFixture } from '../support/drain.js';
+import { DrainFixture, mergePatch } from '../support/drain.js';
 import { waitFor } from '../support/wait.js';
 
 interface Run {
@@ -114,6 +115,17 @@ describe('drains from the CLI', () => {
     const ghost = `${f.group}-ghost`;
     expectOneLineError(await cli(['drain', ghost], env()), `node ${ghost} not found`);
     await expect(f.client.workflow.getHandle(`drain/${ghost}`).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
+  });
+
+  test('NM-7.7 a node a NodeMaintenance holds is refused, naming the maintenance, and no drain starts', async () => {
+    const patch = (v: string | null) => f.c.core.patchNode({ name: f.node, body: { metadata: { annotations: { [HELD_BY_ANNOTATION]: v } } } }, mergePatch);
+    await patch('kernel-upgrade');
+    try {
+      expectOneLineError(await cli(['drain', f.node], env()), `node ${f.node} is held by NodeMaintenance kernel-upgrade; steer it through the maintenance`);
+      await expect(f.client.workflow.getHandle(`drain/${f.node}`).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
+    } finally {
+      await patch(null);
+    }
   });
 
   test('`drain --node X` drains no node named --node', async () => {

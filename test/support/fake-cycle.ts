@@ -5,6 +5,7 @@
 import type { CycleNodeRequestSpecInput } from '../../api/cycle-node-request.js';
 import type { CycleNode, ResolvedCycle } from '../../activities/cycle/resolve.js';
 import type { ReplacementInput } from '../../activities/cycle/scale.js';
+import type { HeldNode } from '../../activities/cycle/claim.js';
 import { cycleWorkflowId, type CycleRequestInput } from '../../workflows/cycle/types.js';
 import { FakeDrain } from './fake-drain.js';
 import { CallLog, until } from './scripted.js';
@@ -26,6 +27,8 @@ export class FakeCycle extends CallLog {
   errors: string[] = [];
   replacementsReady = true;
   preTerminationFailures: string[] = [];
+  /** Nodes a NodeMaintenance holds (claimNodes sets them aside); delete one to let the cycle have it. */
+  readonly maintenanceHolds = new Map<string, Omit<HeldNode, 'node'>>();
   private created = 0;
 
   constructor(
@@ -94,6 +97,10 @@ export class FakeCycle extends CallLog {
         reattached: [],
         settings: { ...settings, concurrency: input.spec.cycleSettings?.concurrency ?? settings.concurrency },
       })),
+      claimNodes: step('claimNodes', (input: { nodes: string[] }) => {
+        const held = input.nodes.filter((n) => this.maintenanceHolds.has(n)).map((node) => ({ node, ...this.maintenanceHolds.get(node)! }));
+        return { claimed: input.nodes.filter((n) => !this.maintenanceHolds.has(n)), gone: [] as string[], held };
+      }),
       detachNodes: step('detachNodes', (input: { nodes: CycleNode[] }) => ({ detached: input.nodes.map((n) => n.name), gone: [] })),
       waitForReplacements: step('waitForReplacements', (input: ReplacementInput) =>
         this.replacementsReady
@@ -102,7 +109,10 @@ export class FakeCycle extends CallLog {
       ),
       protectFromScaleDown: step('protectFromScaleDown', (input: { nodes: string[] }) => input.nodes),
       releaseScaleDown: step('releaseScaleDown', (input: { nodes?: string[] }) => input.nodes ?? []),
-      healNodes: step('healNodes', (input: { nodes: CycleNode[] }) => ({ reattached: input.nodes.map((n) => n.name), uncordoned: input.nodes.map((n) => n.name) })),
+      healNodes: step('healNodes', (input: { nodes: CycleNode[] }) => {
+        for (const n of input.nodes) this.drains.get(n.name)!.node.cordoned = false; // uncordoned before the claim goes
+        return { reattached: input.nodes.map((n) => n.name), uncordoned: input.nodes.map((n) => n.name) };
+      }),
       healthCheckNodes: step('healthCheckNodes', () => ({ passed: true, failures: [] as string[] })),
       preTerminationChecks: step('preTerminationChecks', () => ({ passed: this.preTerminationFailures.length === 0, failures: this.preTerminationFailures })),
       cordonNode: step('cordonNode', (name: string) => (this.drains.get(name)!.node.cordoned = true, { exists: true, changed: true })),

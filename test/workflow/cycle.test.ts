@@ -217,3 +217,27 @@ describe('the node-group lock', () => {
     expect(detaches[1]!.startedAt).toBeGreaterThan(fake.callsOf('terminateInstance')[0]!.endedAt!);
   }, 30_000);
 });
+
+describe('NM-7.6 nodes a NodeMaintenance holds', () => {
+  test.concurrent('the batch takes the next unheld node; with only held nodes left the request stays in its phase, names the maintenance, and cycles the node once it is let go', async () => {
+    const fake = new FakeCycle('held', 2);
+    fake.maintenanceHolds.set('held-0', { maintenance: 'kernel-upgrade', stage: 'Drain' });
+    let letGo = 0;
+    const result = await runRequest(fake, 'held', { cycleSettings: { method: 'Drain', concurrency: 1 } }, async (h) => {
+      const waiting = await statusWhen(h, 'waiting for the maintenance', (s) => s.message.startsWith('waiting for NodeMaintenance'));
+      expect(waiting.message).toBe('waiting for NodeMaintenance kernel-upgrade (Drain) on node held-0');
+      expect(fake.nodesOf('detachNodes')).toEqual([['held-1']]); // the held node is never touched
+      expect(fake.nodesOf('cordonNode').flat()).not.toContain('held-0');
+      // It looks again after 5 s (then 10 s): still held, still waiting, still untouched.
+      await waitFor('a second look', async () => fake.nodesOf('claimNodes').filter((n) => n.includes('held-0')).length >= 2, { timeoutMs: 15_000, intervalMs: 100 });
+      expect((await h.query(cycleStatusQuery)).message).toBe('waiting for NodeMaintenance kernel-upgrade (Drain) on node held-0');
+      letGo = Date.now();
+      fake.maintenanceHolds.delete('held-0'); // the maintenance completed
+    });
+    expect(result.phase).toBe('Successful');
+    expect(fake.nodesOf('detachNodes')).toEqual([['held-1'], ['held-0']]);
+    // The node's cyclingTimeout starts with its cycle, not while it was held.
+    const n0 = result.nodes.find((n) => n.nodeName === 'held-0')!;
+    expect(new Date(n0.startedAt!).getTime()).toBeGreaterThanOrEqual(letGo - 1000);
+  }, 60_000);
+});

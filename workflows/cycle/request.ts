@@ -17,6 +17,7 @@ import {
   continueAsNew,
   getExternalWorkflowHandle,
   isCancellation,
+  patched,
   setCurrentDetails,
   setHandler,
   sleep,
@@ -28,6 +29,7 @@ import {
 import type { CycleRequestPhase } from '../../api/cycle-node-request.js';
 import { nodeGroupsOf } from '../../api/node-groups.js';
 import type { CycleNode, ResolvedCycle } from '../../activities/cycle/resolve.js';
+import type { HeldNode } from '../../activities/cycle/claim.js';
 import { cycleStatusQuery, drainProgressSignal, lockHolderProbeSignal, nodeProgressSignal, specChangedUpdate } from '../messages.js';
 import { immutableChanges } from './spec-change.js';
 import { NodeGroupAttr, NodesAttr, PhaseAttr } from '../search-attributes.js';
@@ -53,6 +55,8 @@ const STOP_LIMIT_MS = 2 * 60_000;
 const SEARCH_ATTRIBUTE_BYTES = 2_000;
 /** Lines of per-node detail in the Web UI (a 5,000-node request would render 5,000). */
 const DETAIL_LINES = 200;
+/** Nodes held by a NodeMaintenance are tried again after 5 s, backing off to 30 s (NM-7.6). */
+const heldRetryMs = (attempt: number) => Math.min(30_000, 5_000 * 2 ** Math.min(attempt, 3));
 
 export interface CycleRequestRun extends CycleRequestInput {
   /** History events before continue-as-new (tests force a small one). */
@@ -98,6 +102,12 @@ export interface RequestCarry {
   toCancel: string[];
   toHeal: string[];
   healMessage?: string;
+  /** Nodes set aside because a NodeMaintenance holds them (NM-7.6), tried again once only they are left. */
+  held?: HeldNode[];
+  /** Tries in a row that found only held nodes (the backoff). */
+  heldTries?: number;
+  /** The run that claims nodes before it touches them (false only for workflows begun before claims existed). */
+  claims?: boolean;
 }
 
 type Step = Exclude<CycleRequestPhase, 'Successful' | 'Failed'>;
@@ -261,7 +271,7 @@ export class Request {
   // flight; it may have been lowered), or, with none left, the end once every node cycle is done.
   async nextBatch(): Promise<Next> {
     this.checkFailure();
-    if (!this.c.queue.length) {
+    if (!this.c.queue.length && !this.c.held?.length) {
       if (!(await this.waitForCycles(() => this.c.active.length === 0))) return 'Initialised';
       return this.succeed();
     }
@@ -269,11 +279,49 @@ export class Request {
       await this.waitForCycles(() => this.c.active.length < this.c.concurrency);
       return 'Initialised';
     }
+    const nodes = await this.claimBatch(this.c.concurrency - this.c.active.length);
+    if (!nodes.length) return this.waitForHeld();
     this.phase('Initialised', '');
-    const nodes = this.c.queue.splice(0, this.c.concurrency - this.c.active.length);
     this.c.batch = { nodes, replacements: [], toCordon: [], toStart: [] };
     upsertSearchAttributes([{ key: NodesAttr, value: fitting(nodes) }]);
     return 'ScalingUp';
+  }
+
+  /**
+   * NM-7.5: the next `free` nodes of the queue that no NodeMaintenance holds, each claimed
+   * (slipway.dev/cycled-by) before anything touches it; held nodes are set aside. A claimed node is
+   * in flight: healing gives it back (claim removed, uncordoned).
+   */
+  private async claimBatch(free: number): Promise<string[]> {
+    this.c.claims ??= patched('cycle-claims-nodes');
+    if (!this.c.claims) return this.c.queue.splice(0, free);
+    const batch: string[] = [];
+    while (batch.length < free && this.c.queue.length) {
+      const candidates = this.c.queue.splice(0, free - batch.length);
+      const r = await act.claimNodes.executeWithOptions({ summary: `claim ${candidates.join(', ')}` }, [{ requestKey: this.key, nodes: candidates }]);
+      for (const name of r.gone) this.done(name, 'node was removed by someone else');
+      this.c.inFlight.push(...r.claimed);
+      batch.push(...r.claimed);
+      (this.c.held ??= []).push(...r.held);
+    }
+    if (batch.length) this.c.heldTries = 0;
+    return batch;
+  }
+
+  /**
+   * NM-7.6: only nodes a NodeMaintenance holds are left (node cycles may still run): the request
+   * stays in its phase, says whom it waits for, and tries them again after 5 s, backing off to 30 s.
+   */
+  private async waitForHeld(): Promise<Next> {
+    const h = this.c.held![0]!;
+    const message = `waiting for NodeMaintenance ${h.maintenance} (${h.stage}) on node ${h.node}`;
+    if (message !== this.st.message) this.say(message);
+    const tries = this.c.heldTries ?? 0;
+    this.c.heldTries = tries + 1;
+    await this.waitForCycles(() => false, heldRetryMs(tries));
+    this.c.queue.unshift(...this.c.held!.map((x) => x.node));
+    this.c.held = [];
+    return 'Initialised';
   }
 
   // ---- ScalingUp: detach (the group replaces), then wait for Ready, healthy replacements.
@@ -283,7 +331,7 @@ export class Request {
     const batch = this.c.batch.nodes;
     this.phase('ScalingUp', `detaching ${batch.join(', ')}`);
     const since = Date.now();
-    this.c.inFlight.push(...batch);
+    this.c.inFlight.push(...batch.filter((n) => !this.isInFlight(n))); // claimed nodes are in flight already
     const d = await act.detachNodes.executeWithOptions({ summary: `detach ${batch.length} nodes` }, [{ provider: r.provider, requestKey: this.key, nodes: batch.map((n) => this.node(n)) }]);
     for (const name of d.gone) this.done(name, 'node was removed by someone else');
     const rep = await waits.waitForReplacements.executeWithOptions({ summary: `wait for ${d.detached.length} replacement nodes` }, [{
@@ -367,9 +415,11 @@ export class Request {
    * Waits until `done`, a node cycle failed, or the history is over budget (false). Meanwhile it lets
    * cluster-autoscaler manage a batch's new nodes again once the batch's old nodes are gone (#142).
    */
-  private async waitForCycles(done: () => boolean): Promise<boolean> {
+  private async waitForCycles(done: () => boolean, timeoutMs?: number): Promise<boolean> {
     for (;;) {
-      await condition(() => done() || this.releaseDue() !== undefined || this.c.failure !== undefined || this.overBudget());
+      const woke = () => done() || this.releaseDue() !== undefined || this.c.failure !== undefined || this.overBudget();
+      if (timeoutMs === undefined) await condition(woke);
+      else if (!(await condition(woke, timeoutMs))) return false;
       const due = this.releaseDue();
       if (due && this.c.failure === undefined) {
         await act.releaseScaleDown.executeWithOptions({ summary: 'release scale-down protection' }, [{ requestKey: this.key, nodes: due.newNodes }]);
@@ -441,8 +491,9 @@ export class Request {
       const heal = await act.healNodes.executeWithOptions({ summary: `heal ${nodes.length} nodes` }, [{ provider: r.provider, requestKey: this.key, nodes }]);
       if (heal.reattached.length) this.st.message = `${this.st.message}; re-attached ${heal.reattached.join(', ')}`;
     }
-    // Uncordon has one home, the drain's node activity (idempotent; a missing node is fine).
-    await Promise.all(nodes.map((n) => act.uncordonNode.executeWithOptions({ summary: `uncordon ${n.name}` }, [n.name])));
+    // healNodes uncordons before it drops the claim (NM-7.7); a run from before claims also
+    // uncordons here (idempotent; a missing node is fine).
+    if (!this.c.claims) await Promise.all(nodes.map((n) => act.uncordonNode.executeWithOptions({ summary: `uncordon ${n.name}` }, [n.name])));
     for (const n of nodes) {
       const phase = this.index.get(n.name)?.phase;
       if (phase !== 'Failed' || this.c.cancelled.includes(n.name)) this.mark(n.name, 'Failed', 'healed: back in its group, uncordoned');
@@ -505,6 +556,12 @@ export class Request {
   }
 
   // ---- Reporting.
+
+  /** A new message in the same phase (no search-attribute upsert). */
+  private say(message: string): void {
+    this.st.message = message;
+    this.render();
+  }
 
   private phase(p: CycleRequestPhase, message = this.st.message): void {
     upsertSearchAttributes([{ key: PhaseAttr, value: p }]);

@@ -348,7 +348,9 @@ export class Maintenance implements Facts {
       await this.tell(n);
     }
     for (const [n, r] of this.nodes) {
-      if (now.has(n) || r?.gone) continue;
+      // A node a cycle claimed stays until its coordinator has seen the claim go or the node go (NM-7.7:
+      // deleted by the cycle, it counts as finished); the cycle's detach may also drop it from the selection.
+      if (now.has(n) || r?.gone || r?.claimedBy) continue;
       this.nodes.delete(n);
       this.releasing.add(n);
       await this.release(n);

@@ -90,6 +90,8 @@ class Coordinator {
   private gone = false;
   /** Why the last drain failed (it ended; the node stays cordoned). */
   private drainFailed?: string;
+  /** The CycleNodeRequest that claimed the node (NM-7.7): no cordon, no drain; looked at again every pass. */
+  private claimedBy?: string;
   /** Holders whose release is done but not yet acknowledged to them. */
   private released: Set<string>;
   private lastRevertEventMs = -Infinity;
@@ -162,6 +164,7 @@ class Coordinator {
       { node: this.node, holders, state: this.state(), status },
     ]);
     this.gone = !r.exists;
+    this.claimedBy = r.claimedBy;
     if (r.reverted) await this.uncordonReverted(holders);
   }
 
@@ -183,7 +186,7 @@ class Coordinator {
 
   // ---- Retargeting: T(N) from every covering holder; the drain gets them (started on first need).
   async retargeting(): Promise<void> {
-    if (this.gone) return;
+    if (this.gone || this.claimedBy) return; // once the cycle lets go, targets start as for a node that just joined (A5)
     const holders = [...this.holders.values()];
     const next = updateTargets(this.targets, holders);
     this.targets = next.state;
@@ -258,6 +261,7 @@ class Coordinator {
         drained: this.gone || (!!d?.drained && this.final && h.stage === 'Drain'),
         volumeTimedOut: d?.volumeTimedOut,
         gone: this.gone,
+        ...(this.claimedBy && !this.gone ? { claimedBy: this.claimedBy } : {}),
         released: false,
         counts: d?.counts ?? this.drainReport?.counts ?? ZERO,
         limiting: lim?.name,
@@ -308,7 +312,7 @@ class Coordinator {
 
   private details(lim: string | undefined): string {
     const holders = [...this.holders.values()].map((h) => `${h.name} (${h.stage})`).join(', ');
-    const lines = [`**Node ${this.node}: ${this.state()}**`, '', `Held by: ${holders || 'nobody'}`];
+    const lines = [`**Node ${this.node}: ${this.claimedBy ? `Cycled by CycleNodeRequest ${this.claimedBy}` : this.state()}**`, '', `Held by: ${holders || 'nobody'}`];
     if (this.covering().length) lines.push(`Drain targets: ${lanesText(this.targets?.lanes ?? []) || 'none yet'}${this.final ? ' (final)' : ''}`);
     if (lim) lines.push(`Limited by: ${lim}`);
     if (this.drainReport?.message) lines.push('', '```', this.drainReport.message, '```');

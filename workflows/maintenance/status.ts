@@ -37,6 +37,7 @@ const isDone = (r: NodeReport | undefined) => !!r && (r.gone || r.drained);
 export function nodeFirstLine(f: Facts, name: string, r: NodeReport | undefined): string {
   if (f.stage === 'Idle') return 'Planned';
   if (r?.gone) return 'Node no longer exists';
+  if (r?.claimedBy && f.stage !== 'Complete') return nodeMessage({ maintenance: f.name, claimedBy: r.claimedBy, finished: false, reachedEntry: false });
   if (f.stage === 'Cordon') return 'Cordoned';
   if (f.stage === 'Complete') return r?.released ? 'Released' : 'Releasing';
   if (!r) return 'Draining';
@@ -47,6 +48,7 @@ export function nodeFirstLine(f: Facts, name: string, r: NodeReport | undefined)
   return nodeMessage({
     maintenance: f.name,
     gone: r.gone,
+    claimedBy: r.claimedBy,
     drained: r.drained,
     fastForwardedBy: r.fastForwardedBy,
     limiting: r.limiting,
@@ -58,7 +60,7 @@ export function nodeFirstLine(f: Facts, name: string, r: NodeReport | undefined)
 
 /** The nodes as the planner's progress functions take them (a node not yet reported is not finished). */
 export function progressNodes(f: Pick<Facts, 'nodes'>): ProgressNode[] {
-  return [...f.nodes].map(([name, r]) => ({ name, lanes: r?.lanes ?? [], finished: !!r && r.finished && r.seq > 0, gone: r?.gone }));
+  return [...f.nodes].map(([name, r]) => ({ name, lanes: r?.lanes ?? [], finished: !!r && r.finished && r.seq > 0, gone: r?.gone, claimed: !!r?.claimedBy }));
 }
 
 /** Drain has reached the end of the plan and every node reports drained (or gone). */
@@ -84,7 +86,7 @@ export function maintenanceStatus(f: Facts): MaintenanceStatus {
   const reports = [...f.nodes.values()];
   const counts = sumCounts(nodeStatuses);
   const drained = f.drainedAt !== undefined || isDrainedNow(f);
-  const drainMessage = drainStatusMessage(drained, reports.map((r) => ({ finished: !!r?.finished, limitedBy: r?.limitedBy ?? [], gone: r?.gone })));
+  const drainMessage = drainStatusMessage(drained, reports.map((r) => ({ finished: !!r?.finished, limitedBy: r?.limitedBy ?? [], gone: r?.gone, claimed: !!r?.claimedBy })));
   return {
     stage: f.stage,
     stageStatuses: f.stageStatuses,

@@ -118,6 +118,8 @@ export interface NodeReport {
   volumeTimedOut?: boolean;
   /** The Node does not exist (deleted during the maintenance). */
   gone: boolean;
+  /** "ns/name" of the CycleNodeRequest that claimed the node first: not cordoned, not drained, takes no part in advancing (NM-7.7). */
+  claimedBy?: string;
   /** This holder's release is done (the node is uncordoned unless someone else holds it). */
   released: boolean;
   counts: NodeCounts;
