@@ -145,9 +145,11 @@ for (const [name, r] of [[names[0]!, A_NODES], [names[1]!, B_NODES]] as const) {
   );
 }
 const drainedAt: number[] = [];
+let effective = 0;
 for (const h of handles) {
   for (const deadline = Date.now() + 300_000; ; await sleep(100)) {
     const s = await h.query(maintenanceStatusQuery);
+    effective = s.drainPlan.length;
     if (s.conditions.some((c) => c.type === 'Drained' && c.status === 'True')) break;
     if (Date.now() > deadline) throw new Error(`${h.workflowId} not Drained in time: ${s.message}`);
   }
@@ -186,6 +188,8 @@ for (const [i, e] of ENTRIES.entries()) {
   prev = last;
 }
 const ideal = ENTRIES.reduce((s, e) => s + e.grace, 0);
+// NM-1.5: the effective plan appends the default entries above the written ones; they match no pod here.
+const tail = (tDrained - prev) / 1000;
 const overall = ((tDrained - t0) / 1000 - ideal) / ENTRIES.length;
 
 const ids = [
@@ -203,6 +207,7 @@ sizes.sort((x, y) => y[1] - x[1]);
 console.log(`\n## NodeMaintenance: two intersecting maintenances (A: nodes 0-13, B: nodes 6-19) over ${NODES} kwok nodes × ${ENTRIES.length * PODS_PER_ENTRY} pods, 4-entry plan`);
 console.log(`plan ${plan.map((p) => `Default≤${p.podPriority}`).join(', ')}; per node ${PODS_PER_ENTRY} pods per entry, graces ${ENTRIES.map((e) => `${e.grace} s`).join(', ')} (ideal ${ideal} s)`);
 for (const [i, x] of perEntry.entries()) console.log(`  entry ${i + 1}: ${x.evicted} pods deleted, ${x.span.toFixed(2)} s from the previous entry's last deletion, overhead ${x.overhead.toFixed(2)} s over its grace ${ENTRIES[i]!.grace} s`);
+console.log(`  then ${effective - ENTRIES.length} entries of the effective plan (${effective} entries, NM-1.5) that match no pod: ${tail.toFixed(2)} s from the last pod deletion to both Drained, ${(tail / (effective - ENTRIES.length)).toFixed(2)} s per empty entry`);
 console.log(`Drain start → both Drained: ${((tDrained - t0) / 1000).toFixed(2)} s (A ${((drainedAt[0]! - t0) / 1000).toFixed(2)} s, B ${((drainedAt[1]! - t0) / 1000).toFixed(2)} s); overhead per entry over the ideal ${overall.toFixed(3)} s (includes cordoning and Drained reporting; kwok stores grace deadlines to the whole second)`);
 console.log(`\n## API requests per evicted pod`);
 console.log(`audit log (writes only: evictions, pod/node deletes, node patches, NodeMaintenance writes) by Slipway's client (node-fetch) on the benchmark's namespace, nodes and objects, Drain start → Complete done:`);
@@ -217,7 +222,8 @@ console.log(`  maintenances ${sizes.filter(([id]) => id.startsWith('nm/')).map((
 const tAll = (performance.now() - tBench) / 1000;
 console.log('\n## Summary');
 console.log('| figure | value | target |\n|---|---|---|');
-console.log(`| overhead per plan entry over the ideal (max per entry / overall) | ${Math.max(...perEntry.map((x) => x.overhead)).toFixed(2)} s / ${overall.toFixed(2)} s | ≤ 1 s |`);
+console.log(`| overhead per plan entry over the ideal (max of the 4 written entries / overall, over 4) | ${Math.max(...perEntry.map((x) => x.overhead)).toFixed(2)} s / ${overall.toFixed(2)} s | ≤ 1 s |`);
+console.log(`| time per empty default entry after the written plan | ${(tail / (effective - ENTRIES.length)).toFixed(2)} s × ${effective - ENTRIES.length} | (A3: one evaluation) |`);
 console.log(`| API requests per evicted pod (audited writes / drain series incl. reads) | ${(slipway.length / evictedPods.size).toFixed(2)} / ${(reads.total / evictedPods.size).toFixed(2)} | ≤ 3 |`);
 console.log(`| largest history | ${sizes[0]![1]} events (${sizes[0]![0]}) | ≤ 10,000 |`);
 console.log(`| wall time: pods up / Drain → Drained / Drain → Complete done / whole benchmark | ${((tPods - tBench) / 1000).toFixed(1)} s / ${((tDrained - t0) / 1000).toFixed(1)} s / ${((tEnd - t0) / 1000).toFixed(1)} s / ${tAll.toFixed(1)} s | |`);
