@@ -1,4 +1,4 @@
-// NM-7.10 crash safety: a real worker process (dist/worker/main.js, `npm run -s bundle` first) is
+// NM-7.10 crash safety: a real worker process (dist/worker/main.js; run `npm run -s bundle` first) is
 // SIGKILLed at a chosen point of a maintenance and started again. After each kill: no pod is evicted
 // twice (the audit log holds at most one accepted eviction per pod), T(N) read from the node
 // coordinator after the replay equals T(N) read before the kill, and after Complete no node is left
@@ -6,6 +6,7 @@
 // Each kill waits for something observable (an audit event, a status, a Node label) to land it at
 // the named point.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
 import type { WorkflowHandle } from '@temporalio/client';
 import { MAINTENANCE_FINALIZER, MAINTENANCE_STATE_LABEL } from '../../api/node-maintenance.js';
 import { WORKER_NODE_FLAGS } from '../../worker/config.js';
@@ -59,7 +60,8 @@ async function targets(node: string): Promise<Targets> {
   return waitFor(`T(${node})`, async () => {
     try {
       const s = await h.query(nodeMaintenanceStateQuery);
-      return { lanes: s.lanes, final: s.final, seq: s.seq, holders: s.holders.map((x) => `${x.name}@${x.index}/${x.stage}`).sort() };
+      // A holder's plan position may move on after the kill (its report was on the way): T(N) may not.
+      return { lanes: s.lanes, final: s.final, seq: s.seq, holders: s.holders.map((x) => `${x.name}/${x.stage}`).sort() };
     } catch {
       return undefined;
     }
@@ -111,7 +113,18 @@ async function complete(h: WorkflowHandle): Promise<void> {
   await h.executeUpdate(setStageUpdate, { args: [{ stage: 'Complete' }] });
 }
 
-beforeAll(() => f.setup(9, { worker: false }), 60_000);
+/** The spawned worker runs dist/ and prefers dist/workflow-bundle.js: both must be as new as the sources' build. */
+function expectFreshDist(): void {
+  const built = 'dist/workflows/maintenance/maintenance.js';
+  if (!existsSync(built)) throw new Error('dist/ is missing: run `npm run -s bundle` before this test');
+  const bundle = 'dist/workflow-bundle.js';
+  if (existsSync(bundle) && statSync(bundle).mtimeMs < statSync(built).mtimeMs) throw new Error('dist/workflow-bundle.js is older than dist/workflows: run `npm run -s bundle` before this test');
+}
+
+beforeAll(async () => {
+  expectFreshDist();
+  await f.setup(9, { worker: false });
+}, 60_000);
 afterAll(async () => {
   for (const w of workers) if (w.exitCode === null && w.signalCode === null) w.kill('SIGKILL');
   await f.teardown();
