@@ -11,7 +11,7 @@ import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
 import { connectClient } from '../../starter/client.js';
 import { temporalSettings } from '../../worker/config.js';
 import { createWorker } from '../../worker/worker.js';
-import { maintenanceWorkflowId, maintenanceNodeWorkflowId } from '../../workflows/ids.js';
+import { maintenanceDrainWorkflowId, maintenanceWorkflowId, maintenanceNodeWorkflowId } from '../../workflows/ids.js';
 import { nodeMaintenanceWorkflow } from '../../workflows/index.js';
 import { maintenanceStatusQuery } from '../../workflows/messages.js';
 import type { MaintenanceStatus } from '../../workflows/maintenance/types.js';
@@ -40,10 +40,12 @@ export class MaintenanceFixture {
     this.scheduling = this.c.config.makeApiClient(SchedulingV1Api);
   }
 
-  async setup(nodes: number): Promise<this> {
+  /** `worker: false` leaves the task queue (the group's name) to a worker the test runs itself. */
+  async setup(nodes: number, { worker: inProcess = true } = {}): Promise<this> {
     this.nodes = await ensureFakeNodeGroup(this.c.core, this.group, nodes);
     await createNamespace(this.c, this.ns);
     this.client = await connectClient();
+    if (!inProcess) return this;
     const { worker } = await createWorker({ deps: { kube: this.c }, settings: { ...temporalSettings(), taskQueue: this.group } });
     this.worker = worker;
     this.running = worker.run();
@@ -56,7 +58,10 @@ export class MaintenanceFixture {
       await this.objects.patchClusterCustomObject({ ...this.where(name), body: { metadata: { finalizers: null } } }, mergePatch).catch(() => undefined);
       await this.objects.deleteClusterCustomObject(this.where(name)).catch(() => undefined);
     }
-    for (const n of this.nodes) await this.client.workflow.getHandle(maintenanceNodeWorkflowId(n)).terminate('test over').catch(() => undefined);
+    for (const n of this.nodes) {
+      await this.client.workflow.getHandle(maintenanceNodeWorkflowId(n)).terminate('test over').catch(() => undefined);
+      await this.client.workflow.getHandle(maintenanceDrainWorkflowId(n)).terminate('test over').catch(() => undefined);
+    }
     this.worker?.shutdown();
     await this.running?.catch(() => undefined);
     await this.client?.connection.close();
@@ -112,6 +117,24 @@ export class MaintenanceFixture {
       const p = (await this.pods()).filter((x) => x.status?.phase === 'Running' && !x.metadata?.deletionTimestamp);
       return p.length === count && p;
     });
+  }
+
+  get taskQueue(): string {
+    return this.group;
+  }
+
+  /** Waits until one pod of each of these Deployments runs (tests sharing the namespace count their own). */
+  async waitApps(apps: string[]): Promise<V1Pod[]> {
+    return waitFor(`pods of ${apps.join(', ')} Running`, async () => {
+      const p = (await this.pods()).filter((x) => x.status?.phase === 'Running' && !x.metadata?.deletionTimestamp && apps.includes(appOf(x.metadata?.name)));
+      return p.length === apps.length && p;
+    });
+  }
+
+  /** A PDB that refuses every eviction of this Deployment's pods, once the disruption controller has computed it. */
+  async blockingPdb(app: string): Promise<void> {
+    await this.c.policy.createNamespacedPodDisruptionBudget({ namespace: this.ns, body: { metadata: { name: app }, spec: { maxUnavailable: 0, selector: { matchLabels: { app } } } } });
+    await waitFor(`PDB ${app} computed`, async () => (await this.c.policy.readNamespacedPodDisruptionBudget({ name: app, namespace: this.ns })).status?.observedGeneration === 1);
   }
 
   /** Creates the object and starts its workflow as the bridge does (ID nm/<name>/<uid>). */
