@@ -26,7 +26,7 @@ export function stubCluster(count: number, group = 'stub-group'): StubCluster {
   return { nodes, calls: new Map(), terminated: new Map(), uncordoned: [], detached: [] };
 }
 
-type Stubbed = Pick<Activities, 'resolveCycle' | 'detachNodes' | 'waitForReplacements' | 'protectFromScaleDown' | 'releaseScaleDown' | 'cordonNode' | 'uncordonNode' | 'instanceExists' | 'classifyPods' | 'waitForVolumeDetach' | 'deleteNode' | 'terminateInstance' | 'healNodes' | 'healthCheckNodes'>;
+type Stubbed = Pick<Activities, 'resolveCycle' | 'claimNodes' | 'detachNodes' | 'waitForReplacements' | 'protectFromScaleDown' | 'releaseScaleDown' | 'cordonNode' | 'uncordonNode' | 'instanceExists' | 'classifyPods' | 'waitForVolumeDetach' | 'deleteNode' | 'terminateInstance' | 'healNodes' | 'healthCheckNodes'>;
 
 export function stubActivities(c: StubCluster): Stubbed {
   let replacements = 0;
@@ -41,6 +41,8 @@ export function stubActivities(c: StubCluster): Stubbed {
       mismatch: { nodesWithoutInstance: [], instancesWithoutNode: [] },
       settings: { method: 'Drain', concurrency: c.nodes.length, cyclingTimeoutMs: 3_600_000, labelsToRemove: [], ignorePodsLabels: {}, ignoreNamespaces: [] },
     })),
+    // No NodeMaintenance holds a stub node: every claim goes through.
+    claimNodes: count('claimNodes', (i: { nodes: string[] }) => ({ claimed: i.nodes, gone: [] as string[], held: [] })),
     detachNodes: count('detachNodes', (i: { nodes: CycleNode[] }) => {
       c.detached.push(...i.nodes.map((n) => n.name));
       return { detached: i.nodes.map((n) => n.name), gone: [] };
@@ -68,7 +70,11 @@ export function stubActivities(c: StubCluster): Stubbed {
       c.terminated.set(i.providerID, (c.terminated.get(i.providerID) ?? 0) + 1);
       return { alreadyGone: false };
     }),
-    healNodes: count('healNodes', () => ({ reattached: [] })),
+    // As the real one: healing uncordons each node it puts back, then drops the cycle's claim.
+    healNodes: count('healNodes', (i: { nodes: CycleNode[] }) => {
+      c.uncordoned.push(...i.nodes.map((n) => n.name));
+      return { reattached: [] };
+    }),
     healthCheckNodes: count('healthCheckNodes', () => ({ passed: true, failures: [] })) as unknown as Stubbed['healthCheckNodes'],
   };
 }

@@ -44,6 +44,8 @@ export interface DrainReport {
   counts?: NodeCounts;
   /** Targets mode: the drain has ended Drained (final targets, volumes detached or timed out). */
   drained?: boolean;
+  /** Targets mode: the lowest priority of a Default pod no lane targets yet; null when there is none. */
+  lowestUntargeted?: number | null;
   volumeTimedOut?: boolean;
 }
 

@@ -170,6 +170,8 @@ function classifyForTargets(p: PodFacts, ctx: ClassifyContext, lanes: Lane[]): P
     ...verdict(p, type, d, d.action === 'Skip' ? 0 : d.order ?? 0, targeted ? warningsFor(p, found, ctx, d.action) : []),
     targeted,
     ...(kept ? { kept } : {}),
+    // The maintenance passes plan entries below every untargeted pod at once (A3): it needs their priority.
+    ...(!targeted ? { priority: p.priority } : {}),
   };
 }
 

@@ -41,3 +41,18 @@ export function nodeCounts(pods: readonly PodVerdict[], f: CountFacts): NodeCoun
   }
   return c;
 }
+
+/**
+ * The lowest priority among the Default pods no lane targets yet and that would block the drain once
+ * targeted (not Skip, not terminal, not leaving); undefined when there is none. A plan entry of lower
+ * priority can match no pod on this node, so a maintenance passes it without a round trip (A3).
+ */
+export function lowestUntargeted(pods: readonly PodVerdict[], skipped: ReadonlySet<string>): number | undefined {
+  let low: number | undefined;
+  for (const p of pods) {
+    if (p.targeted !== false || p.podType !== 'Default' || p.action === 'Skip' || terminal(p) || p.terminating || skipped.has(podKey(p))) continue;
+    const prio = p.priority ?? 0;
+    if (low === undefined || prio < low) low = prio;
+  }
+  return low;
+}

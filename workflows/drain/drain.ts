@@ -35,7 +35,7 @@ import {
   type DrainTargets,
   type PodTarget,
 } from '../messages.js';
-import { nodeCounts } from './counts.js';
+import { lowestUntargeted, nodeCounts } from './counts.js';
 import { drainMarkdown, drainMessage, emptyStatus, pdbNames, truncate, waveStatus, type DrainPhase, type DrainStatus, type ForcedAction } from './status.js';
 import { podKey, type DrainSettings, type DrainSnapshot, type NodeFacts, type PodRef, type PodVerdict } from './types.js';
 import { planWave, type WavePlan } from './waves.js';
@@ -188,7 +188,7 @@ export class Drain {
     const r: DrainReport = { nodeName: this.node, message: this.st.message, evicted: this.st.evicted };
     const t = this.st.targets;
     if (!t) return r;
-    Object.assign(r, { targetsSeq: t.seq, finished: this.st.finished ?? false, counts: this.st.counts ?? nodeCounts([], COUNT_NONE) });
+    Object.assign(r, { targetsSeq: t.seq, finished: this.st.finished ?? false, counts: this.st.counts ?? nodeCounts([], COUNT_NONE), lowestUntargeted: this.st.lowestUntargeted });
     if (this.st.phase === 'Drained') Object.assign(r, { drained: true, volumeTimedOut: this.st.volumes?.timedOut ?? false });
     return r;
   }
@@ -279,6 +279,7 @@ export class Drain {
   private countPods(snap: DrainSnapshot, leaving: string[]): void {
     if (!this.st.targets) return;
     this.st.counts = nodeCounts(snap.pods, { skipped: new Set(this.skipBySignal.keys()), refused: new Set(this.refused.keys()), leaving: new Set(leaving) });
+    this.st.lowestUntargeted = lowestUntargeted(snap.pods, new Set(this.skipBySignal.keys())) ?? null;
   }
 
   // ---- WaitingForVolumeDetach: until only the kept pods' volumes are attached (not on an unreachable node).
@@ -546,7 +547,7 @@ export class Drain {
     setCurrentDetails(drainMarkdown(this.st));
     if (this.report && this.st.targets) {
       // Targets mode: the coordinator advances on finished and counts, so these go out at once.
-      const key = JSON.stringify([this.st.targets.seq, this.st.finished ?? false, this.st.counts ?? null, this.st.phase === 'Drained']);
+      const key = JSON.stringify([this.st.targets.seq, this.st.finished ?? false, this.st.counts ?? null, this.st.phase === 'Drained', this.st.lowestUntargeted ?? null]);
       if (key !== this.reportedTargets) {
         this.reportedTargets = key;
         this.reported = this.st.message;

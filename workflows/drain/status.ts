@@ -56,6 +56,8 @@ export interface DrainStatus {
   finished?: boolean;
   /** Targets mode: the NM-1.7 counts, as last reported. */
   counts?: NodeCounts;
+  /** Targets mode: the lowest priority of a Default pod no lane targets yet (null: none; see counts.ts). */
+  lowestUntargeted?: number | null;
 }
 
 export function emptyStatus(node: string): DrainStatus {

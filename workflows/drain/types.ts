@@ -36,6 +36,8 @@ export interface PodVerdict extends PodRef {
   targeted?: boolean;
   /** Targets mode: a targeted DaemonSet or static pod, never evicted, left for node shutdown (action Skip, counted as podsKept). */
   kept?: boolean;
+  /** Targets mode, untargeted pods only: spec.priority (0 when absent). */
+  priority?: number;
 }
 
 export interface NodeFacts {

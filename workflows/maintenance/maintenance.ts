@@ -99,6 +99,8 @@ export class Maintenance implements Facts {
   selectsAll?: { total: number; acknowledged: boolean };
   drainedAt?: string;
   message = '';
+  /** Workflow time of the last selection read (membership is re-read at most every MEMBERSHIP_MS). */
+  private selectedAtMs?: number;
   /** The current stage's selection check passed (carried, so a renewed run does not check again). */
   private admitted = false;
   private dirty = false;
@@ -278,7 +280,7 @@ export class Maintenance implements Facts {
       this.deleting = true;
       return 'Complete';
     }
-    for (const n of this.nodes.keys()) await this.tell(n); // the stage changed for nodes already held
+    await this.tellAll([...this.nodes.keys()]); // the stage changed for nodes already held
     for (;;) {
       await this.syncMembership();
       if (stage === 'Drain') await this.advance();
@@ -340,13 +342,14 @@ export class Maintenance implements Facts {
 
   /** Takes nodes that match now, releases those that stopped matching (a deleted node stays, reported gone). */
   private async syncMembership(): Promise<void> {
+    // Reports wake the loop often; the selection is read at most every MEMBERSHIP_MS.
+    if (this.selectedAtMs !== undefined && Date.now() - this.selectedAtMs < MEMBERSHIP_MS) return;
     const sel = await this.select();
+    this.selectedAtMs = Date.now();
     const now = new Set(sel.nodes);
-    for (const n of sel.nodes) {
-      if (this.nodes.has(n)) continue;
-      this.nodes.set(n, undefined);
-      await this.tell(n);
-    }
+    const joining = sel.nodes.filter((n) => !this.nodes.has(n));
+    for (const n of joining) this.nodes.set(n, undefined);
+    await this.tellAll(joining);
     for (const [n, r] of this.nodes) {
       // A node a cycle claimed stays until its coordinator has seen the claim go or the node go (NM-7.7:
       // deleted by the cycle, it counts as finished); the cycle's detach may also drop it from the selection.
@@ -362,11 +365,16 @@ export class Maintenance implements Facts {
     const next = advance(this.plan, this.index, progressNodes(this));
     if (next === this.index) return;
     this.index = next;
-    for (const n of this.nodes.keys()) await this.tell(n);
+    await this.tellAll([...this.nodes.keys()]);
   }
 
   private holder(): HolderInfo {
     return { id: this.id, name: this.name, createdAt: this.createdAt, stage: this.stage === 'Drain' ? 'Drain' : 'Cordon', plan: this.plan, index: this.index, reason: this.reason, drain: this.spec.drain };
+  }
+
+  /** Tells many nodes at once: the signals go out together instead of one round trip each. */
+  private async tellAll(nodes: string[]): Promise<void> {
+    await Promise.all(nodes.map((n) => this.tell(n)));
   }
 
   /**

@@ -270,6 +270,7 @@ class Coordinator {
         fastForwardedBy: fastForwardedBy(this.targets, h.id),
         blockers: (this.drainReport?.message ?? '').split('\n').slice(1).join('\n'),
         drainFailed: this.drainFailed,
+        ...(d && d.lowestUntargeted !== undefined ? { lowestUntargeted: d.lowestUntargeted } : {}),
       };
       sends.push(this.send(h.id, report));
     }

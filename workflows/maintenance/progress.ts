@@ -12,10 +12,20 @@ export interface ProgressNode {
   gone?: boolean;
   /** Claimed by a CycleNodeRequest (NM-7.5): takes no part in advancing. */
   claimed?: boolean;
+  /**
+   * The lowest priority of a Default pod that T(N) does not target yet (null: there is none); undefined
+   * when unknown. An entry that no such pod can match is empty on N: it passes without waiting for N
+   * to reach it (A3, "entries that match no pod pass in one evaluation").
+   */
+  lowestUntargeted?: number | null;
 }
 
+/** No pod left on N can match `e` (known only once N is finished at its targets): e passes there at once. */
+export const emptyOn = (n: ProgressNode, e: PlanEntry): boolean =>
+  n.finished && n.lowestUntargeted !== undefined && (e.podType !== 'Default' || n.lowestUntargeted === null || n.lowestUntargeted > e.podPriority);
+
 /** Ready for entry e: gone, or T(N) reaches e and N is finished. Claimed nodes are ready (they take no part). */
-export const nodeReady = (n: ProgressNode, e: PlanEntry): boolean => !!n.gone || !!n.claimed || (n.finished && reached(n.lanes, e));
+export const nodeReady = (n: ProgressNode, e: PlanEntry): boolean => !!n.gone || !!n.claimed || (n.finished && reached(n.lanes, e)) || emptyOn(n, e);
 
 /**
  * A3: the new i(M). From `index`, move to the next entry while every node that takes part has

@@ -60,7 +60,7 @@ export function nodeFirstLine(f: Facts, name: string, r: NodeReport | undefined)
 
 /** The nodes as the planner's progress functions take them (a node not yet reported is not finished). */
 export function progressNodes(f: Pick<Facts, 'nodes'>): ProgressNode[] {
-  return [...f.nodes].map(([name, r]) => ({ name, lanes: r?.lanes ?? [], finished: !!r && r.finished && r.seq > 0, gone: r?.gone, claimed: !!r?.claimedBy }));
+  return [...f.nodes].map(([name, r]) => ({ name, lanes: r?.lanes ?? [], finished: !!r && r.finished && r.seq > 0, gone: r?.gone, claimed: !!r?.claimedBy, lowestUntargeted: r?.lowestUntargeted }));
 }
 
 /** Drain has reached the end of the plan and every node reports drained (or gone). */

@@ -133,6 +133,8 @@ export interface NodeReport {
   fastForwardedBy?: string[];
   /** The drain engine's blocker lines (after its first line), if any. */
   blockers: string;
+  /** The lowest priority of a Default pod not yet targeted on the node (null: none; undefined: not known). */
+  lowestUntargeted?: number | null;
   /** The node's drain failed (podEvictionTimeout policy Fail): why. */
   drainFailed?: string;
 }
