@@ -133,9 +133,9 @@ describe('cordon-only overlap, re-cordon and restore (E4)', () => {
     const m1 = await f.create(`${f.group}-m1`, { nodeSelector: bySelector, stage: 'Cordon' });
     const m2 = await f.create(`${f.group}-m2`, { nodeSelector: selectNodes(y), stage: 'Drain' });
     const node = (n: string) => f.c.core.readNode({ name: n });
-    await waitFor('x, y, z held', async () => {
+    await waitFor('x, y, z held, y by both', async () => {
       const all = await Promise.all([x, y, z].map(node));
-      return all.every((n) => n.spec?.unschedulable && n.metadata?.annotations?.[HELD_BY_ANNOTATION]);
+      return all.every((n) => n.spec?.unschedulable && n.metadata?.annotations?.[HELD_BY_ANNOTATION]) && all[1]!.metadata?.annotations?.[HELD_BY_ANNOTATION] === `${f.group}-m1,${f.group}-m2`;
     });
     expect((await node(z)).metadata?.annotations?.[WAS_UNSCHEDULABLE_ANNOTATION]).toBe('true');
     expect((await node(y)).metadata?.annotations?.[HELD_BY_ANNOTATION]).toBe(`${f.group}-m1,${f.group}-m2`);
