@@ -140,7 +140,8 @@ describe('cordon-only overlap, re-cordon and restore (E4)', () => {
     expect((await node(z)).metadata?.annotations?.[WAS_UNSCHEDULABLE_ANNOTATION]).toBe('true');
     expect((await node(y)).metadata?.annotations?.[HELD_BY_ANNOTATION]).toBe(`${f.group}-m1,${f.group}-m2`);
 
-    // NM-2.5: kubectl uncordon y is reverted promptly, with a Warning Event on the node.
+    // NM-2.5: kubectl uncordon y (once m2 has drained it) is reverted promptly, with a Warning Event on the node.
+    await f.statusWhen(m2, 'm2 Drained', (s) => s.conditions.some((c) => c.type === 'Drained' && c.status === 'True'));
     await f.c.core.patchNode({ name: y, body: { spec: { unschedulable: null } } }, mergePatch);
     await waitFor('y cordoned again', async () => (await node(y)).spec?.unschedulable === true, { timeoutMs: 15_000 });
     await waitFor('UncordonReverted on y', async () => {

@@ -188,7 +188,7 @@ export class Drain {
     const r: DrainReport = { nodeName: this.node, message: this.st.message, evicted: this.st.evicted };
     const t = this.st.targets;
     if (!t) return r;
-    Object.assign(r, { targetsSeq: t.seq, finished: this.st.finished ?? false, counts: this.st.counts ?? nodeCounts([], COUNT_NONE), lowestUntargeted: this.st.lowestUntargeted });
+    Object.assign(r, { targetsSeq: t.seq, finished: this.st.finished ?? false, counts: this.st.counts ?? nodeCounts([], COUNT_NONE), lowestUntargeted: this.st.lowestUntargeted, recordoned: this.st.recordoned });
     if (this.st.phase === 'Drained') Object.assign(r, { drained: true, volumeTimedOut: this.st.volumes?.timedOut ?? false });
     return r;
   }
@@ -216,7 +216,11 @@ export class Drain {
   // ---- Cordoning: one patch (none when the node is cordoned already, e.g. by a cycle).
   async cordoning(): Promise<DrainPhase> {
     const snap = this.fresh;
-    if (!snap?.node.cordoned) await act.cordonNode.executeWithOptions({ summary: `cordon ${this.node}` }, [this.node]);
+    if (!snap?.node.cordoned) {
+      await act.cordonNode.executeWithOptions({ summary: `cordon ${this.node}` }, [this.node]);
+      // Targets mode: the coordinator cordoned the node before starting this drain, so someone uncordoned it.
+      if (this.st.targets) this.st.recordoned = (this.st.recordoned ?? 0) + 1;
+    }
     if (snap) this.fresh = { ...snap, node: { ...snap.node, cordoned: true } }; // read before the cordon
     return 'Draining';
   }
@@ -345,6 +349,7 @@ export class Drain {
       this.st.warnings.push({ pod: '', warning: 'node was uncordoned during the drain; cordoned again' });
     }
     await act.cordonNode.executeWithOptions({ summary: `cordon ${this.node} again (uncordoned mid-drain)` }, [this.node]);
+    this.st.recordoned = (this.st.recordoned ?? 0) + 1; // a maintenance's coordinator reports it (UncordonReverted)
   }
 
   /** Operator signals: skips and force-deletes, each recorded in status and as an Event. True: pods were deleted. */
@@ -547,7 +552,7 @@ export class Drain {
     setCurrentDetails(drainMarkdown(this.st));
     if (this.report && this.st.targets) {
       // Targets mode: the coordinator advances on finished and counts, so these go out at once.
-      const key = JSON.stringify([this.st.targets.seq, this.st.finished ?? false, this.st.counts ?? null, this.st.phase === 'Drained', this.st.lowestUntargeted ?? null]);
+      const key = JSON.stringify([this.st.targets.seq, this.st.finished ?? false, this.st.counts ?? null, this.st.phase === 'Drained', this.st.lowestUntargeted ?? null, this.st.recordoned ?? 0]);
       if (key !== this.reportedTargets) {
         this.reportedTargets = key;
         this.reported = this.st.message;

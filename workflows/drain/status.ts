@@ -58,6 +58,8 @@ export interface DrainStatus {
   counts?: NodeCounts;
   /** Targets mode: the lowest priority of a Default pod no lane targets yet (null: none; see counts.ts). */
   lowestUntargeted?: number | null;
+  /** How often the drain cordoned the node again after someone uncordoned it. */
+  recordoned?: number;
 }
 
 export function emptyStatus(node: string): DrainStatus {

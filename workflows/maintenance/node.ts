@@ -54,6 +54,7 @@ export interface NodeCoordinatorInput {
   drainStarted?: boolean;
   drainReport?: DrainReport;
   drainFailed?: string;
+  recordonedSeen?: number;
   released?: string[];
 }
 
@@ -95,6 +96,8 @@ class Coordinator {
   /** Holders whose release is done but not yet acknowledged to them. */
   private released: Set<string>;
   private lastRevertEventMs = -Infinity;
+  /** The drain's re-cordon count already turned into an UncordonReverted Event. */
+  private recordonedSeen = 0;
   private phase: string | undefined;
   private reportedTo = new Map<string, string>();
 
@@ -106,6 +109,7 @@ class Coordinator {
     this.drainStarted = input.drainStarted ?? false;
     this.drainReport = input.drainReport;
     this.drainFailed = input.drainFailed;
+    this.recordonedSeen = input.recordonedSeen ?? 0;
     this.released = new Set(input.released ?? []);
     setHandler(registerHolderSignal, (h) => {
       this.holders.set(h.id, h);
@@ -209,6 +213,7 @@ class Coordinator {
       });
       this.drainStarted = true;
       this.drainFailed = undefined;
+      this.recordonedSeen = 0; // a new drain counts from zero
       // A drain that fails (podEvictionTimeout policy Fail, NM-7.4) ends; its holders are told, the node
       // stays cordoned, and new targets (or the next change) start a new drain.
       child.result().then(
@@ -329,6 +334,7 @@ class Coordinator {
       drainStarted: this.drainStarted,
       drainReport: this.drainReport,
       drainFailed: this.drainFailed,
+      recordonedSeen: this.recordonedSeen,
       released: [...this.released],
     };
   }
