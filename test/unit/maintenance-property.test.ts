@@ -1,5 +1,7 @@
 // NM-3.7: the planner over random plans, node sets and pod sets (seeded, so a failure replays).
 import { compareEntries, entryMatches, planOrderError, reached, selectorKey, targeted, type PlanEntry, type PodType } from '../../api/drain-plan.js';
+import { limitedOn } from '../../workflows/maintenance/progress.js';
+import { limitedBy, limiting } from '../../workflows/maintenance/targets.js';
 import { Sim, type SimMaintenanceSpec, type SimPod } from '../support/maintenance-sim.js';
 
 function mulberry32(seed: number) {
@@ -120,6 +122,13 @@ function check(c: Case) {
           problems.push(`NM-3.3 round ${sim.round} ${n.name}: lost ${JSON.stringify(old)}`);
         }
       }
+    }
+    // The maintenance's view from a node report (limitedOn) agrees with the node's (limitedBy).
+    const lName = limiting(holders)?.name;
+    for (const x of holders) {
+      const a = limitedBy(holders, x.id, lanes);
+      const b = x.stage === 'Drain' ? limitedOn({ limiting: lName, lanes }, x) : [];
+      if (a.join() !== b.join()) problems.push(`limitedOn round ${sim.round} ${n.name} ${x.name}: ${a} vs ${b}`);
     }
     // A2: T(N) targets exactly the pods the entries of the oracle's R(N) match.
     for (const p of n.pods) if (targeted(lanes, p) !== h.some((e) => entryMatches(e, p))) problems.push(`A2 round ${sim.round} ${n.name}: ${p.name} targeted=${targeted(lanes, p)}`);
