@@ -1,6 +1,6 @@
 // The maintenance side of the planner (workflows/maintenance/progress.ts): A3, NM-1.6, drainStatus.drainMessage.
 import { effectivePlan, type PlanEntry } from '../../api/drain-plan.js';
-import { advance, drainStatusMessage, firstNotReady, reachedDrainTargets, sumCounts, type ProgressNode } from '../../workflows/maintenance/progress.js';
+import { advance, drainStatusMessage, firstNotReady, limitedOn, reachedDrainTargets, sumCounts, waitingForNode, type ProgressNode } from '../../workflows/maintenance/progress.js';
 
 const D = (p: number, app?: string): PlanEntry => (app ? { podType: 'Default', podPriority: p, podSelector: { matchLabels: { app } } } : { podType: 'Default', podPriority: p });
 const DS = (p: number): PlanEntry => ({ podType: 'DaemonSet', podPriority: p });
@@ -31,6 +31,23 @@ describe('A3 advancing', () => {
     expect(firstNotReady(effectivePlan([D(10000)]), 0, nodes, 'three')?.name).toBe('one');
     expect(firstNotReady(plan, 0, nodes, 'one')?.name).toBe('two');
     expect(firstNotReady(plan, plan.length, nodes)).toBeUndefined();
+  });
+  test('limitedOn: from a node report, M is limited by L(N) only while T(N) does not reach its entry', () => {
+    const a = { name: 'maintenance-a', plan, index: 1 };
+    expect(limitedOn({ limiting: 'maintenance-b', lanes: [D(10000)] }, a)).toEqual(['maintenance-b']);
+    expect(limitedOn({ limiting: 'maintenance-b', lanes: [D(15000)] }, a)).toEqual([]);
+    expect(limitedOn({ limiting: 'maintenance-a', lanes: [D(10000)] }, a)).toEqual([]);
+    expect(limitedOn({ limiting: 'maintenance-b', lanes: [D(10000)], gone: true }, a)).toEqual([]);
+    expect(limitedOn({ limiting: 'maintenance-b', lanes: [] }, { ...a, index: plan.length })).toEqual([]);
+  });
+  test('E2 waitingForNode: b on three waits for node one, limited there by maintenance-a', () => {
+    const b = { name: 'maintenance-b', plan: effectivePlan([D(10000), D(15000), DS(4000)]), index: 0 };
+    const nodes = [
+      { ...node('one', [D(5000)]), limiting: 'maintenance-a' },
+      { ...node('three', [D(10000)]), limiting: 'maintenance-b' },
+    ];
+    expect(waitingForNode(b, nodes, 'three')).toEqual({ name: 'one', limitedBy: 'maintenance-a' });
+    expect(waitingForNode(b, nodes, 'one')).toBeUndefined();
   });
 });
 

@@ -45,6 +45,27 @@ export function firstNotReady(plan: readonly PlanEntry[], index: number, nodes: 
   return [...nodes].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).find((n) => n.name !== except && !nodeReady(n, e));
 }
 
+/**
+ * limitedBy for M on a node, from the node's report alone (same answer as targets.ts limitedBy):
+ * [L(N)] when L(N) is another maintenance and T(N) does not reach M's current entry; [] when the
+ * node is gone or M is past its last entry.
+ */
+export function limitedOn(report: { limiting?: string; lanes: readonly Lane[]; gone?: boolean }, m: { name: string; plan: readonly PlanEntry[]; index: number }): string[] {
+  const e = m.plan[m.index];
+  if (report.gone || !e || !report.limiting || report.limiting === m.name || reached(report.lanes, e)) return [];
+  return [report.limiting];
+}
+
+/** Rule 7's "Waiting for node N2 (X)." facts: the first other node not ready, and who limits M there. */
+export function waitingForNode(
+  m: { name: string; plan: readonly PlanEntry[]; index: number },
+  nodes: ReadonlyArray<ProgressNode & { limiting?: string }>,
+  node: string,
+): { name: string; limitedBy?: string } | undefined {
+  const n2 = firstNotReady(m.plan, m.index, nodes, node) as (ProgressNode & { limiting?: string }) | undefined;
+  return n2 && { name: n2.name, limitedBy: limitedOn(n2, m)[0] };
+}
+
 const laneId = (l: Lane) => `${l.podType}/${selectorKey(l.podSelector)}`;
 
 /**

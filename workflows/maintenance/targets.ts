@@ -84,17 +84,12 @@ export function limiting(holders: readonly Holder[]): Holder | undefined {
 /** prefix(M) = P(M)[0..i(M)] inclusive (the whole plan once past the last entry). */
 export const prefix = (h: Holder): PlanEntry[] => h.plan.slice(0, Math.min(h.index + 1, h.plan.length));
 
-/** The entries of `h`'s prefix... as lanes: those lanes of `t` that prefix(M) does not reach. */
-const unreachedLanes = (h: Holder, t: readonly Lane[]): Lane[] => {
-  const p = prefix(h);
-  return t.filter((l) => !reached(p, l));
-};
-
+/** A5 for holder h: the lanes of T(N) that prefix(M) does not reach (its entries read as lanes), and who added them. */
 function fastForward(h: Holder, st: Pick<NodeTargetsState, 'reached' | 'reachedBy' | 'lanes'>): FastForward | undefined {
-  const lanes = unreachedLanes(h, st.lanes);
-  if (!lanes.length) return undefined;
-  // A lane prefix(M) misses has a reached entry prefix(M) misses (its priority's source): name who added those.
   const p = prefix(h);
+  const lanes = st.lanes.filter((l) => !reached(p, l));
+  if (!lanes.length) return undefined;
+  // A lane prefix(M) misses has a reached entry prefix(M) misses (the source of its priority): name who added those.
   const setBy = [...new Set(st.reached.flatMap((e, i) => (reached(p, e) ? [] : [st.reachedBy[i]!])))].filter((n) => n !== h.name).sort();
   return { holder: h.id, lanes, setBy };
 }
