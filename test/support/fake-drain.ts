@@ -25,6 +25,12 @@ import { waitFor } from './wait.js';
 import type { WorkerChoice, WorkflowTestEnv } from './workflow-env.js';
 import { podKey, type DrainSnapshot, type NodeFacts, type PodRef, type PodVerdict } from '../../workflows/drain/types.js';
 
+/**
+ * How long a workflow test waits for a state it expects. Locally these take a second or two; CI runs
+ * them beside the whole local stack on 2 cores, where a starved worker once needed more than 15 s.
+ */
+const WAIT_MS = 45_000;
+
 /** A pod as classifyPods reports it; defaults: namespace `app`, Evict at order 0, Running. */
 export function pod(name: string, o: Partial<PodVerdict> = {}): PodVerdict {
   return {
@@ -236,12 +242,12 @@ export function statusWhen(h: WorkflowHandle<typeof drainWorkflow>, what: string
   return waitFor(what, async () => {
     const s = await h.query(drainStatusQuery);
     return pred(s) ? s : undefined;
-  }, { timeoutMs: 15_000, intervalMs: 50 });
+  }, { timeoutMs: WAIT_MS, intervalMs: 50 });
 }
 
-/** Resolves once `pred` holds for the fake (polled every 20 ms, at most 15 s). */
+/** Resolves once `pred` holds for the fake (polled every 20 ms, at most WAIT_MS). */
 export function fakeWhen(what: string, pred: () => boolean): Promise<true> {
-  return waitFor(what, async () => pred() || undefined, { timeoutMs: 15_000, intervalMs: 20 });
+  return waitFor(what, async () => pred() || undefined, { timeoutMs: WAIT_MS, intervalMs: 20 });
 }
 
 /** A workflow that nobody runs: it stays open and its history keeps every signal sent to it. */
@@ -263,4 +269,4 @@ export async function receiver(client: Client, id: string): Promise<{ id: string
 
 /** The first report matching `pred` (polled every 100 ms, at most 15 s). */
 export const reportWhen = (r: { reports(): Promise<DrainReport[]> }, what: string, pred: (x: DrainReport) => boolean) =>
-  waitFor(what, async () => (await r.reports()).find(pred), { timeoutMs: 15_000, intervalMs: 100 });
+  waitFor(what, async () => (await r.reports()).find(pred), { timeoutMs: WAIT_MS, intervalMs: 100 });
