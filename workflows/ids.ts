@@ -17,6 +17,12 @@ export const nodeDrainWorkflowId = (nodeCycleId: string) => `${nodeCycleId}/drai
 /** One workflow per NodeMaintenance (cluster-scoped); the uid makes a recreated object a new maintenance. */
 export const maintenanceWorkflowId = (m: { name: string; uid: string }) => `nm/${m.name}/${m.uid}`;
 
+/** The SlipwayObject search attribute of a maintenance's workflow (the bridge starts it with it, the CLI finds it by it). */
+export const maintenanceObjectAttr = (name: string) => `NodeMaintenance/${name}`;
+
+/** A NodeMaintenance as the involved object of an Event (cluster-scoped: its Events live in the default namespace). */
+export const maintenanceEventRef = (m: { name: string; uid?: string }) => ({ kind: 'NodeMaintenance', apiVersion: 'slipway.dev/v1alpha1', name: m.name, uid: m.uid });
+
 /** The per-node coordinator of every maintenance that holds the node: the single writer of its state. */
 export const maintenanceNodeWorkflowId = (node: string) => `nm-node/${node}`;
 

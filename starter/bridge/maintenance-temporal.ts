@@ -13,7 +13,8 @@ import { describeWorkflow, sendUpdate, startOnce, waitWorkflowClosed, workflowTa
 export const MAINTENANCE_WORKFLOW_TYPE = 'nodeMaintenanceWorkflow';
 
 /** The SlipwayObject search attribute of a maintenance's workflow (how the CLI finds it by name). */
-export const maintenanceObjectAttr = (name: string) => `NodeMaintenance/${name}`;
+import { maintenanceObjectAttr } from '../../workflows/ids.js';
+export { maintenanceObjectAttr };
 
 export interface MaintenanceSpecChange {
   spec: NodeMaintenanceSpecInput;

@@ -23,7 +23,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { effectivePlan, type PlanEntry } from '../../api/drain-plan.js';
 import type { Selection } from '../../activities/maintenance/select.js';
 import type { NodeMaintenanceSpecInput, NodeSelector } from '../../api/node-maintenance.js';
-import { maintenanceNodeWorkflowId } from '../ids.js';
+import { maintenanceEventRef, maintenanceNodeWorkflowId, maintenanceObjectAttr } from '../ids.js';
 import {
   maintenanceDeletingSignal,
   maintenancePlanQuery,
@@ -60,7 +60,7 @@ const STAGE_HANDLERS: Record<Stage, (m: Maintenance) => Promise<Next>> = {
 
 export async function nodeMaintenanceWorkflow(input: MaintenanceInput): Promise<MaintenanceStatus> {
   const m = new Maintenance(input);
-  upsertSearchAttributes([{ key: ObjectAttr, value: `NodeMaintenance/${input.name}` }]);
+  upsertSearchAttributes([{ key: ObjectAttr, value: maintenanceObjectAttr(input.name) }]);
   let next: Next = m.stage;
   while (next !== 'End') {
     m.enter(next);
@@ -311,7 +311,7 @@ export class Maintenance implements Facts {
   private async warnAboutSelection(sel: Selection): Promise<void> {
     const warn = async (reason: string, message: string) =>
       steps.recordEvent.executeWithOptions({ summary: `event ${reason}` }, [
-        { involved: { kind: 'NodeMaintenance', apiVersion: 'slipway.dev/v1alpha1', name: this.name, uid: this.uid }, type: 'Warning', reason, message, dedupKey: `${this.id}/${reason}/${this.stage}` },
+        { involved: maintenanceEventRef(this), type: 'Warning', reason, message, dedupKey: `${this.id}/${reason}/${this.stage}` },
       ]);
     if (!sel.nodes.length) await warn('NoNodesSelected', `stage ${this.stage}: the nodeSelector matches no node`);
     if (sel.controlPlaneNodes > 0 && sel.controlPlaneSelected === sel.controlPlaneNodes) {

@@ -23,7 +23,7 @@ import {
 } from '@temporalio/workflow';
 import { entryString, type Lane } from '../../api/drain-plan.js';
 import type { DrainOptionsInput } from '../../api/drain-options.js';
-import { maintenanceDrainWorkflowId } from '../ids.js';
+import { maintenanceDrainWorkflowId, maintenanceEventRef, parseWorkflowId } from '../ids.js';
 import {
   drainProgressSignal,
   drainTargetsSignal,
@@ -342,8 +342,8 @@ class Coordinator {
 
 const lanesText = (lanes: Lane[]) => lanes.map(entryString).join(', ');
 
-/** The Event's involved object for a (cluster-scoped) NodeMaintenance. */
+/** The Event's involved object for a holder (its uid is part of its workflow ID). */
 function maintenanceRef(h: HolderInfo) {
-  const uid = h.id.split('/')[2];
-  return { kind: 'NodeMaintenance', apiVersion: 'slipway.dev/v1alpha1', name: h.name, uid };
+  const id = parseWorkflowId(h.id);
+  return maintenanceEventRef({ name: h.name, uid: id?.kind === 'maintenance' ? id.uid : undefined });
 }
