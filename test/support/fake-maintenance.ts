@@ -27,6 +27,8 @@ export class FakeCluster extends CallLog {
   readonly events: EventInput[] = [];
   /** What previewMaintenance answers per node (default: a node with no pods). */
   readonly previews = new Map<string, NodePreview>();
+  /** Awaited by every node write before it applies (a test holds a write in flight with it). */
+  beforeNodeWrite: (i: HoldInput) => Promise<void> = async () => undefined;
 
   constructor(nodes: string[]) {
     super();
@@ -63,6 +65,7 @@ export class FakeCluster extends CallLog {
         return { generation: this.generation, exists: true };
       }),
       writeMaintenanceNodeState: this.logged('writeMaintenanceNodeState', async (i: HoldInput): Promise<HoldResult> => {
+        await this.beforeNodeWrite(i);
         const n = this.nodes.get(i.node);
         if (!n) return { exists: false, reverted: false };
         let reverted = false;

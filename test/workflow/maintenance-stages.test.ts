@@ -100,6 +100,35 @@ test.concurrent('NM-6.2 two maintenances on one node: held-by names both; the fi
   }, { workflowIds: ids(['shared-m1', 'shared-m2'], nodes) });
 });
 
+test.concurrent('NM-2.9 a release that lands while the node is being written for its holders is acknowledged only once a write without it has landed', async () => {
+  const nodes = ['race-1'];
+  const fake = new FakeCluster(nodes);
+  await env().withWorker(fake.activities(), async (tq) => {
+    const m1 = await start(env(), tq, 'race-m1', { stage: 'Cordon' });
+    await waitFor('held by m1', async () => fake.nodes.get('race-1')!.heldBy.join() === 'race-m1');
+    // The write that adds m2 is held in flight; m1 completes meanwhile (its release reaches the coordinator mid-write).
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    let inFlight = false;
+    fake.beforeNodeWrite = async (i) => {
+      if (i.holders.join() !== 'race-m1,race-m2') return;
+      inFlight = true;
+      await gate;
+    };
+    const m2 = await start(env(), tq, 'race-m2', { stage: 'Cordon' });
+    await waitFor('the write for m1 and m2 in flight', async () => inFlight);
+    await m1.executeUpdate(setStageUpdate, { args: [{ stage: 'Complete' }] });
+    await new Promise((r) => setTimeout(r, 1_000)); // the release signal reaches the coordinator
+    open();
+    await m1.result();
+    // m1 ended: the node no longer names it (no wait here: the acknowledgement must follow the write).
+    expect(fake.nodes.get('race-1')).toMatchObject({ cordoned: true, heldBy: ['race-m2'] });
+    await m2.executeUpdate(setStageUpdate, { args: [{ stage: 'Complete' }] });
+    await m2.result();
+    expect(fake.nodes.get('race-1')).toMatchObject({ cordoned: false, heldBy: [] });
+  }, { workflowIds: ids(['race-m1', 'race-m2'], nodes) });
+});
+
 test.concurrent('NM-2.9(c) a node cordoned before the maintenance stays cordoned after Complete', async () => {
   const nodes = ['pre-1'];
   const fake = new FakeCluster(nodes);

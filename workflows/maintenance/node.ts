@@ -71,8 +71,9 @@ export async function maintenanceNodeWorkflow(input: NodeCoordinatorInput): Prom
       if (!c.holders.size) return; // a register that raced the release makes this run go on
       continue;
     }
+    const letGo = c.releasesInEffect(); // before the write: a release that lands during it is not on the node yet
     await c.holding();
-    await c.acknowledgeReleases(); // the node no longer names them
+    await c.acknowledgeReleases(letGo); // the node no longer names them
     await c.retargeting();
     await c.reporting();
     if (workflowInfo().continueAsNewSuggested) await continueAsNew<typeof maintenanceNodeWorkflow>(c.carry());
@@ -303,15 +304,24 @@ class Coordinator {
     }
     this.targets = undefined;
     this.final = false;
+    const letGo = this.releasesInEffect();
     const r = await steps.writeMaintenanceNodeState.executeWithOptions({ summary: `release ${this.node}` }, [{ node: this.node, holders: [] }]);
     this.gone = !r.exists;
-    await this.acknowledgeReleases();
+    await this.acknowledgeReleases(letGo);
   }
 
-  /** Tells each maintenance that let go of the node that its release is done (the node shows it already). */
-  async acknowledgeReleases(): Promise<void> {
-    const released = [...this.released];
-    this.released.clear();
+  /** The releases the next write of the node carries out (taken just before it). */
+  releasesInEffect(): string[] {
+    return [...this.released];
+  }
+
+  /**
+   * Tells each maintenance that let go of the node that its release is done, once a write made
+   * without it has landed: only those released before that write, and not registered again since.
+   */
+  async acknowledgeReleases(letGo: string[]): Promise<void> {
+    const released = letGo.filter((id) => this.released.has(id));
+    for (const id of released) this.released.delete(id);
     const ack: Omit<NodeReport, 'seq'> = { node: this.node, lanes: [], finished: true, drained: false, gone: this.gone, released: true, counts: ZERO, coveredBy: [], limitedBy: [], blockers: '' };
     await Promise.all(released.map((id) => getExternalWorkflowHandle(id).signal(nodeReportSignal, { ...ack, seq: this.seq }).catch(() => undefined)));
   }
