@@ -264,8 +264,10 @@ export class Drain {
   private async awaitTargets(snap: DrainSnapshot): Promise<DrainPhase> {
     const t = this.st.targets!;
     this.publish();
+    // This wait evicts nothing (no refusal to retry), so newer targets need not wait for its cancel to land.
+    const steps = patched('await-targets-try-cancel') ? waits : waveWaits;
     await this.untilWoken(() =>
-      waveWaits.waitForWave.executeWithOptions({ summary: `finished at drain targets #${t.seq}: waiting for the next targets` }, [{
+      steps.waitForWave.executeWithOptions({ summary: `finished at drain targets #${t.seq}: waiting for the next targets` }, [{
         nodeName: this.node,
         leaving: [],
         completion: [],

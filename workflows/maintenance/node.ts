@@ -12,6 +12,7 @@ import {
   WorkflowIdReusePolicy,
   condition,
   continueAsNew,
+  patched,
   isCancellation,
   getExternalWorkflowHandle,
   log,
@@ -64,7 +65,7 @@ export async function maintenanceNodeWorkflow(input: NodeCoordinatorInput): Prom
   const c = new Coordinator(input);
   upsertSearchAttributes([{ key: NodesAttr, value: [input.node] }]);
   for (;;) {
-    await condition(() => c.dirty, RECHECK_MS);
+    const told = await condition(() => c.dirty, RECHECK_MS); // false: the periodic look at the node
     c.dirty = false;
     if (!c.holders.size) {
       await c.releasing();
@@ -72,10 +73,20 @@ export async function maintenanceNodeWorkflow(input: NodeCoordinatorInput): Prom
       continue;
     }
     const letGo = c.releasesInEffect(); // before the write: a release that lands during it is not on the node yet
-    await c.holding();
-    await c.acknowledgeReleases(letGo); // the node no longer names them
-    await c.retargeting();
-    await c.reporting();
+    c.beside = patched('coordinator-writes-beside-targets');
+    if (!c.beside) {
+      await c.holding(true);
+      await c.acknowledgeReleases(letGo);
+      await c.advancing();
+    } else if (c.cordonedBefore()) {
+      // A running drain and the holders need the new targets now: the node write goes beside them.
+      await Promise.all([c.holding(!told), c.advancing()]);
+      await c.acknowledgeReleases(letGo); // the node no longer names them
+    } else {
+      await c.holding(true); // cordoned before any drain starts
+      await c.acknowledgeReleases(letGo);
+      await c.advancing();
+    }
     if (workflowInfo().continueAsNewSuggested) await continueAsNew<typeof maintenanceNodeWorkflow>(c.carry());
   }
 }
@@ -101,6 +112,10 @@ class Coordinator {
   private recordonedSeen = 0;
   private phase: string | undefined;
   private reportedTo = new Map<string, string>();
+  /** Histories before the node write went beside the targets replay the old order. */
+  beside = false;
+  /** The last node state written (this run): an unchanged one is not written again until the periodic look. */
+  private written?: string;
 
   constructor(input: NodeCoordinatorInput) {
     this.node = input.node;
@@ -154,8 +169,20 @@ class Coordinator {
     return this.drainReport?.drained && this.drainReport.targetsSeq === this.seq ? 'Drained' : 'Draining';
   }
 
+  /** A drain ran on this node, so this coordinator cordoned it already. */
+  cordonedBefore(): boolean {
+    return this.drainStarted;
+  }
+
+  /** Targets to the drain, then reports to the holders. */
+  async advancing(): Promise<void> {
+    await this.retargeting();
+    await this.reporting();
+  }
+
   // ---- Holding: the Node shows who holds it, cordoned; an uncordon by anyone is reverted.
-  async holding(): Promise<void> {
+  /** `look`: write even when nothing changed (the periodic look that reverts an uncordon by someone else). */
+  async holding(look: boolean): Promise<void> {
     const lim = limiting([...this.holders.values()]);
     const status = {
       drainTargets: this.targets?.lanes ?? [],
@@ -165,9 +192,13 @@ class Coordinator {
       reason: [...new Set([...this.holders.values()].map((h) => h.reason).filter(Boolean))].join('; '),
     };
     const holders = [...new Set([...this.holders.values()].map((h) => h.name))];
-    const r = await steps.writeMaintenanceNodeState.executeWithOptions({ summary: `hold ${this.node} for ${holders.join(', ')}` }, [
-      { node: this.node, holders, state: this.state(), status },
-    ]);
+    const input = { node: this.node, holders, state: this.state(), status };
+    const key = JSON.stringify(input);
+    if (!look && key === this.written) return; // the node shows it already
+    const r = await steps.writeMaintenanceNodeState.executeWithOptions({ summary: `hold ${this.node} for ${holders.join(', ')}` }, [input]);
+    this.written = key;
+    // What the write found (the node gone, a cycle's claim) changes the reports: another pass sends them.
+    if (this.beside && (this.gone !== !r.exists || this.claimedBy !== r.claimedBy)) this.dirty = true;
     this.gone = !r.exists;
     this.claimedBy = r.claimedBy;
     if (r.reverted) await this.uncordonReverted(holders);
@@ -306,6 +337,7 @@ class Coordinator {
     this.final = false;
     const letGo = this.releasesInEffect();
     const r = await steps.writeMaintenanceNodeState.executeWithOptions({ summary: `release ${this.node}` }, [{ node: this.node, holders: [] }]);
+    this.written = undefined;
     this.gone = !r.exists;
     await this.acknowledgeReleases(letGo);
   }

@@ -114,13 +114,15 @@ function conditions(f: Facts, drained: boolean, drainMessage: string): Condition
   if (failed.length) {
     out.push({ type: 'Ready', status: 'False', reason: 'DrainFailed', message: failed.map(([n, r]) => `node ${n}: ${r!.drainFailed}`).join('; ') });
     out.push({ type: 'SelectsAllNodes', status: f.selectsAll ? 'True' : 'False', reason: f.selectsAll ? 'Acknowledged' : 'SomeNodes', message: '' });
-  } else if (f.selectsAll && !f.selectsAll.acknowledged) {
+  } else if (f.selectsAll && !f.selectsAll.acknowledged && !f.completed) {
+    // Once Complete has run, nothing waits for the annotation any more.
     const message = `selects all ${f.selectsAll.total} nodes; the cluster may become degraded and unrecoverable. Annotate the NodeMaintenance with maintenance.slipway.dev/allow-all-nodes: "true" to proceed`;
     out.push({ type: 'Ready', status: 'False', reason: 'SelectsAllNodes', message });
     out.push({ type: 'SelectsAllNodes', status: 'True', reason: 'SelectsAllNodes', message });
   } else {
     out.push(f.completed ? { type: 'Ready', status: 'True', reason: 'Completed', message: 'maintenance complete' } : { type: 'Ready', status: 'True', reason: 'Active', message: `stage ${f.stage}` });
-    if (f.selectsAll) out.push({ type: 'SelectsAllNodes', status: 'True', reason: 'Acknowledged', message: `selects all ${f.selectsAll.total} nodes (acknowledged)` });
+    if (f.selectsAll?.acknowledged) out.push({ type: 'SelectsAllNodes', status: 'True', reason: 'Acknowledged', message: `selects all ${f.selectsAll.total} nodes (acknowledged)` });
+    else if (f.selectsAll) out.push({ type: 'SelectsAllNodes', status: 'True', reason: 'SelectsAllNodes', message: `selects all ${f.selectsAll.total} nodes (never acknowledged; nothing was cordoned)` });
     else out.push({ type: 'SelectsAllNodes', status: 'False', reason: 'SomeNodes', message: '' });
   }
   return out;
