@@ -10,7 +10,7 @@ import { apiStatus, createKube } from '../activities/kube.js';
 import { ensureNode, fakeNode } from '../stack/kwok/nodes.js';
 import { temporalSettings, webUiLink } from '../worker/config.js';
 import { createWorker } from '../worker/worker.js';
-import { maintenanceWorkflowId } from '../workflows/ids.js';
+import { maintenanceNodeWorkflowId, maintenanceWorkflowId } from '../workflows/ids.js';
 import { maintenanceStatusQuery } from '../workflows/messages.js';
 import { startBridge } from './bridge/main.js';
 import { setStage } from './cli/maintenance.js';
@@ -115,7 +115,7 @@ const drained = await until((s) => !!s[a]?.drained && !!s[b]?.drained, 120_000);
 for (const name of [a, b]) await setStage(new Session(settings), { name, stage: 'Complete' }, { out: (l) => console.log(l), err: (l) => console.error(l) });
 await until((s) => !!s[a]?.completed && !!s[b]?.completed, 60_000);
 console.log(`\nTemporal Web UI:\n  ${webUiLink(ids[a]!)}\n  ${webUiLink(ids[b]!)}`);
-for (const n of nodes) console.log(`  ${webUiLink(`nm-node/${n}`)}`);
+for (const n of nodes) console.log(`  ${webUiLink(maintenanceNodeWorkflowId(n))}`);
 
 // Leave the stack as it was: objects, pods, nodes and priority classes of this demo go.
 for (const name of [a, b]) await custom.deleteClusterCustomObject({ ...where, name }).catch(() => undefined);

@@ -12,6 +12,7 @@ import { startBridge } from './bridge/main.js';
 import { connectClient } from './client.js';
 import { createCycle, followCycle } from './cycle-cli.js';
 import { installCrds } from './install-crds.js';
+import { cycleWorkflowId } from '../workflows/ids.js';
 
 // Keep the terminal for the job's own output.
 Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -74,7 +75,7 @@ const name = `cycle-${group}-${Date.now().toString(36)}`;
 const { uid } = await createCycle(kube, { namespace: ns, name, nodeGroup: group, concurrency: 2 });
 console.log(`applied CycleNodeRequest ${ns}/${name} (kubectl get cnr -n ${ns}); following it:`);
 const code = await followCycle(client, { namespace: ns, name, uid });
-console.log(`\nTemporal Web UI: ${webUiLink(`cnr/${ns}/${name}/${uid}`)}`);
+console.log(`\nTemporal Web UI: ${webUiLink(cycleWorkflowId({ namespace: ns, name, uid }))}`);
 
 await bridge.stop();
 worker.shutdown();

@@ -1,7 +1,7 @@
 // NodeMaintenance end to end on the local stack: the maintenance workflow, the node coordinators and
 // the drain engine in targets mode, judged from the apiserver's audit log and the objects.
 // Tests are named after the spec statements (../shared/specs/node-maintenance.md).
-import { HELD_BY_ANNOTATION, MAINTENANCE_STATE_LABEL, WAS_UNSCHEDULABLE_ANNOTATION } from '../../api/node-maintenance.js';
+import { HELD_BY_ANNOTATION, MAINTENANCE_STATE_LABEL, MAINTENANCE_STATUS_ANNOTATION, WAS_UNSCHEDULABLE_ANNOTATION } from '../../api/node-maintenance.js';
 import { mergePatch } from '../support/drain.js';
 import { maintenanceStatusQuery, retryNowSignal, setStageUpdate } from '../../workflows/messages.js';
 import { maintenanceNodeWorkflowId } from '../../workflows/ids.js';
@@ -17,7 +17,7 @@ describe('one maintenance (E1)', () => {
   beforeAll(() => f.setup(2), 60_000);
   afterAll(() => f.teardown(), 60_000);
 
-  test('NM-3.1 T(N) walks the plan: each entry\'s pods leave only after the lower entry\'s are gone; NM-2.3 finalizer first; NM-2.7 Drained; NM-2.9 Complete uncordons', async () => {
+  test('NM-3.1 T(N) walks the plan: each entry\'s pods leave only after the lower entry\'s are gone; NM-2.3 finalizer first; NM-2.7 Drained; NM-6.5 no extra taint; NM-3.6 the node annotation carries T(N); NM-2.9 Complete uncordons', async () => {
     const [five, other] = f.nodes as [string, string];
     await f.pod('web', five, 0);
     await f.pod('pg', five, 1500, { db: 'postgres' });
@@ -25,6 +25,7 @@ describe('one maintenance (E1)', () => {
     await f.pod('big', five, 1000000000);
     await f.pod('bystander', other, 0);
     await f.waitRunning(5);
+    const taintsBefore = ((await f.c.core.readNode({ name: five })).spec?.taints ?? []).map((t) => t.key);
     const h = await f.create(`${f.group}-m`, { nodeSelector: selectNodes(five), stage: 'Drain', drainPlan: [D(1000), D(2000, { matchLabels: { db: 'postgres' } })] });
 
     const drained = await f.statusWhen(h, 'Drained', (s) => s.conditions.some((c) => c.type === 'Drained' && c.status === 'True'), 120_000);
@@ -59,6 +60,12 @@ describe('one maintenance (E1)', () => {
     expect(node.metadata?.labels?.[MAINTENANCE_STATE_LABEL]).toBe('Drained');
     expect(node.metadata?.annotations?.[HELD_BY_ANNOTATION]).toBe(`${f.group}-m`);
     expect((await f.c.core.readNode({ name: other })).spec?.unschedulable).toBeFalsy();
+    // NM-6.5: no taint beyond the one spec.unschedulable brings (added by the node lifecycle controller).
+    expect((node.spec?.taints ?? []).map((t) => t.key).filter((k) => !taintsBefore.includes(k) && k !== 'node.kubernetes.io/unschedulable')).toEqual([]);
+    // NM-3.6 / NM-6.3: the node's status annotation carries the same T(N) as the maintenance's nodeStatuses.
+    const annotated = JSON.parse(node.metadata?.annotations?.[MAINTENANCE_STATUS_ANNOTATION] ?? '{}') as { drainTargets?: unknown };
+    expect(annotated.drainTargets).toEqual(drained.nodeStatuses[0]!.drainTargets);
+    expect(drained.nodeStatuses[0]!.drainTargets.length).toBeGreaterThan(0);
 
     // NM-2.9: Complete uncordons and removes every trace; the workflow ends.
     await h.executeUpdate(setStageUpdate, { args: [{ stage: 'Complete' }] });
