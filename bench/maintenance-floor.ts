@@ -1,0 +1,44 @@
+// The floor for the NodeMaintenance benchmark: the same plan walked by a bare script, with no
+// Temporal, no status, no checks and no retries. Cordon every node; then per plan entry, evict every
+// pod of that entry on every node at once and wait until all of them are deleted (the same barrier
+// as A3: an entry is done when it is done on every node). What remains over the graces is what this
+// machine's control plane and kwok need for the evictions and deletions alone, so Slipway's time over
+// the floor is the cost of orchestration.
+import { PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
+import type { Kube } from '../activities/kube.js';
+import { mapLimit } from '../activities/drain/rate-limit.js';
+import { watchUntil } from '../activities/watch.js';
+
+const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+/** Seconds per entry, from the previous entry's last deletion (the start for the first) to this one's. */
+export async function bareMaintenance(kube: Kube, nodes: string[], namespace: string, entries: Array<{ podPriority: number }>): Promise<number[]> {
+  const spans: number[] = [];
+  let prev = performance.now();
+  await Promise.all(nodes.map((name) => kube.core.patchNode({ name, body: { spec: { unschedulable: true } } }, mergePatch)));
+  const on = new Set(nodes);
+  for (const e of entries) {
+    const pods = (await kube.core.listNamespacedPod({ namespace })).items.filter(
+      (p) => on.has(p.spec?.nodeName ?? '') && (p.spec?.priority ?? 0) < e.podPriority && !p.metadata?.deletionTimestamp,
+    );
+    const uids = new Set(pods.map((p) => p.metadata!.uid!));
+    await mapLimit(pods, 64, (p) =>
+      kube.core.createNamespacedPodEviction({ name: p.metadata!.name!, namespace, body: { metadata: { name: p.metadata!.name!, namespace } } }).catch(() => undefined),
+    );
+    await watchUntil<V1Pod>({
+      kc: kube.config,
+      path: `/api/v1/namespaces/${namespace}/pods`,
+      list: async () => {
+        const l = await kube.core.listNamespacedPod({ namespace });
+        return { items: l.items, resourceVersion: l.metadata?.resourceVersion ?? '' };
+      },
+      done: (objects) => ![...objects.keys()].some((uid) => uids.has(uid)),
+      timeoutMs: 300_000,
+    });
+    const now = performance.now();
+    spans.push((now - prev) / 1000);
+    prev = now;
+  }
+  await Promise.all(nodes.map((name) => kube.core.patchNode({ name, body: { spec: { unschedulable: null } } }, mergePatch)));
+  return spans;
+}
