@@ -43,6 +43,8 @@ import type { HolderInfo, NodeCounts, NodeReport } from './types.js';
 
 /** How often the coordinator looks at the node without being told (an uncordon by someone else, NM-2.5). */
 const RECHECK_MS = 5_000;
+/** Count-only changes reach a holder at most this often (its status, not its plan, depends on them). */
+const COUNTS_PERIOD_MS = 2_000;
 /** UncordonReverted at most once per node per 10 minutes. */
 const REVERT_EVENT_PERIOD_MS = 10 * 60_000;
 
@@ -65,22 +67,23 @@ export async function maintenanceNodeWorkflow(input: NodeCoordinatorInput): Prom
   const c = new Coordinator(input);
   upsertSearchAttributes([{ key: NodesAttr, value: [input.node] }]);
   for (;;) {
-    const told = await condition(() => c.dirty, RECHECK_MS); // false: the periodic look at the node
+    const told = await condition(() => c.dirty, c.beside ? c.wakeInMs() : RECHECK_MS); // false: a look or counts due
     c.dirty = false;
+    c.countsDueMs = undefined;
     if (!c.holders.size) {
       await c.releasing();
       if (!c.holders.size) return; // a register that raced the release makes this run go on
       continue;
     }
     const letGo = c.releasesInEffect(); // before the write: a release that lands during it is not on the node yet
-    c.beside = patched('coordinator-writes-beside-targets');
+    c.beside = patched('coordinator-quick-handover');
     if (!c.beside) {
       await c.holding(true);
       await c.acknowledgeReleases(letGo);
       await c.advancing();
     } else if (c.cordonedBefore()) {
       // A running drain and the holders need the new targets now: the node write goes beside them.
-      await Promise.all([c.holding(!told), c.advancing()]);
+      await Promise.all([c.holding(c.lookDue()), c.advancing()]);
       await c.acknowledgeReleases(letGo); // the node no longer names them
     } else {
       await c.holding(true); // cordoned before any drain starts
@@ -112,8 +115,12 @@ class Coordinator {
   private recordonedSeen = 0;
   private phase: string | undefined;
   private reportedTo = new Map<string, string>();
-  /** Histories before the node write went beside the targets replay the old order. */
+  /** Histories from before the quick hand-over (node write beside the targets, held-back counts) replay the old way. */
   beside = false;
+  private lookedAtMs = -Infinity;
+  /** Set by send() when a count-only report was held back: the pass that sends it. */
+  countsDueMs?: number;
+  private sentAt = new Map<string, { planKey: string; ms: number }>();
   /** The last node state written (this run): an unchanged one is not written again until the periodic look. */
   private written?: string;
 
@@ -169,6 +176,16 @@ class Coordinator {
     return this.drainReport?.drained && this.drainReport.targetsSeq === this.seq ? 'Drained' : 'Draining';
   }
 
+  /** When the next pass is due without a message: the periodic look, or counts held back by send(). */
+  wakeInMs(): number {
+    const due = Math.min(this.lookedAtMs + RECHECK_MS, this.countsDueMs ?? Infinity);
+    return Math.max(10, due - Date.now());
+  }
+
+  lookDue(): boolean {
+    return Date.now() - this.lookedAtMs >= RECHECK_MS;
+  }
+
   /** A drain ran on this node, so this coordinator cordoned it already. */
   cordonedBefore(): boolean {
     return this.drainStarted;
@@ -195,6 +212,7 @@ class Coordinator {
     const input = { node: this.node, holders, state: this.state(), status };
     const key = JSON.stringify(input);
     if (!look && key === this.written) return; // the node shows it already
+    this.lookedAtMs = Date.now(); // every write reads the node first (and re-cordons it)
     const r = await steps.writeMaintenanceNodeState.executeWithOptions({ summary: `hold ${this.node} for ${holders.join(', ')}` }, [input]);
     this.written = key;
     // What the write found (the node gone, a cycle's claim) changes the reports: another pass sends them.
@@ -319,6 +337,18 @@ class Coordinator {
     const { seq: _seq, ...rest } = report;
     const key = JSON.stringify(rest);
     if (this.reportedTo.get(id) === key) return;
+    if (this.beside) {
+      // Counts and blocker lines only: at most every COUNTS_PERIOD_MS (each report is a task for the
+      // maintenance, which recomputes its status over all its nodes). Anything its plan reads goes at once.
+      const { counts: _c, blockers: _b, ...plan } = rest;
+      const planKey = JSON.stringify(plan);
+      const last = this.sentAt.get(id);
+      if (last && last.planKey === planKey && Date.now() - last.ms < COUNTS_PERIOD_MS) {
+        this.countsDueMs = Math.min(this.countsDueMs ?? Infinity, last.ms + COUNTS_PERIOD_MS);
+        return;
+      }
+      this.sentAt.set(id, { planKey, ms: Date.now() });
+    }
     this.reportedTo.set(id, key);
     await getExternalWorkflowHandle(id)
       .signal(nodeReportSignal, report)
