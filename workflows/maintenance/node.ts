@@ -121,6 +121,8 @@ class Coordinator {
   /** Set by send() when a count-only report was held back: the pass that sends it. */
   countsDueMs?: number;
   private sentAt = new Map<string, { planKey: string; ms: number }>();
+  /** The last node write without its counts. */
+  private writtenMain?: string;
   /** The last node state written (this run): an unchanged one is not written again until the periodic look. */
   private written?: string;
 
@@ -182,6 +184,16 @@ class Coordinator {
     return Math.max(10, due - Date.now());
   }
 
+  /** The node state differs from the last write in its counts only, written under COUNTS_PERIOD_MS ago. */
+  private countsOnly(input: { status: Record<string, unknown> }): boolean {
+    const { drainTargets, drainMessage, limitedBy, reason } = input.status;
+    const main = JSON.stringify({ ...input, status: { drainTargets, drainMessage, limitedBy, reason } });
+    const same = main === this.writtenMain && Date.now() - this.lookedAtMs < COUNTS_PERIOD_MS;
+    if (same) this.countsDueMs = Math.min(this.countsDueMs ?? Infinity, this.lookedAtMs + COUNTS_PERIOD_MS);
+    else this.writtenMain = main;
+    return same;
+  }
+
   lookDue(): boolean {
     return Date.now() - this.lookedAtMs >= RECHECK_MS;
   }
@@ -212,6 +224,7 @@ class Coordinator {
     const input = { node: this.node, holders, state: this.state(), status };
     const key = JSON.stringify(input);
     if (!look && key === this.written) return; // the node shows it already
+    if (!look && this.beside && this.countsOnly(input)) return; // held back: the next pass writes them
     this.lookedAtMs = Date.now(); // every write reads the node first (and re-cordons it)
     const r = await steps.writeMaintenanceNodeState.executeWithOptions({ summary: `hold ${this.node} for ${holders.join(', ')}` }, [input]);
     this.written = key;
