@@ -144,6 +144,8 @@ export class Drain {
   private progress?: ProgressReporter;
   /** Targets mode: seq, finished and counts of the last report (these go out at once, not settled). */
   private reportedTargets = '';
+  /** Targets mode: count-only changes wait for the settle timer (patched; undefined until first asked). */
+  private countsSettle?: boolean;
 
   constructor(private readonly input: DrainInput) {
     this.node = input.nodeName;
@@ -553,18 +555,21 @@ export class Drain {
     this.st.message = drainMessage(this.st);
     setCurrentDetails(drainMarkdown(this.st));
     if (this.report && this.st.targets) {
-      // Targets mode: the coordinator advances on finished and counts, so these go out at once.
-      const key = JSON.stringify([this.st.targets.seq, this.st.finished ?? false, this.st.counts ?? null, this.st.phase === 'Drained', this.st.lowestUntargeted ?? null, this.st.recordoned ?? 0]);
+      // Targets mode: the coordinator advances on what this key holds, so a change goes out at once.
+      // Counts feed only status: since 'drain-counts-settle' they wait for the settle timer like the message.
+      const counts = (this.countsSettle ??= patched('drain-counts-settle')) ? [] : [this.st.counts ?? null];
+      const key = JSON.stringify([this.st.targets.seq, this.st.finished ?? false, ...counts, this.st.phase === 'Drained', this.st.lowestUntargeted ?? null, this.st.recordoned ?? 0]);
       if (key !== this.reportedTargets) {
         this.reportedTargets = key;
-        this.reported = this.st.message;
+        this.reported = this.countsSettle ? JSON.stringify([this.st.message, this.st.counts ?? null]) : this.st.message;
         this.report.cancel();
         this.progress!.report();
         return;
       }
     }
-    if (this.report && this.st.message !== this.reported) {
-      this.reported = this.st.message;
+    const shown = this.countsSettle ? JSON.stringify([this.st.message, this.st.counts ?? null]) : this.st.message;
+    if (this.report && shown !== this.reported) {
+      this.reported = shown;
       this.report.changed();
     }
   }
