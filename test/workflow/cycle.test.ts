@@ -65,6 +65,20 @@ describe('cycleNodeRequestWorkflow', () => {
     expect(await lockReleased(env().client, fake)).toBe(true);
   });
 
+  test.concurrent('while nodes drain, the request\'s message counts the nodes still draining (not the batch\'s count at its start)', async () => {
+    const fake = new FakeCycle('count', 2);
+    fake.drains.get('count-1')!.pods.push(pod('held'));
+    fake.drains.get('count-1')!.refusals.set('app/held', 'Cannot evict pod as it would violate the pod\'s disruption budget.');
+    const result = await runRequest(fake, 'count', { cycleSettings: { method: 'Drain', concurrency: 2 } }, async (h) => {
+      const two = await statusWhen(h, 'both draining', (s) => s.phase === 'WaitingTermination');
+      expect(two.message).toBe('2 nodes draining');
+      const one = await statusWhen(h, 'one cycled', (s) => s.nodes.some((n) => n.nodeName === 'count-0' && n.phase === 'Successful'));
+      expect(one.message).toBe('1 node draining');
+      fake.drains.get('count-1')!.refusals.clear();
+    });
+    expect(result).toMatchObject({ phase: 'Successful', nodesCycled: 2 });
+  });
+
   test.concurrent('an invalid request fails with InvalidCycleRequest; nothing is touched, locked or healed', async () => {
     const fake = new FakeCycle('invalid', 1);
     fake.errors = ['spec.selector: selector must not be empty: it would match every node'];

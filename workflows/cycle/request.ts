@@ -374,7 +374,7 @@ export class Request {
       if (this.overBudget()) return 'CordoningNode';
     }
     const { toStart } = this.c.batch;
-    this.phase('WaitingTermination', `${toStart.length + this.c.active.length} nodes draining`);
+    this.phase('WaitingTermination', this.drainingMessage());
     return 'WaitingTermination';
   }
 
@@ -512,7 +512,14 @@ export class Request {
   private done(name: string, message?: string): void {
     this.c.inFlight = this.c.inFlight.filter((n) => n !== name);
     delete this.c.nodes[name];
+    // The phase's message counts the nodes still draining: it must not stay at the batch's start value.
+    if (this.st.phase === 'WaitingTermination') this.st.message = this.drainingMessage();
     this.mark(name, 'Successful', message);
+  }
+
+  private drainingMessage(): string {
+    const n = this.c.batch.toStart.length + this.c.active.length;
+    return n ? `${n} node${n === 1 ? '' : 's'} draining` : 'no node draining';
   }
 
   private node(name: string): CycleNode {
