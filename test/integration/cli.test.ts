@@ -223,6 +223,27 @@ describe('drains from the CLI', () => {
   });
 });
 
+describe('a CLI drain of a node whose pods keep coming back', () => {
+  const f = new DrainFixture('it-cli-sticky');
+  beforeAll(() => f.setup());
+  afterAll(() => f.teardown());
+
+  test('ends instead of chasing them, exit 1, naming the pod left on the node and why', async () => {
+    // Tolerates every taint, so its ReplicaSet's replacement is scheduled straight back here.
+    const template = f.podTemplate({ app: 'sticky' }, 1);
+    (template.spec as Record<string, unknown>).tolerations = [{ operator: 'Exists' }];
+    await f.c.apps.createNamespacedDeployment({
+      namespace: f.ns,
+      body: { metadata: { name: 'sticky' }, spec: { replicas: 1, selector: { matchLabels: { app: 'sticky' } }, template } },
+    });
+    await f.waitRunning(1);
+    const r = await cli(['drain', f.node], { SLIPWAY_TASK_QUEUE: f.taskQueue });
+    const left = (await f.pods('app=sticky')).filter((p) => p.spec?.nodeName === f.node && !p.metadata?.deletionTimestamp).map((p) => `${f.ns}/${p.metadata!.name}`);
+    expect(left).toHaveLength(1);
+    expectOneLineError(r, `* Pod ${left[0]}: returns after eviction: tolerates node.kubernetes.io/unschedulable`, `but 1 Pod is still on node ${f.node}: ${left[0]}`);
+  }, 120_000);
+});
+
 describe('cycle requests from the CLI', () => {
   const f = new CycleFixture('it-cli-cycle');
   const env = () => ({ SLIPWAY_TASK_QUEUE: f.taskQueue });

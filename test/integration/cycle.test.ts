@@ -4,9 +4,10 @@ import { createServer, type Server } from 'node:http';
 import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { CA_ANNOTATION_OWNER, CYCLED_BY, DETACHED_FROM } from '../../activities/cycle/markers.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
+import { nodeCycleWorkflowId } from '../../workflows/cycle/types.js';
 import { cycleStatusQuery } from '../../workflows/messages.js';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
 import { WorkflowFailedError } from '@temporalio/client';
 import { byControlPlane, deleteGroupNodes, readAudit } from '../support/cluster.js';
 import { CycleFixture } from '../support/cycle.js';
@@ -195,6 +196,34 @@ describe('an invalid request', () => {
       await deleteGroupNodes(f.c, other);
     }
   }, 90_000);
+
+  // Admission refuses both now; a request stored before that, or a workflow started directly, must
+  // still fail at once: before, 0s detached a node and evicted a pod before failing (leaving a surge
+  // node), and 99999999999h failed the node's workflow task with RangeError every 10 s, for ever.
+  test.each([['0s', '"0s" must be a duration between 1m and 168h'], ['99999999999h', '"99999999999h" is not a duration']])(
+    'cyclingTimeout %s fails the request with InvalidCycleRequest before any node is touched',
+    async (cyclingTimeout, says) => {
+      const names = await ensureFakeNodeGroup(f.c.core, f.group, 2);
+      const since = new Date();
+      const handle = await f.start({ selector: { matchLabels: { [NODE_GROUP_LABEL]: f.group } }, cycleSettings: { cyclingTimeout } }, `timeout-${cyclingTimeout.length}`);
+      const outcome = await Promise.race([handle.result().then(() => 'completed', (err: unknown) => err), sleep(30_000).then(() => 'still running after 30 s')]);
+      expect(outcome).toBeInstanceOf(WorkflowFailedError);
+      expect(((outcome as WorkflowFailedError).cause as ApplicationFailure).type).toBe('InvalidCycleRequest');
+      const s = await handle.query(cycleStatusQuery);
+      expect(s.phase).toBe('Failed');
+      expect(s.message).toContain(`spec.cycleSettings.cyclingTimeout: ${says}`);
+      const writes = (await readAudit()).filter(
+        (e) => e.objectRef?.resource === 'nodes' && !byControlPlane(e) && names.includes(e.objectRef.name!) && e.verb !== 'get' && e.verb !== 'list' && e.verb !== 'watch' && new Date(e.requestReceivedTimestamp) >= since,
+      );
+      expect(writes.map((e) => `${e.verb} ${e.objectRef!.name}`)).toEqual([]);
+      expect((await groupNodes(f)).map((n) => n.metadata!.name).sort()).toEqual(names);
+      for (const n of names) {
+        // No node cycle started.
+        await expect(f.client.workflow.getHandle(nodeCycleWorkflowId(handle.workflowId, n)).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
+      }
+    },
+    60_000,
+  );
 
   test('an empty selector is refused before anything is read', async () => {
     const handle = await f.start({ selector: {} });

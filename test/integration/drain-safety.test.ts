@@ -3,8 +3,12 @@
 // stack: a DrainRule that turns invalid mid-drain holds only the drains it could affect; pods that
 // keep coming back to the cordoned node are not chased; the status lists only pods still on the
 // node; a PDB-blocked drain is one pending activity named for the PDB, not a growing history.
+import { RbacAuthorizationV1Api, type V1PolicyRule } from '@kubernetes/client-node';
+import { createSnapshotActivities } from '../../activities/drain/snapshot.js';
 import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
+import { apiStatus } from '../../activities/kube.js';
 import { drainStatusQuery } from '../../workflows/messages.js';
+import { kubeConfigWithToken, kubeFrom } from '../support/bridge.js';
 import { uniqueName } from '../support/cluster.js';
 import { DrainFixture, evictionsOf, mergePatch } from '../support/drain.js';
 import { createDrainRule, deleteDrainRule, storeUnvalidatedDrainRule } from '../support/drain-rules.js';
@@ -91,8 +95,20 @@ describe('pods that come back to the cordoned node', () => {
     });
     await f.waitRunning(1);
     const started = Date.now();
-    const result = await (await f.startDrain()).result();
+    const handle = await f.startDrain();
+    // While it loops, the status says why: the pod came back, how often it was evicted, the pause.
+    const seen = new Set<string>();
+    const done = handle.result();
+    let over = false;
+    void done.finally(() => (over = true)).catch(() => undefined);
+    while (!over) {
+      const s = await handle.query(drainStatusQuery).catch(() => undefined);
+      if (s) seen.add(s.message);
+      await sleep(200);
+    }
+    const result = await done;
     expect(Date.now() - started).toBeLessThan(90_000);
+    expect([...seen].find((m) => /came back after eviction \([12] of 3 times\); evicted again after a pause/.test(m))).toBeDefined();
     expect(result.status.phase).toBe('Drained');
     expect(result.status.returning).toHaveLength(1);
     expect(result.status.returning[0]!.reason).toContain('returns after eviction: tolerates node.kubernetes.io/unschedulable');
@@ -159,6 +175,9 @@ describe('a drain blocked by a PDB, seen from the Temporal Web UI', () => {
       .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'waitForWave')
       .map((e) => JSON.parse(Buffer.from(e.userMetadata?.summary?.data ?? []).toString()) as string);
     expect(summaries.at(-1)).toBe('blocked by PDB web: retrying eviction of 2 pods (wave 0)');
+    // The workflow's details (what the Web UI shows of the workflow itself) name the PDB and the pods.
+    const meta = await handle.query<{ currentDetails?: string }>('__temporal_workflow_metadata');
+    expect(meta.currentDetails).toMatch(/\*\*blocked\*\* \(2\) by PDB `web`: /);
     await handle.terminate('test done');
   });
 });
@@ -183,5 +202,64 @@ describe('a Skip DrainRule with no selector at all', () => {
     } finally {
       await deleteDrainRule(f.c, rule);
     }
+  });
+});
+
+describe('a read the drain cannot make (here refused by RBAC)', () => {
+  const f = new DrainFixture('it-readfail');
+  const rbac = () => f.c.config.makeApiClient(RbacAuthorizationV1Api);
+  const made: string[] = [];
+  beforeAll(async () => {
+    await f.setup({ worker: false });
+    await f.deploy('web', 1);
+    await f.waitRunning(1);
+  });
+  afterAll(async () => {
+    for (const name of made) {
+      await rbac().deleteClusterRoleBinding({ name }).catch(() => undefined);
+      await rbac().deleteClusterRole({ name }).catch(() => undefined);
+    }
+    await f.teardown();
+  });
+
+  // What the drain's read of a node needs (no DaemonSet pods, no namespaceSelector: nothing more).
+  const READS: Array<{ what: string; rule: V1PolicyRule; says: string }> = [
+    { what: 'the node', rule: { apiGroups: [''], resources: ['nodes'], verbs: ['get'] }, says: 'cannot get resource "nodes"' },
+    { what: 'its pods', rule: { apiGroups: [''], resources: ['pods'], verbs: ['list'] }, says: 'cannot list resource "pods"' },
+    { what: 'the DrainRules', rule: { apiGroups: ['slipway.dev'], resources: ['drainrules'], verbs: ['list'] }, says: 'cannot list resource "drainrules"' },
+  ];
+
+  /** The drain's classify activity as a service account granted exactly `rules`. */
+  async function classifierAs(sa: string, rules: V1PolicyRule[]) {
+    const name = `${f.ns}-${sa}`;
+    made.push(name);
+    await f.c.core.createNamespacedServiceAccount({ namespace: f.ns, body: { metadata: { name: sa } } });
+    await rbac().createClusterRole({ body: { metadata: { name }, rules } });
+    await rbac().createClusterRoleBinding({
+      body: { metadata: { name }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name }, subjects: [{ kind: 'ServiceAccount', name: sa, namespace: f.ns }] },
+    });
+    const token = await f.c.core.createNamespacedServiceAccountToken({ name: sa, namespace: f.ns, body: { spec: { audiences: [], expirationSeconds: 3600 } } });
+    const { classifyPods } = createSnapshotActivities(kubeFrom(kubeConfigWithToken(token.status!.token!)));
+    return () => classifyPods({ nodeName: f.node });
+  }
+
+  test('with every read allowed, the snapshot holds the pod (the identity works)', async () => {
+    const classify = await classifierAs('all', READS.map((r) => r.rule));
+    const snap = await waitFor('a snapshot', () => classify(), { timeoutMs: 20_000 });
+    expect(snap.pods.map((p) => p.name)).toEqual([expect.stringMatching(/^web-/)]);
+  });
+
+  test.each(READS.map((r, i) => [r.what, r, i] as const))('when %s cannot be read, the read throws the refusal: never an empty list of pods', async (_what, r, i) => {
+    const classify = await classifierAs(`no-${i}`, READS.filter((x) => x !== r).map((x) => x.rule));
+    const snapshots: string[] = [];
+    // Until the binding is in force another read may be refused first: wait for this one's refusal.
+    const refusal = await waitFor(`the refusal naming ${r.what}`, async () => {
+      const e = await classify().then((s) => void snapshots.push(`${s.pods.length} pods, node exists: ${s.node.exists}`), (x: unknown) => x);
+      if (apiStatus(e) !== 403) throw e ?? new Error('a snapshot, not a refusal');
+      const status = JSON.parse(String((e as { body?: unknown }).body)) as { message?: string };
+      return status.message?.includes(r.says) && status.message;
+    }, { timeoutMs: 20_000 });
+    expect(refusal).toContain('is forbidden');
+    expect(snapshots).toEqual([]);
   });
 });
