@@ -212,6 +212,7 @@ const VERBS: Record<string, string> = { read: 'get', get: 'get', list: 'list', c
 /** client-node method kinds → [group, resource, subresource?]. */
 const KINDS: Record<string, [string, string, string?]> = {
   Node: ['', 'nodes'],
+  NodeStatus: ['', 'nodes', 'status'],
   Pod: ['', 'pods'],
   PodEviction: ['', 'pods', 'eviction'],
   Event: ['', 'events'],
