@@ -69,7 +69,8 @@ describe('fast-forward and late pods (E3)', () => {
     // Given: b covers one, p1 is gone and p2 is held by its PDB, so T(one) = [D≤10000].
     const hb = await f.create(b, { nodeSelector: selectNodes(one), stage: 'Drain', drainPlan: [D(10000), D(15000)] });
     await f.statusWhen(hb, 'b: p2 refused on one', (s) => nodeStatus(s, one)?.podsBlocked === 1);
-    await waitFor('p1 gone', async () => !(await f.pods()).some((p) => appOf(p.metadata?.name) === 'p1'));
+    // Its Deployment's replacement stays Pending (pinned to the cordoned node): gone means off the node.
+    await waitFor('p1 gone from one', async () => !(await f.pods()).some((p) => appOf(p.metadata?.name) === 'p1' && p.spec?.nodeName === one));
     expect(targets(await f.statusWhen(hb, 'b status', () => true), one)).toEqual(['Default ≤ 10000']);
 
     // When c (a lower plan) is created over one and four.

@@ -1,8 +1,11 @@
 // NM-6.4 on the local stack: a maintenance's KEP-5683 node conditions appear with the right
 // status, reason and message, leave kwok's own conditions alone, survive kwok's heartbeats (a
 // strategic-merge patch of status, merged by type), and go False when the maintenance completes.
-import type { V1NodeCondition } from '@kubernetes/client-node';
-import { MAINTENANCE_STATE_LABEL } from '../../api/node-maintenance.js';
+import { PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions, type V1NodeCondition } from '@kubernetes/client-node';
+import { apiStatus } from '../../activities/kube.js';
+import { createNodeStateActivities } from '../../activities/maintenance/node-state.js';
+import { HELD_BY_ANNOTATION, MAINTENANCE_STATE_LABEL } from '../../api/node-maintenance.js';
+import { kubeConfigWithToken, kubeFrom } from '../support/bridge.js';
 import { setStageUpdate } from '../../workflows/messages.js';
 import { MaintenanceFixture } from '../support/maintenance.js';
 import { waitFor } from '../support/wait.js';
@@ -78,4 +81,41 @@ describe('node conditions of a maintenance (NM-6.4)', () => {
     expect(after.map((c) => c.type).filter((t) => !OURS.includes(t)).sort()).toEqual(kwokTypes);
     expect(after.find((c) => c.type === 'Ready')!.status).toBe('True');
   }, 300_000);
+
+  test('NM-6.4 best-effort: a worker that may not patch nodes/status still holds and releases the node (label, annotations, cordon); only the conditions are skipped', async () => {
+    const [n] = f.nodes as [string];
+    const name = `${f.group}-nodes-only`;
+    const rbac = f.c.config.makeApiClient(RbacAuthorizationV1Api);
+    await f.c.core.createNamespacedServiceAccount({ namespace: f.ns, body: { metadata: { name: 'w' } } });
+    await rbac.createClusterRole({ body: { metadata: { name }, rules: [{ apiGroups: [''], resources: ['nodes'], verbs: ['get', 'patch'] }] } });
+    await rbac.createClusterRoleBinding({ body: { metadata: { name }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name }, subjects: [{ kind: 'ServiceAccount', name: 'w', namespace: f.ns }] } });
+    try {
+      const tr = await f.c.core.createNamespacedServiceAccountToken({ name: 'w', namespace: f.ns, body: { spec: { audiences: [], expirationSeconds: 600 } } });
+      const kube = kubeFrom(kubeConfigWithToken(tr.status!.token!));
+      await waitFor('the binding in effect', async () => !!(await kube.core.readNode({ name: n })));
+      // The premise: this identity is refused nodes/status.
+      const denied = await kube.core
+        .patchNodeStatus({ name: n, body: { status: { conditions: [] } } }, setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch))
+        .then(() => 200, (err: unknown) => apiStatus(err));
+      expect(denied).toBe(403);
+      const before = view((await f.c.core.readNode({ name: n })).status?.conditions ?? []);
+
+      const { writeMaintenanceNodeState } = createNodeStateActivities(kube);
+      const held = await writeMaintenanceNodeState({ node: n, holders: ['m-x'], state: 'Draining', status: { drainTargets: [] } });
+      expect(held).toMatchObject({ exists: true, reverted: false });
+      const node = await f.c.core.readNode({ name: n });
+      expect(node.spec?.unschedulable).toBe(true);
+      expect(node.metadata?.annotations?.[HELD_BY_ANNOTATION]).toBe('m-x');
+      expect(node.metadata?.labels?.[MAINTENANCE_STATE_LABEL]).toBe('Draining');
+      expect(view(node.status?.conditions ?? [])).toEqual(before); // not written, and nothing failed
+
+      expect(await writeMaintenanceNodeState({ node: n, holders: [] })).toMatchObject({ exists: true });
+      const released = await f.c.core.readNode({ name: n });
+      expect(released.spec?.unschedulable).toBeFalsy();
+      expect(released.metadata?.annotations?.[HELD_BY_ANNOTATION]).toBeUndefined();
+    } finally {
+      await rbac.deleteClusterRoleBinding({ name }).catch(() => undefined);
+      await rbac.deleteClusterRole({ name }).catch(() => undefined);
+    }
+  }, 60_000);
 });
