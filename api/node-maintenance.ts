@@ -28,6 +28,8 @@ export const MAINTENANCE_STATUS_ANNOTATION = 'maintenance.slipway.dev/status';
 export const WAS_UNSCHEDULABLE_ANNOTATION = 'maintenance.slipway.dev/was-unschedulable';
 /** NodeMaintenance annotation "true": the user acknowledges a selector that takes every node (NM-4.8). */
 export const ALLOW_ALL_NODES_ANNOTATION = 'maintenance.slipway.dev/allow-all-nodes';
+/** Node conditions, KEP-5683's names (NM-6.4): best-effort, the label and annotations above are the contract. */
+export const NODE_CONDITION = { maintenanceInProgress: 'MaintenanceInProgress', drainInProgress: 'DrainInProgress', drained: 'Drained' } as const;
 
 // ---- spec ----------------------------------------------------------------------------------------
 

@@ -3,12 +3,16 @@
 // Only the node coordinator workflow calls these, so there is one writer per node; each write is a
 // merge patch carrying the resourceVersion it was computed from (a precondition), re-read on conflict.
 // A node a CycleNodeRequest has claimed (slipway.dev/cycled-by) is not held: the first claim wins (NM-7.5).
+// The node conditions (NM-6.4) follow each write, best-effort: a failure is logged, never fails the hold.
+import { Context } from '@temporalio/activity';
 import { PatchStrategy, setHeaderOptions, type V1Node } from '@kubernetes/client-node';
 import { HELD_BY_ANNOTATION, MAINTENANCE_STATE_LABEL, MAINTENANCE_STATUS_ANNOTATION, WAS_UNSCHEDULABLE_ANNOTATION } from '../../api/node-maintenance.js';
 import { apiStatus, type Kube } from '../kube.js';
 import { claimantName, CYCLED_BY } from '../cycle/markers.js';
+import { heldBy, maintenanceConditions, nodeConditionsPatch } from './node-conditions.js';
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+const strategicMergePatch = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
 
 export type NodeMaintenanceState = 'Cordoned' | 'Draining' | 'Drained';
 
@@ -73,7 +77,33 @@ export function nodeStatePatch(node: V1Node, input: HoldInput): { patch?: Patch;
   return { patch, reverted, keptCordoned };
 }
 
+/** Logged, not thrown: the conditions are best-effort (NM-6.4). */
+function conditionsNotWritten(node: string, err: unknown): void {
+  const message = 'node conditions not written (best-effort; the label and annotations are the contract)';
+  try {
+    Context.current().log.warn(message, { node, error: String(err) });
+  } catch {
+    console.warn(message, node, String(err)); // called outside an activity (a test)
+  }
+}
+
 export function createNodeStateActivities(kube: Kube) {
+  /** Brings the node's maintenance conditions in line with the hold just written (NM-6.4); re-read on conflict. */
+  async function writeConditions(node: V1Node, input: HoldInput, released: string[]): Promise<void> {
+    const wanted = maintenanceConditions(input.holders, input.state, released);
+    for (let attempt = 0; ; attempt++) {
+      const body = nodeConditionsPatch(node, wanted, new Date());
+      if (!body) return;
+      try {
+        await kube.core.patchNodeStatus({ name: input.node, body }, strategicMergePatch);
+        return;
+      } catch (err) {
+        if (apiStatus(err) !== 409 || attempt >= 5) throw err; // a heartbeat moved the resourceVersion
+      }
+      node = await kube.core.readNode({ name: input.node });
+    }
+  }
+
   return {
     /** Idempotent: brings the node's maintenance state to `input` (hold, or release when holders is empty). */
     async writeMaintenanceNodeState(input: HoldInput): Promise<HoldResult> {
@@ -87,14 +117,19 @@ export function createNodeStateActivities(kube: Kube) {
         }
         const { patch, reverted, keptCordoned, claimedBy } = nodeStatePatch(node, input);
         if (claimedBy) return { exists: true, reverted, claimedBy };
-        if (!patch) return { exists: true, reverted, keptCordoned };
-        try {
-          await kube.core.patchNode({ name: input.node, body: patch }, mergePatch);
-          return { exists: true, reverted, keptCordoned };
-        } catch (err) {
-          if (apiStatus(err) === 404) return { exists: false, reverted: false };
-          if (apiStatus(err) !== 409 || attempt > 20) throw err; // kwok's heartbeats move the resourceVersion: read again
+        const released = input.holders.length ? [] : heldBy(node);
+        let written = node;
+        if (patch) {
+          try {
+            written = await kube.core.patchNode({ name: input.node, body: patch }, mergePatch);
+          } catch (err) {
+            if (apiStatus(err) === 404) return { exists: false, reverted: false };
+            if (apiStatus(err) !== 409 || attempt > 20) throw err; // kwok's heartbeats move the resourceVersion: read again
+            continue;
+          }
         }
+        await writeConditions(written, input, released).catch((err: unknown) => conditionsNotWritten(input.node, err));
+        return { exists: true, reverted, keptCordoned };
       }
     },
   };
