@@ -156,6 +156,8 @@ describe('pods that appear on a covered node (NM-2.8)', () => {
     const onNode = (await f.pods()).filter((p) => p.spec?.nodeName === n && !p.metadata?.deletionTimestamp).map((p) => appOf(p.metadata?.name));
     expect(onNode).toContain('sticky');
     expect(nodeStatus(done, n)!.drainMessage.split('\n')[0]).toBe('Drained');
+    // NM-2.8: still named in N's message after Drained, until Complete.
+    expect(nodeStatus(done, n)!.drainMessage).toMatch(/sticky-.*returns after eviction: tolerates node.kubernetes.io\/unschedulable/);
     await h.executeUpdate(setStageUpdate, { args: [{ stage: 'Complete' }] });
     await h.result();
     expect((await f.evictions()).map(podOf).filter((p) => p === 'sticky')).toHaveLength(3); // left until Complete

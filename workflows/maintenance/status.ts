@@ -78,7 +78,8 @@ export function maintenanceStatus(f: Facts): MaintenanceStatus {
     return {
       nodeRef: { name },
       drainTargets: r?.lanes ?? [],
-      drainMessage: r?.blockers && !r.drained ? `${first}\n${r.blockers}` : first,
+      // Once drained, the lines left are the pods NM-2.8 leaves on the node: named until Complete.
+      drainMessage: r?.blockers ? `${first}\n${r.blockers}` : first,
       ...(r?.counts ?? (p ? { ...ZERO, podsPendingEvictionRequest: p.evict, podsKept: p.kept } : ZERO)),
       limitedBy: r?.limitedBy ?? [],
     };
