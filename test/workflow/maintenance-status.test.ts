@@ -1,11 +1,12 @@
 // What a NodeMaintenance shows while it runs (the status the bridge mirrors, Events, search
 // attributes), on the real workflow code with scripted activities (test/support/fake-maintenance.ts).
 // Named after the spec statements (../shared/specs/node-maintenance.md).
+import { Context } from '@temporalio/activity';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { MaintenanceInput, MaintenanceStatus } from '../../workflows/maintenance/types.js';
 import { nodeMaintenanceWorkflow } from '../../workflows/index.js';
 import { maintenanceStatusQuery, setStageUpdate } from '../../workflows/messages.js';
-import { maintenanceNodeWorkflowId, maintenanceObjectAttr, maintenanceWorkflowId } from '../../workflows/ids.js';
+import { maintenanceDrainWorkflowId, maintenanceNodeWorkflowId, maintenanceObjectAttr, maintenanceWorkflowId } from '../../workflows/ids.js';
 import { NodesAttr, ObjectAttr, PhaseAttr } from '../../workflows/search-attributes.js';
 import { FakeCluster } from '../support/fake-maintenance.js';
 import { waitFor } from '../support/wait.js';
@@ -123,4 +124,38 @@ test.concurrent('NM-7.9 search attributes: the maintenance by object, stage and 
     await h.executeUpdate(setStageUpdate, { args: [{ stage: 'Complete' }] });
     await h.result();
   }, { workflowIds: ids(['sa'], nodes) });
+});
+
+test.concurrent('NM-2.18 Drain set while Cordon is still cordoning takes effect after that step: every node is cordoned before its drain starts', async () => {
+  const nodes = ['mid-1', 'mid-2', 'mid-3'];
+  const fake = new FakeCluster(nodes);
+  let open!: () => void;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  fake.beforeNodeWrite = async (i) => {
+    if (i.node === 'mid-3' && i.holders.length) await gate; // mid-3's cordon is still in flight
+  };
+  // The drains only need to start: their first step waits until the worker stops.
+  const quietDrain = { classifyPods: () => Context.current().cancelled };
+  await env().withWorker({ ...fake.activities(), ...quietDrain }, async (tq) => {
+    const h = await start(env(), tq, 'mid', { stage: 'Cordon' });
+    await waitFor('mid-1 and mid-2 cordoned', async () => fake.nodes.get('mid-1')!.cordoned && fake.nodes.get('mid-2')!.cordoned);
+    expect(await h.executeUpdate(setStageUpdate, { args: [{ stage: 'Drain' }] })).toMatchObject({ stage: 'Drain' });
+    await new Promise((r) => setTimeout(r, 1_500));
+    const drainOf = (n: string) => env().client.workflow.getHandle(maintenanceDrainWorkflowId(n)).describe().then((d) => d.startTime.getTime(), () => undefined);
+    expect(await drainOf('mid-3')).toBeUndefined(); // not cordoned yet: no drain
+    open();
+    await statusWhen(h, 'Drain acting', (s) => s.stage === 'Drain');
+    const started = await waitFor('a drain per node', async () => {
+      const t = await Promise.all(nodes.map(drainOf));
+      return t.every((x) => x !== undefined) ? (t as number[]) : undefined;
+    });
+    for (const [i, n] of nodes.entries()) {
+      const cordonedAt = fake.callsOf('writeMaintenanceNodeState').find((c) => (c.input as { node: string }).node === n)!.endedAt!;
+      expect(started[i]!).toBeGreaterThanOrEqual(cordonedAt - 50); // the server's clock and ours are the same machine's
+      expect(fake.nodes.get(n)!.cordoned).toBe(true);
+    }
+    expect((await h.query(maintenanceStatusQuery)).stageStatuses.map((s) => s.name)).toEqual(['Cordon', 'Drain']);
+    await h.executeUpdate(setStageUpdate, { args: [{ stage: 'Complete' }] });
+    await h.result();
+  }, { workflowIds: [...ids(['mid'], nodes), ...nodes.map(maintenanceDrainWorkflowId)] });
 });
