@@ -8,7 +8,8 @@
 //   2. The first K of them select one kwok node each: spec.stage Idle → Cordon, one at a time:
 //      patch → the node cordoned (spec.unschedulable and the state label, written together by its
 //      coordinator), and → the Cordon stage mirrored into status. Then Cordon → Complete: patch → the
-//      node uncordoned (label gone).
+//      node uncordoned (label gone). Repeated over R rounds, each with a new Idle maintenance per node
+//      (created and measured as in 1), so the p99 of K × R edits is not just their max.
 // Then every object is deleted and the bench waits until they are gone (finalizers released) and no
 // node is left cordoned. Nodes and objects are watched, not polled (a poll every 10 ms loads the
 // apiserver being measured); Temporal's describe is polled as in bench/bridge.ts. The Cordon edits
@@ -34,6 +35,8 @@ try {
 }
 const MAINTENANCES = Number(process.env.SLIPWAY_BENCH_MAINTENANCES ?? 30);
 const NODES = Math.min(MAINTENANCES, Number(process.env.SLIPWAY_BENCH_NODES ?? 20));
+/** Rounds of stage edits over the NODES nodes (a new maintenance per node each round): 5 × 20 = 100 samples, so p99 is not the max. */
+const ROUNDS = Number(process.env.SLIPWAY_BENCH_ROUNDS ?? 5);
 const POLL_MS = 10;
 /** The bridge's query interval for running workflows (production: 500 ms); changeable to see what its queries cost. */
 const BRIDGE_POLL_MS = Number(process.env.SLIPWAY_BENCH_BRIDGE_POLL_MS ?? 500);
@@ -126,14 +129,16 @@ const selector = (i: number) =>
   i < NODES
     ? { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: [nodes[i]!] }] }] }
     : { nodeSelectorTerms: [{ matchExpressions: [{ key: 'slipway.dev/bench-selects-nothing', operator: 'In', values: ['none'] }] }] };
-const names = Array.from({ length: MAINTENANCES }, (_, i) => `${run}-${i}`);
+const names: string[] = [];
 
 // ---- 1. Created → workflow running.
 const cpuBefore = cpuSeconds({ bench: process.pid });
 const tBefore = performance.now();
 const startLag: number[] = [];
 const mirrorLag: number[] = [];
-for (const [i, name] of names.entries()) {
+/** Creates an Idle maintenance selecting node i (none when i ≥ NODES) and measures until its workflow runs. */
+async function create(name: string, i: number): Promise<void> {
+  names.push(name);
   const t0 = performance.now();
   const obj = (await custom.createClusterCustomObject({
     ...where,
@@ -148,37 +153,15 @@ for (const [i, name] of names.entries()) {
   startLag.push(tRunning - t0);
   mirrorLag.push(tMirrored - t0);
 }
+for (let i = 0; i < MAINTENANCES; i++) await create(`${run}-${i}`, i);
 
 // ---- 2. Stage edits → acted on, one maintenance (one node) at a time.
 const cordonLag: number[] = [];
-/** Per edit: the wall-clock moment of the patch, the maintenance's workflow ID and the lag, for the breakdown. */
-const edits: Array<{ stage: 'Cordon' | 'Complete'; at: number; id: string; node: string; lag: number }> = [];
+/** An edit: the wall-clock moment of the patch, the maintenance's workflow ID and the lag, for the breakdown. */
+interface Edit { stage: 'Cordon' | 'Complete'; at: number; id: string; node: string; lag: number }
 const cordonMirrorLag: number[] = [];
 const completeLag: number[] = [];
-const hasStage = (o: Obj | undefined, stage: string): boolean => o?.status?.stageStatuses?.some((s) => s.name === stage) ?? false;
-for (let i = 0; i < NODES; i++) {
-  const name = names[i]!;
-  const node = nodes[i]!;
-  const id = (await getObj(name))!.status!.workflowId!;
-  const t0 = performance.now();
-  const at = Date.now();
-  await custom.patchClusterCustomObject({ ...where, name, body: { spec: { stage: 'Cordon' } } }, mergePatch);
-  const [tNode, tMirrored] = await Promise.all([
-    nodeWatch.until(node, cordoned),
-    objectWatch.until(name, (o) => hasStage(o, 'Cordon')),
-  ]);
-  cordonLag.push(tNode - t0);
-  cordonMirrorLag.push(tMirrored - t0);
-  edits.push({ stage: 'Cordon', at, id, node, lag: tNode - t0 });
-
-  const t1 = performance.now();
-  const at1 = Date.now();
-  await custom.patchClusterCustomObject({ ...where, name, body: { spec: { stage: 'Complete' } } }, mergePatch);
-  completeLag.push((await nodeWatch.until(node, released)) - t1);
-  edits.push({ stage: 'Complete', at: at1, id, node, lag: completeLag.at(-1)! });
-}
-
-// ---- Where an edit's time goes, from the two workflows' histories (the server's clock, on this machine):
+// Where an edit's time goes, from the two workflows' histories (the server's clock, on this machine):
 // the bridge (patch → specChanged accepted), the maintenance workflow (→ the node's coordinator started
 // or signalled), the coordinator (→ its node write done).
 interface Ev { type: string; at: number; activity?: string }
@@ -197,19 +180,47 @@ async function history(id: string): Promise<Ev[]> {
 }
 const parts = { Cordon: { bridge: [] as number[], workflow: [] as number[], coordinator: [] as number[] }, Complete: { bridge: [] as number[], workflow: [] as number[], coordinator: [] as number[] } };
 const timelines: Array<{ stage: string; lag: number; lines: string[] }> = [];
-for (const e of edits) {
+/** Breaks one edit down (right after it: the node's coordinator is re-run each round, and history is read for its latest run). */
+async function explain(e: Edit): Promise<void> {
   const m = (await history(e.id)).filter((x) => x.at >= e.at);
   const accepted = m.find((x) => x.type === 'workflowExecutionUpdateAccepted')?.at;
-  if (accepted === undefined) continue;
+  if (accepted === undefined) return;
   const n = (await history(maintenanceNodeWorkflowId(e.node))).filter((x) => x.at >= accepted);
   const reached = n.find((x) => x.type === 'workflowExecutionStarted' || x.type === 'workflowExecutionSignaled')?.at;
   const written = n.find((x) => reached !== undefined && x.at >= reached && x.type === 'activityTaskCompleted' && x.activity === 'writeMaintenanceNodeState')?.at;
-  if (reached === undefined || written === undefined) continue;
+  if (reached === undefined || written === undefined) return;
   parts[e.stage].bridge.push(accepted - e.at);
   parts[e.stage].workflow.push(reached - accepted);
   parts[e.stage].coordinator.push(written - reached);
   const line = (who: string) => (x: Ev) => `    +${String(Math.round(x.at - e.at)).padStart(5)} ms ${who} ${x.type}${x.activity ? ` ${x.activity}` : ''}`;
   timelines.push({ stage: e.stage, lag: e.lag, lines: [...m.filter((x) => x.at <= reached).map(line('nm')), ...n.filter((x) => x.at <= written).map(line('nm-node'))] });
+}
+
+const hasStage = (o: Obj | undefined, stage: string): boolean => o?.status?.stageStatuses?.some((s) => s.name === stage) ?? false;
+for (let r = 0; r < ROUNDS; r++) {
+  // Each round edits a fresh Idle maintenance per node (a completed one is done); round 0's are phase 1's.
+  if (r > 0) for (let i = 0; i < NODES; i++) await create(`${run}-${i}-r${r}`, i);
+  for (let i = 0; i < NODES; i++) await edit(r ? `${run}-${i}-r${r}` : `${run}-${i}`, nodes[i]!);
+}
+async function edit(name: string, node: string): Promise<void> {
+  const id = (await getObj(name))!.status!.workflowId!;
+  const t0 = performance.now();
+  const at = Date.now();
+  await custom.patchClusterCustomObject({ ...where, name, body: { spec: { stage: 'Cordon' } } }, mergePatch);
+  const [tNode, tMirrored] = await Promise.all([
+    nodeWatch.until(node, cordoned),
+    objectWatch.until(name, (o) => hasStage(o, 'Cordon')),
+  ]);
+  cordonLag.push(tNode - t0);
+  cordonMirrorLag.push(tMirrored - t0);
+  const cordonEdit: Edit = { stage: 'Cordon', at, id, node, lag: tNode - t0 };
+
+  const t1 = performance.now();
+  const at1 = Date.now();
+  await custom.patchClusterCustomObject({ ...where, name, body: { spec: { stage: 'Complete' } } }, mergePatch);
+  completeLag.push((await nodeWatch.until(node, released)) - t1);
+  await explain(cordonEdit);
+  await explain({ stage: 'Complete', at: at1, id, node, lag: completeLag.at(-1)! });
 }
 
 const cpu = formatCpu(cpuBefore, cpuSeconds({ bench: process.pid }), (performance.now() - tBefore) / 1000);
@@ -221,7 +232,7 @@ function breakdown(stage: 'Cordon' | 'Complete'): void {
   console.log(`           the maintenance workflow (→ the node's coordinator ${stage === 'Cordon' ? 'started' : 'signalled'}): ${fig(p.workflow)}`);
   console.log(`           the node coordinator (→ its node write done): ${fig(p.coordinator)}`);
 }
-console.log(`\n## Bridge lag for NodeMaintenance (${MAINTENANCES} maintenances created one at a time and left running Idle; ${NODES} of them, one kwok node each, edited Idle → Cordon → Complete one at a time; real workflows; the bridge queries each running workflow every ${BRIDGE_POLL_MS} ms)`);
+console.log(`\n## Bridge lag for NodeMaintenance (${MAINTENANCES} maintenances created one at a time and left running Idle, then ${ROUNDS} rounds over ${NODES} kwok nodes: a maintenance per node edited Idle → Cordon → Complete, one at a time, the next round's created first; real workflows; the bridge queries each running workflow every ${BRIDGE_POLL_MS} ms)`);
 console.log(`created → workflow running (describe): ${fig(startLag)} (target p99 ≤ 1 s)`);
 console.log(`created → status.workflowId mirrored: ${fig(mirrorLag)}`);
 console.log(`spec.stage Idle → Cordon → node cordoned (unschedulable + ${MAINTENANCE_STATE_LABEL}): ${fig(cordonLag)} (target p99 ≤ 1 s)`);
@@ -244,7 +255,7 @@ await Promise.all(names.map((name) => objectWatch.until(name, (o) => !o, 120_000
 await Promise.all(nodes.map((n) => nodeWatch.until(n, released, 60_000))).catch((err: unknown) =>
   console.log(`clean-up: ${err instanceof Error ? err.message : String(err)}`),
 );
-console.log(`clean-up: ${MAINTENANCES} deleted and gone, ${NODES} nodes uncordoned in ${((performance.now() - tClean) / 1000).toFixed(1)} s`);
+console.log(`clean-up: ${names.length} deleted and gone, ${NODES} nodes uncordoned in ${((performance.now() - tClean) / 1000).toFixed(1)} s`);
 
 nodeWatch.stop();
 objectWatch.stop();
