@@ -7,8 +7,8 @@
 //      They stay running while the next are created (N Idle maintenances tracked at once).
 //   2. The first K of them select one kwok node each: spec.stage Idle → Cordon, one at a time:
 //      patch → the node cordoned (spec.unschedulable and the state label, written together by its
-//      coordinator), and → the Cordon stage mirrored into status. Then Cordon → Complete: patch → the
-//      node uncordoned (label gone). Repeated over R rounds, each with a new Idle maintenance per node
+//      coordinator), and → the Cordon stage mirrored into status. Then, a second later, Cordon →
+//      Complete: patch → the node uncordoned (label gone). Repeated over R rounds, each with a new Idle maintenance per node
 //      (created and measured as in 1), so the p99 of K × R edits is not just their max.
 // Then every object is deleted and the bench waits until they are gone (finalizers released) and no
 // node is left cordoned. Nodes and objects are watched, not polled (a poll every 10 ms loads the
@@ -38,6 +38,8 @@ const NODES = Math.min(MAINTENANCES, Number(process.env.SLIPWAY_BENCH_NODES ?? 2
 /** Rounds of stage edits over the NODES nodes (a new maintenance per node each round): 5 × 20 = 100 samples, so p99 is not the max. */
 const ROUNDS = Number(process.env.SLIPWAY_BENCH_ROUNDS ?? 5);
 const POLL_MS = 10;
+/** Pause between the node cordoned and the Complete edit (0: at once, to see signals cross). */
+const SETTLE_MS = Number(process.env.SLIPWAY_BENCH_SETTLE_MS ?? 1000);
 /** The bridge's query interval for running workflows (production: 500 ms); changeable to see what its queries cost. */
 const BRIDGE_POLL_MS = Number(process.env.SLIPWAY_BENCH_BRIDGE_POLL_MS ?? 500);
 
@@ -185,7 +187,8 @@ async function explain(e: Edit): Promise<void> {
   const m = (await history(e.id)).filter((x) => x.at >= e.at);
   const accepted = m.find((x) => x.type === 'workflowExecutionUpdateAccepted')?.at;
   if (accepted === undefined) return;
-  const n = (await history(maintenanceNodeWorkflowId(e.node))).filter((x) => x.at >= accepted);
+  const nAll = (await history(maintenanceNodeWorkflowId(e.node))).filter((x) => x.at >= e.at - 1000);
+  const n = nAll.filter((x) => x.at >= accepted);
   const reached = n.find((x) => x.type === 'workflowExecutionStarted' || x.type === 'workflowExecutionSignaled')?.at;
   const written = n.find((x) => reached !== undefined && x.at >= reached && x.type === 'activityTaskCompleted' && x.activity === 'writeMaintenanceNodeState')?.at;
   if (reached === undefined || written === undefined) return;
@@ -193,7 +196,7 @@ async function explain(e: Edit): Promise<void> {
   parts[e.stage].workflow.push(reached - accepted);
   parts[e.stage].coordinator.push(written - reached);
   const line = (who: string) => (x: Ev) => `    +${String(Math.round(x.at - e.at)).padStart(5)} ms ${who} ${x.type}${x.activity ? ` ${x.activity}` : ''}`;
-  timelines.push({ stage: e.stage, lag: e.lag, lines: [...m.filter((x) => x.at <= reached).map(line('nm')), ...n.filter((x) => x.at <= written).map(line('nm-node'))] });
+  timelines.push({ stage: e.stage, lag: e.lag, lines: [...m.filter((x) => x.at <= reached).map(line('nm')), ...nAll.filter((x) => x.at <= written).map(line('nm-node'))] });
 }
 
 const hasStage = (o: Obj | undefined, stage: string): boolean => o?.status?.stageStatuses?.some((s) => s.name === stage) ?? false;
@@ -215,6 +218,10 @@ async function edit(name: string, node: string): Promise<void> {
   cordonMirrorLag.push(tMirrored - t0);
   const cordonEdit: Edit = { stage: 'Cordon', at, id, node, lag: tNode - t0 };
 
+  // As an operator would, edit on a moment later: an edit the instant the node is cordoned crosses the
+  // coordinator's report to the maintenance, and two signals crossing between the same two workflows
+  // were delivered 1-4 s late by the dev server (seen in this bench's traces).
+  await sleep(SETTLE_MS);
   const t1 = performance.now();
   const at1 = Date.now();
   await custom.patchClusterCustomObject({ ...where, name, body: { spec: { stage: 'Complete' } } }, mergePatch);
