@@ -1,4 +1,4 @@
-// npm run bench: every benchmark, each printing its figures. SLIPWAY_BENCH=drain|cycle|bridge|maintenance|scale runs one.
+// npm run bench: every benchmark, each printing its figures. SLIPWAY_BENCH=drain|cycle|bridge|maintenance|maintenance-bridge|scale runs one.
 import { execFileSync } from 'node:child_process';
 import { createKube } from '../activities/kube.js';
 import { deleteNodeGroups } from '../stack/kwok/nodes.js';
@@ -23,7 +23,7 @@ async function quietCluster(): Promise<void> {
 }
 
 const only = process.env.SLIPWAY_BENCH;
-for (const name of ['drain', 'cycle', 'bridge', 'maintenance', 'scale'] as const) {
+for (const name of ['drain', 'cycle', 'bridge', 'maintenance', 'maintenance-bridge', 'scale'] as const) {
   if (only && only !== name) continue;
   if (name !== 'scale') await quietCluster(); // scale runs on a dev server of its own, with stubs
   await import(`./${name}.js`);
