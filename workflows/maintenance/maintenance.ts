@@ -12,6 +12,7 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
+  patched,
   getExternalWorkflowHandle,
   setCurrentDetails,
   setHandler,
@@ -104,6 +105,10 @@ export class Maintenance implements Facts {
   /** The current stage's selection check passed (carried, so a renewed run does not check again). */
   private admitted = false;
   private dirty = false;
+  /** Nodes this run has registered with (the first time, their coordinator is started before it is signalled). */
+  private told = new Set<string>();
+  /** The selection admitSelection just read: the first membership pass takes it instead of reading again. */
+  private admittedSelection?: Selection;
 
   constructor(input: MaintenanceInput) {
     this.name = input.name;
@@ -296,6 +301,7 @@ export class Maintenance implements Facts {
   private async admitSelection(): Promise<boolean> {
     for (;;) {
       const sel = await this.select();
+      this.admittedSelection = sel;
       const all = sel.nodes.length > 0 && sel.nodes.length === sel.totalNodes;
       this.selectsAll = all ? { total: sel.totalNodes, acknowledged: this.allowAllNodes } : undefined;
       await this.warnAboutSelection(sel);
@@ -343,8 +349,10 @@ export class Maintenance implements Facts {
   /** Takes nodes that match now, releases those that stopped matching (a deleted node stays, reported gone). */
   private async syncMembership(): Promise<void> {
     // Reports wake the loop often; the selection is read at most every MEMBERSHIP_MS.
-    if (this.selectedAtMs !== undefined && Date.now() - this.selectedAtMs < MEMBERSHIP_MS) return;
-    const sel = await this.select();
+    const fresh = this.admittedSelection && patched('membership-takes-admitted-selection') ? this.admittedSelection : undefined;
+    this.admittedSelection = undefined;
+    if (!fresh && this.selectedAtMs !== undefined && Date.now() - this.selectedAtMs < MEMBERSHIP_MS) return;
+    const sel = fresh ?? (await this.select());
     this.selectedAtMs = Date.now();
     const now = new Set(sel.nodes);
     const joining = sel.nodes.filter((n) => !this.nodes.has(n));
@@ -384,10 +392,16 @@ export class Maintenance implements Facts {
   private async tell(node: string): Promise<void> {
     const id = maintenanceNodeWorkflowId(node);
     const holder = this.holder();
+    // A node this run has not told yet most often has no coordinator: try the start first then.
+    let startFirst = !this.told.has(node) && patched('tell-starts-coordinator-first');
+    this.told.add(node);
     for (;;) {
-      const signalled = await getExternalWorkflowHandle(id)
-        .signal(registerHolderSignal, holder)
-        .then(() => true, () => false);
+      const signalled =
+        !startFirst &&
+        (await getExternalWorkflowHandle(id)
+          .signal(registerHolderSignal, holder)
+          .then(() => true, () => false));
+      startFirst = false;
       if (signalled) return;
       try {
         await startChild(maintenanceNodeWorkflow, {
