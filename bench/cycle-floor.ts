@@ -27,21 +27,31 @@ export async function bareCycle(kube: Kube, group: string, namespace: string, co
     // Cordon, evict everything, wait for it to leave, delete the nodes.
     await Promise.all(batch.map((name) => kube.core.patchNode({ name, body: { spec: { unschedulable: true } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch))));
     const pods: V1Pod[] = (await Promise.all(batch.map((n) => kube.core.listNamespacedPod({ namespace, fieldSelector: `spec.nodeName=${n}` })))).flatMap((l) => l.items);
-    await mapLimit(pods, 16 * batch.length, (p) =>
-      kube.core.createNamespacedPodEviction({ name: p.metadata!.name!, namespace, body: { metadata: { name: p.metadata!.name!, namespace } } }).catch(() => undefined),
-    );
-    const uids = new Set(pods.map((p) => p.metadata!.uid!));
-    await watchUntil<V1Pod>({
-      kc: kube.config,
-      path: `/api/v1/namespaces/${namespace}/pods`,
-      list: async () => {
-        const l = await kube.core.listNamespacedPod({ namespace });
-        return { items: l.items, resourceVersion: l.metadata?.resourceVersion ?? '' };
-      },
-      done: (objects) => ![...objects.keys()].some((uid) => uids.has(uid)),
-      timeoutMs: 300_000,
-    });
+    await evictAll(kube, namespace, pods, 16 * batch.length);
+    await podsGone(kube, namespace, pods);
     await Promise.all(batch.map((name) => kube.core.deleteNode({ name })));
   }
   return (performance.now() - started) / 1000;
+}
+
+/** Evicts every pod, `parallel` at a time, ignoring refusals (no retries: a floor, not a drain). */
+export async function evictAll(kube: Kube, namespace: string, pods: V1Pod[], parallel: number): Promise<void> {
+  await mapLimit(pods, parallel, (p) =>
+    kube.core.createNamespacedPodEviction({ name: p.metadata!.name!, namespace, body: { metadata: { name: p.metadata!.name!, namespace } } }).catch(() => undefined),
+  );
+}
+
+/** Until none of `pods` (by UID) is left in the namespace: one list, then the watch. */
+export async function podsGone(kube: Kube, namespace: string, pods: V1Pod[]): Promise<void> {
+  const uids = new Set(pods.map((p) => p.metadata!.uid!));
+  await watchUntil<V1Pod>({
+    kc: kube.config,
+    path: `/api/v1/namespaces/${namespace}/pods`,
+    list: async () => {
+      const l = await kube.core.listNamespacedPod({ namespace });
+      return { items: l.items, resourceVersion: l.metadata?.resourceVersion ?? '' };
+    },
+    done: (objects) => ![...objects.keys()].some((uid) => uids.has(uid)),
+    timeoutMs: 300_000,
+  });
 }

@@ -4,10 +4,9 @@
 // as A3: an entry is done when it is done on every node). What remains over the graces is what this
 // machine's control plane and kwok need for the evictions and deletions alone, so Slipway's time over
 // the floor is the cost of orchestration.
-import { PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { Kube } from '../activities/kube.js';
-import { mapLimit } from '../activities/drain/rate-limit.js';
-import { watchUntil } from '../activities/watch.js';
+import { evictAll, podsGone } from './cycle-floor.js';
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
@@ -21,20 +20,8 @@ export async function bareMaintenance(kube: Kube, nodes: string[], namespace: st
     const pods = (await kube.core.listNamespacedPod({ namespace })).items.filter(
       (p) => on.has(p.spec?.nodeName ?? '') && (p.spec?.priority ?? 0) < e.podPriority && !p.metadata?.deletionTimestamp,
     );
-    const uids = new Set(pods.map((p) => p.metadata!.uid!));
-    await mapLimit(pods, 64, (p) =>
-      kube.core.createNamespacedPodEviction({ name: p.metadata!.name!, namespace, body: { metadata: { name: p.metadata!.name!, namespace } } }).catch(() => undefined),
-    );
-    await watchUntil<V1Pod>({
-      kc: kube.config,
-      path: `/api/v1/namespaces/${namespace}/pods`,
-      list: async () => {
-        const l = await kube.core.listNamespacedPod({ namespace });
-        return { items: l.items, resourceVersion: l.metadata?.resourceVersion ?? '' };
-      },
-      done: (objects) => ![...objects.keys()].some((uid) => uids.has(uid)),
-      timeoutMs: 300_000,
-    });
+    await evictAll(kube, namespace, pods, 64);
+    await podsGone(kube, namespace, pods);
     const now = performance.now();
     spans.push((now - prev) / 1000);
     prev = now;

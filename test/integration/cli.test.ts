@@ -229,13 +229,7 @@ describe('a CLI drain of a node whose pods keep coming back', () => {
   afterAll(() => f.teardown());
 
   test('ends instead of chasing them, exit 1, naming the pod left on the node and why', async () => {
-    // Tolerates every taint, so its ReplicaSet's replacement is scheduled straight back here.
-    const template = f.podTemplate({ app: 'sticky' }, 1);
-    (template.spec as Record<string, unknown>).tolerations = [{ operator: 'Exists' }];
-    await f.c.apps.createNamespacedDeployment({
-      namespace: f.ns,
-      body: { metadata: { name: 'sticky' }, spec: { replicas: 1, selector: { matchLabels: { app: 'sticky' } }, template } },
-    });
+    await f.stickyDeployment('sticky');
     await f.waitRunning(1);
     const r = await cli(['drain', f.node], { SLIPWAY_TASK_QUEUE: f.taskQueue });
     const left = (await f.pods('app=sticky')).filter((p) => p.spec?.nodeName === f.node && !p.metadata?.deletionTimestamp).map((p) => `${f.ns}/${p.metadata!.name}`);

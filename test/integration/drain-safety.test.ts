@@ -86,13 +86,7 @@ describe('pods that come back to the cordoned node', () => {
   afterAll(() => f.teardown());
 
   test('are evicted at most 3 more times, then left and named with the reason; the drain ends', async () => {
-    // Tolerates every taint, so its ReplicaSet's replacement is scheduled straight back here.
-    const template = f.podTemplate({ app: 'sticky' }, 1);
-    (template.spec as Record<string, unknown>).tolerations = [{ operator: 'Exists' }];
-    await f.c.apps.createNamespacedDeployment({
-      namespace: f.ns,
-      body: { metadata: { name: 'sticky' }, spec: { replicas: 1, selector: { matchLabels: { app: 'sticky' } }, template } },
-    });
+    await f.stickyDeployment('sticky');
     await f.waitRunning(1);
     const started = Date.now();
     const handle = await f.startDrain();

@@ -17,28 +17,7 @@ const targets = (s: MaintenanceStatus, node: string) => (nodeStatus(s, node)?.dr
 const UNSCHEDULABLE_TOLERATION = { key: 'node.kubernetes.io/unschedulable', operator: 'Exists', effect: 'NoSchedule' };
 
 /** A one-replica Deployment pinned to `node` whose pods tolerate the cordon: the scheduler binds each replacement straight back. */
-async function stickyDeployment(f: MaintenanceFixture, name: string, node: string, priority: number): Promise<void> {
-  await f.c.apps.createNamespacedDeployment({
-    namespace: f.ns,
-    body: {
-      metadata: { name },
-      spec: {
-        replicas: 1,
-        selector: { matchLabels: { app: name } },
-        template: {
-          metadata: { labels: { app: name } },
-          spec: {
-            nodeSelector: { 'kubernetes.io/hostname': node },
-            tolerations: [UNSCHEDULABLE_TOLERATION],
-            priorityClassName: priority ? await f.priorityClass(priority) : undefined,
-            terminationGracePeriodSeconds: 1,
-            containers: [{ name: 'c', image: 'registry.invalid/app:1' }],
-          },
-        },
-      },
-    },
-  });
-}
+const stickyDeployment = (f: MaintenanceFixture, name: string, node: string, priority: number) => f.pod(name, node, priority, {}, { tolerations: [UNSCHEDULABLE_TOLERATION] });
 
 /** Audit helpers over one snapshot of the log. */
 function auditOf(f: MaintenanceFixture, audit: AuditEvent[]) {

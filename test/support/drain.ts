@@ -83,6 +83,15 @@ export class DrainFixture {
     });
   }
 
+  /** A one-replica Deployment `name` whose pod tolerates every taint: its replacement is scheduled straight back onto the cordoned node. */
+  async stickyDeployment(name: string): Promise<void> {
+    const template = this.podTemplate({ app: name }, 1);
+    await this.c.apps.createNamespacedDeployment({
+      namespace: this.ns,
+      body: { metadata: { name }, spec: { replicas: 1, selector: { matchLabels: { app: name } }, template: { ...template, spec: { ...template.spec, tolerations: [{ operator: 'Exists' }] } } } },
+    });
+  }
+
   /** A Job whose pod runs for `runFor` (kwok's complete stage) and is labelled for the drain to wait for it. */
   async waitCompletedJob(name: string, runFor: string): Promise<void> {
     await this.c.config.makeApiClient(BatchV1Api).createNamespacedJob({

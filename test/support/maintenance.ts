@@ -2,7 +2,7 @@
 // pinned to given nodes with given priorities (PriorityClasses made per test), NodeMaintenance
 // objects, their workflows started as the bridge would (one per object), an in-process worker on a
 // private task queue, and readers of the audit log.
-import { CustomObjectsApi, SchedulingV1Api, type V1Pod } from '@kubernetes/client-node';
+import { CustomObjectsApi, SchedulingV1Api, type V1Pod, type V1PodSpec } from '@kubernetes/client-node';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import { GROUP, VERSION } from '../../api/crd.js';
@@ -84,8 +84,8 @@ export class MaintenanceFixture {
     return name;
   }
 
-  /** A one-replica Deployment `name` whose pod runs on `node` with this priority and labels. */
-  async pod(name: string, node: string, priority: number, labels: Record<string, string> = {}): Promise<void> {
+  /** A one-replica Deployment `name` whose pod runs on `node` with this priority and labels (and `spec`'s extra fields). */
+  async pod(name: string, node: string, priority: number, labels: Record<string, string> = {}, spec: Partial<V1PodSpec> = {}): Promise<void> {
     const priorityClassName = priority ? await this.priorityClass(priority) : undefined;
     await this.c.apps.createNamespacedDeployment({
       namespace: this.ns,
@@ -101,6 +101,7 @@ export class MaintenanceFixture {
               priorityClassName,
               terminationGracePeriodSeconds: 1,
               containers: [{ name: 'c', image: 'registry.invalid/app:1' }],
+              ...spec,
             },
           },
         },
