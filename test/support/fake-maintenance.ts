@@ -7,7 +7,14 @@ import type { PreviewInput, PreviewResult } from '../../activities/maintenance/p
 import { nodePreview } from '../../activities/maintenance/preview-plan.js';
 import type { NodePreview } from '../../workflows/maintenance/types.js';
 import type { EventInput } from '../../activities/events.js';
+import type { WorkflowHandle } from '@temporalio/client';
+import { nodeMaintenanceWorkflow } from '../../workflows/index.js';
+import { maintenanceNodeWorkflowId, maintenanceWorkflowId } from '../../workflows/ids.js';
+import { maintenanceStatusQuery } from '../../workflows/messages.js';
+import type { MaintenanceInput, MaintenanceStatus } from '../../workflows/maintenance/types.js';
 import { CallLog } from './scripted.js';
+import { waitFor } from './wait.js';
+import type { WorkflowTestEnv } from './workflow-env.js';
 
 export interface FakeNode {
   labels: Record<string, string>;
@@ -89,3 +96,23 @@ export class FakeCluster extends CallLog {
     };
   }
 }
+
+// ---- Starting and watching maintenances in workflow tests (uid `uid-<name>`, created at a fixed time).
+
+/** Selects the nodes labelled pool=a (the fake's selection ignores it; the admission check reads it). */
+export const SELECTOR = { nodeSelectorTerms: [{ matchExpressions: [{ key: 'pool', operator: 'In' as const, values: ['a'] }] }] };
+
+export async function startMaintenance(t: WorkflowTestEnv, taskQueue: string, name: string, spec: Partial<MaintenanceInput['spec']> = {}, more: Partial<MaintenanceInput> = {}) {
+  const input: MaintenanceInput = { name, uid: `uid-${name}`, createdAt: '2026-11-23T10:00:00Z', spec: { nodeSelector: SELECTOR, ...spec }, generation: 1, ...more };
+  return t.client.workflow.start(nodeMaintenanceWorkflow, { taskQueue, workflowId: maintenanceWorkflowId(input), args: [input], workflowExecutionTimeout: '2 minutes' });
+}
+
+/** The maintenance's status once `ok` holds. */
+export const maintenanceStatusWhen = (h: WorkflowHandle, what: string, ok: (s: MaintenanceStatus) => boolean) =>
+  waitFor(what, async () => {
+    const s = await h.query(maintenanceStatusQuery);
+    return ok(s) ? s : undefined;
+  }, { timeoutMs: 45_000, intervalMs: 100 });
+
+/** The workflows a test's activities answer: its maintenances and the coordinators of its nodes. */
+export const maintenanceTestIds = (names: string[], nodes: string[]) => [...names.map((n) => maintenanceWorkflowId({ name: n, uid: `uid-${n}` })), ...nodes.map(maintenanceNodeWorkflowId)];

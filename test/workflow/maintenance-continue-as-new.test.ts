@@ -7,12 +7,11 @@ import { nodeMaintenanceWorkflow } from '../../workflows/index.js';
 import { maintenanceNodeWorkflowId, maintenanceWorkflowId } from '../../workflows/ids.js';
 import { maintenanceSpecChangedUpdate, setStageUpdate } from '../../workflows/messages.js';
 import type { MaintenanceInput } from '../../workflows/maintenance/types.js';
-import { FakeCluster } from '../support/fake-maintenance.js';
+import { FakeCluster, SELECTOR } from '../support/fake-maintenance.js';
 import { waitFor } from '../support/wait.js';
 import { useWorkflowEnv } from '../support/workflow-env.js';
 
 const env = useWorkflowEnv({ dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': 30 } });
-const SELECTOR = { nodeSelectorTerms: [{ matchExpressions: [{ key: 'pool', operator: 'In' as const, values: ['a'] }] }] };
 
 async function runs(client: Client, workflowId: string): Promise<number> {
   let n = 0;

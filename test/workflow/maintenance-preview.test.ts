@@ -5,13 +5,12 @@ import type { MaintenanceInput, NodePreview } from '../../workflows/maintenance/
 import { nodeMaintenanceWorkflow } from '../../workflows/index.js';
 import { maintenanceDeletingSignal, maintenancePlanQuery, maintenanceStatusQuery } from '../../workflows/messages.js';
 import { maintenanceNodeWorkflowId, maintenanceWorkflowId } from '../../workflows/ids.js';
-import { FakeCluster } from '../support/fake-maintenance.js';
+import { FakeCluster, SELECTOR } from '../support/fake-maintenance.js';
 import { waitFor } from '../support/wait.js';
 import { useWorkflowEnv } from '../support/workflow-env.js';
 
 const env = useWorkflowEnv();
 
-const SELECTOR = { nodeSelectorTerms: [{ matchExpressions: [{ key: 'pool', operator: 'In' as const, values: ['a'] }] }] };
 
 const DB_BLOCKED: NodePreview = {
   node: 'prev-1',

@@ -2,39 +2,21 @@
 // node coordinators (node.ts), on the real workflow code with scripted activities
 // (test/support/fake-maintenance.ts). Tests are named after the spec statements they check
 // (../shared/specs/node-maintenance.md). Drain-stage behaviour runs on the local stack (test/integration).
-import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
-import type { MaintenanceInput, MaintenanceStatus } from '../../workflows/maintenance/types.js';
-import { nodeMaintenanceWorkflow } from '../../workflows/index.js';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { maintenanceDeletingSignal, maintenanceSpecChangedUpdate, maintenanceStatusQuery, setStageUpdate } from '../../workflows/messages.js';
-import { maintenanceNodeWorkflowId, maintenanceWorkflowId } from '../../workflows/ids.js';
-import { FakeCluster } from '../support/fake-maintenance.js';
+import { FakeCluster, SELECTOR, maintenanceStatusWhen, maintenanceTestIds, startMaintenance } from '../support/fake-maintenance.js';
 import { waitFor } from '../support/wait.js';
-import { useWorkflowEnv, type WorkflowTestEnv } from '../support/workflow-env.js';
+import { useWorkflowEnv } from '../support/workflow-env.js';
 
 const env = useWorkflowEnv();
 
-const SELECTOR = { nodeSelectorTerms: [{ matchExpressions: [{ key: 'pool', operator: 'In' as const, values: ['a'] }] }] };
-
-async function start(t: WorkflowTestEnv, taskQueue: string, name: string, spec: Partial<MaintenanceInput['spec']> = {}, more: Partial<MaintenanceInput> = {}) {
-  const input: MaintenanceInput = { name, uid: `uid-${name}`, createdAt: '2026-11-23T10:00:00Z', spec: { nodeSelector: SELECTOR, ...spec }, generation: 1, ...more };
-  return t.client.workflow.start(nodeMaintenanceWorkflow, { taskQueue, workflowId: maintenanceWorkflowId(input), args: [input], workflowExecutionTimeout: '2 minutes' });
-}
-
-const statusWhen = (h: WorkflowHandle, what: string, ok: (s: MaintenanceStatus) => boolean) =>
-  waitFor(what, async () => {
-    const s = await h.query(maintenanceStatusQuery);
-    return ok(s) ? s : undefined;
-  }, { timeoutMs: 30_000, intervalMs: 100 });
-
-/** The workflows a test's activities answer: its maintenances and the coordinators of its nodes. */
-const ids = (names: string[], nodes: string[]) => [...names.map((n) => maintenanceWorkflowId({ name: n, uid: `uid-${n}` })), ...nodes.map(maintenanceNodeWorkflowId)];
 
 test.concurrent('NM-2.2 Idle touches nothing: no node write, no finalizer; the status previews the selected nodes as Planned', async () => {
   const nodes = ['idle-1', 'idle-2'];
   const fake = new FakeCluster(nodes);
   await env().withWorker(fake.activities(), async (tq) => {
-    const h = await start(env(), tq, 'idle');
-    const s = await statusWhen(h, 'the preview', (x) => x.nodeStatuses.length === 2 && x.nodeStatuses.every((n) => n.drainMessage.startsWith('Planned:')));
+    const h = await startMaintenance(env(), tq, 'idle');
+    const s = await maintenanceStatusWhen(h, 'the preview', (x) => x.nodeStatuses.length === 2 && x.nodeStatuses.every((n) => n.drainMessage.startsWith('Planned:')));
     expect(s.stage).toBe('Idle');
     expect(s.nodeStatuses.map((n) => [n.nodeRef.name, n.drainMessage])).toEqual([['idle-1', 'Planned: no pod to evict, 0 skipped, 0 kept'], ['idle-2', 'Planned: no pod to evict, 0 skipped, 0 kept']]);
     expect(s.conditions.find((c) => c.type === 'Drained')).toMatchObject({ status: 'False', reason: 'NotDraining' });
@@ -43,15 +25,15 @@ test.concurrent('NM-2.2 Idle touches nothing: no node write, no finalizer; the s
     await h.result();
     expect(fake.calls.map((c) => c.name).filter((n) => n !== 'selectMaintenanceNodes' && n !== 'previewMaintenance')).toEqual([]);
     expect(fake.finalizer).toBe(false);
-  }, { workflowIds: ids(['idle'], nodes) });
+  }, { workflowIds: maintenanceTestIds(['idle'], nodes) });
 });
 
 test.concurrent('NM-2.15 setStage Cordon writes spec.stage, the finalizer comes before the first node write (NM-2.3), every node is cordoned (NM-2.4); Complete releases them (NM-2.9)', async () => {
   const nodes = ['cord-1', 'cord-2'];
   const fake = new FakeCluster(nodes);
   await env().withWorker(fake.activities(), async (tq) => {
-    const h = await start(env(), tq, 'cord');
-    await statusWhen(h, 'Idle', (x) => x.stage === 'Idle');
+    const h = await startMaintenance(env(), tq, 'cord');
+    await maintenanceStatusWhen(h, 'Idle', (x) => x.stage === 'Idle');
     const r = await h.executeUpdate(setStageUpdate, { args: [{ stage: 'Cordon', reason: 'kernel' }] });
     expect(r).toEqual({ stage: 'Cordon', generation: 2 });
     expect(fake.stage).toBe('Cordon');
@@ -61,7 +43,7 @@ test.concurrent('NM-2.15 setStage Cordon writes spec.stage, the finalizer comes 
     expect(names.indexOf('writeMaintenanceStage')).toBeLessThan(names.indexOf('writeMaintenanceNodeState'));
     expect(names.indexOf('ensureMaintenanceFinalizer')).toBeLessThan(names.indexOf('writeMaintenanceNodeState'));
     expect(fake.nodes.get('cord-1')!.state).toBe('Cordoned');
-    const s = await statusWhen(h, 'Cordon shown', (x) => x.nodeStatuses.every((n) => n.drainMessage === 'Cordoned') && x.nodeStatuses.length === 2);
+    const s = await maintenanceStatusWhen(h, 'Cordon shown', (x) => x.nodeStatuses.every((n) => n.drainMessage === 'Cordoned') && x.nodeStatuses.length === 2);
     expect(s.stageStatuses.map((x) => x.name)).toEqual(['Idle', 'Cordon']);
 
     // NM-2.15: the validator refuses backwards, unknown; the same stage is a no-op.
@@ -80,15 +62,15 @@ test.concurrent('NM-2.15 setStage Cordon writes spec.stage, the finalizer comes 
     for (const n of nodes) expect(fake.nodes.get(n)).toMatchObject({ cordoned: false, heldBy: [] });
     // NM-2.15: nothing is accepted once complete (the workflow has ended: the update cannot even reach it).
     await expect(h.executeUpdate(setStageUpdate, { args: [{ stage: 'Complete' }] })).rejects.toThrow();
-  }, { workflowIds: ids(['cord'], nodes) });
+  }, { workflowIds: maintenanceTestIds(['cord'], nodes) });
 });
 
 test.concurrent('NM-6.2 two maintenances on one node: held-by names both; the first to Complete leaves the node cordoned and held by the other (E4)', async () => {
   const nodes = ['shared-1'];
   const fake = new FakeCluster(nodes);
   await env().withWorker(fake.activities(), async (tq) => {
-    const m1 = await start(env(), tq, 'shared-m1', { stage: 'Cordon' });
-    const m2 = await start(env(), tq, 'shared-m2', { stage: 'Cordon' });
+    const m1 = await startMaintenance(env(), tq, 'shared-m1', { stage: 'Cordon' });
+    const m2 = await startMaintenance(env(), tq, 'shared-m2', { stage: 'Cordon' });
     await waitFor('held by both', async () => fake.nodes.get('shared-1')!.heldBy.join() === 'shared-m1,shared-m2');
     await m1.executeUpdate(setStageUpdate, { args: [{ stage: 'Complete' }] });
     await m1.result();
@@ -97,14 +79,14 @@ test.concurrent('NM-6.2 two maintenances on one node: held-by names both; the fi
     await m2.executeUpdate(setStageUpdate, { args: [{ stage: 'Complete' }] });
     await m2.result();
     expect(fake.nodes.get('shared-1')).toMatchObject({ cordoned: false, heldBy: [] });
-  }, { workflowIds: ids(['shared-m1', 'shared-m2'], nodes) });
+  }, { workflowIds: maintenanceTestIds(['shared-m1', 'shared-m2'], nodes) });
 });
 
 test.concurrent('NM-2.9 a release that lands while the node is being written for its holders is acknowledged only once a write without it has landed', async () => {
   const nodes = ['race-1'];
   const fake = new FakeCluster(nodes);
   await env().withWorker(fake.activities(), async (tq) => {
-    const m1 = await start(env(), tq, 'race-m1', { stage: 'Cordon' });
+    const m1 = await startMaintenance(env(), tq, 'race-m1', { stage: 'Cordon' });
     await waitFor('held by m1', async () => fake.nodes.get('race-1')!.heldBy.join() === 'race-m1');
     // The write that adds m2 is held in flight; m1 completes meanwhile (its release reaches the coordinator mid-write).
     let open!: () => void;
@@ -115,7 +97,7 @@ test.concurrent('NM-2.9 a release that lands while the node is being written for
       inFlight = true;
       await gate;
     };
-    const m2 = await start(env(), tq, 'race-m2', { stage: 'Cordon' });
+    const m2 = await startMaintenance(env(), tq, 'race-m2', { stage: 'Cordon' });
     await waitFor('the write for m1 and m2 in flight', async () => inFlight);
     await m1.executeUpdate(setStageUpdate, { args: [{ stage: 'Complete' }] });
     await new Promise((r) => setTimeout(r, 1_000)); // the release signal reaches the coordinator
@@ -126,7 +108,7 @@ test.concurrent('NM-2.9 a release that lands while the node is being written for
     await m2.executeUpdate(setStageUpdate, { args: [{ stage: 'Complete' }] });
     await m2.result();
     expect(fake.nodes.get('race-1')).toMatchObject({ cordoned: false, heldBy: [] });
-  }, { workflowIds: ids(['race-m1', 'race-m2'], nodes) });
+  }, { workflowIds: maintenanceTestIds(['race-m1', 'race-m2'], nodes) });
 });
 
 test.concurrent('NM-2.9(c) a node cordoned before the maintenance stays cordoned after Complete', async () => {
@@ -134,19 +116,19 @@ test.concurrent('NM-2.9(c) a node cordoned before the maintenance stays cordoned
   const fake = new FakeCluster(nodes);
   fake.nodes.get('pre-1')!.cordoned = true;
   await env().withWorker(fake.activities(), async (tq) => {
-    const h = await start(env(), tq, 'pre', { stage: 'Cordon' });
+    const h = await startMaintenance(env(), tq, 'pre', { stage: 'Cordon' });
     await waitFor('held', async () => fake.nodes.get('pre-1')!.heldBy.length === 1);
     await h.executeUpdate(setStageUpdate, { args: [{ stage: 'Complete' }] });
     await h.result();
     expect(fake.nodes.get('pre-1')).toMatchObject({ cordoned: true, heldBy: [] });
-  }, { workflowIds: ids(['pre'], nodes) });
+  }, { workflowIds: maintenanceTestIds(['pre'], nodes) });
 });
 
 test.concurrent('NM-2.5 an uncordon of a held node is reverted, with an UncordonReverted Event on the node and the holder', async () => {
   const nodes = ['rev-1'];
   const fake = new FakeCluster(nodes);
   await env().withWorker(fake.activities(), async (tq) => {
-    const h = await start(env(), tq, 'rev', { stage: 'Cordon' });
+    const h = await startMaintenance(env(), tq, 'rev', { stage: 'Cordon' });
     await waitFor('held', async () => fake.nodes.get('rev-1')!.cordoned);
     fake.nodes.get('rev-1')!.cordoned = false; // kubectl uncordon
     await waitFor('cordoned again', async () => fake.nodes.get('rev-1')!.cordoned, { timeoutMs: 15_000 });
@@ -154,7 +136,7 @@ test.concurrent('NM-2.5 an uncordon of a held node is reverted, with an Uncordon
     expect(fake.events.map((e) => e.involved.kind).sort()).toEqual(['Node', 'NodeMaintenance']);
     await h.executeUpdate(setStageUpdate, { args: [{ stage: 'Complete' }] });
     await h.result();
-  }, { workflowIds: ids(['rev'], nodes) });
+  }, { workflowIds: maintenanceTestIds(['rev'], nodes) });
 });
 
 test.concurrent('NM-4.8 a selector that takes every node cordons nothing until the allow-all annotation arrives', async () => {
@@ -162,8 +144,8 @@ test.concurrent('NM-4.8 a selector that takes every node cordons nothing until t
   const fake = new FakeCluster(nodes);
   fake.others = 0;
   await env().withWorker(fake.activities(), async (tq) => {
-    const h = await start(env(), tq, 'all', { stage: 'Cordon' });
-    const s = await statusWhen(h, 'SelectsAllNodes', (x) => x.conditions.some((c) => c.type === 'SelectsAllNodes' && c.status === 'True'));
+    const h = await startMaintenance(env(), tq, 'all', { stage: 'Cordon' });
+    const s = await maintenanceStatusWhen(h, 'SelectsAllNodes', (x) => x.conditions.some((c) => c.type === 'SelectsAllNodes' && c.status === 'True'));
     expect(s.conditions.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'SelectsAllNodes' });
     expect(s.message).toContain('maintenance.slipway.dev/allow-all-nodes');
     expect(fake.callsOf('writeMaintenanceNodeState')).toEqual([]);
@@ -174,15 +156,15 @@ test.concurrent('NM-4.8 a selector that takes every node cordons nothing until t
     expect(after.conditions.find((c) => c.type === 'SelectsAllNodes')).toMatchObject({ status: 'True', reason: 'Acknowledged' });
     await h.executeUpdate(setStageUpdate, { args: [{ stage: 'Complete' }] });
     await h.result();
-  }, { workflowIds: ids(['all'], nodes) });
+  }, { workflowIds: maintenanceTestIds(['all'], nodes) });
 });
 
 test.concurrent('NM-2.16 specChanged refuses a drainPlan edit and a stage going back, accepts a forward stage', async () => {
   const nodes = ['spec-1'];
   const fake = new FakeCluster(nodes);
   await env().withWorker(fake.activities(), async (tq) => {
-    const h = await start(env(), tq, 'spec');
-    await statusWhen(h, 'Idle', (x) => x.stage === 'Idle');
+    const h = await startMaintenance(env(), tq, 'spec');
+    await maintenanceStatusWhen(h, 'Idle', (x) => x.stage === 'Idle');
     const plan = await h
       .executeUpdate(maintenanceSpecChangedUpdate, { args: [{ spec: { nodeSelector: SELECTOR, drainPlan: [{ podPriority: 5 }] }, generation: 2 }] })
       .catch((e: WorkflowUpdateFailedError) => e.cause?.message);
@@ -201,5 +183,5 @@ test.concurrent('NM-2.16 specChanged refuses a drainPlan edit and a stage going 
     const done = await h.result();
     expect(done.stage).toBe('Complete');
     expect(fake.nodes.get('spec-1')).toMatchObject({ cordoned: false, heldBy: [] });
-  }, { workflowIds: ids(['spec'], nodes) });
+  }, { workflowIds: maintenanceTestIds(['spec'], nodes) });
 });
