@@ -561,17 +561,22 @@ export class Drain {
       const key = JSON.stringify([this.st.targets.seq, this.st.finished ?? false, ...counts, this.st.phase === 'Drained', this.st.lowestUntargeted ?? null, this.st.recordoned ?? 0]);
       if (key !== this.reportedTargets) {
         this.reportedTargets = key;
-        this.reported = this.countsSettle ? JSON.stringify([this.st.message, this.st.counts ?? null]) : this.st.message;
+        this.reported = this.shown();
         this.report.cancel();
         this.progress!.report();
         return;
       }
     }
-    const shown = this.countsSettle ? JSON.stringify([this.st.message, this.st.counts ?? null]) : this.st.message;
+    const shown = this.shown();
     if (this.report && shown !== this.reported) {
       this.reported = shown;
       this.report.changed();
     }
+  }
+
+  /** What the settle timer reports a change of: the message, and in targets mode since 'drain-counts-settle' the counts. */
+  private shown(): string {
+    return this.countsSettle ? JSON.stringify([this.st.message, this.st.counts ?? null]) : this.st.message;
   }
 
   /** SlipwayPhase (and any other attributes given) for drains that carry search attributes. */

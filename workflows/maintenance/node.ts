@@ -188,10 +188,19 @@ class Coordinator {
   private countsOnly(input: { status: Record<string, unknown> }): boolean {
     const { drainTargets, drainMessage, limitedBy, reason } = input.status;
     const main = JSON.stringify({ ...input, status: { drainTargets, drainMessage, limitedBy, reason } });
-    const same = main === this.writtenMain && Date.now() - this.lookedAtMs < COUNTS_PERIOD_MS;
-    if (same) this.countsDueMs = Math.min(this.countsDueMs ?? Infinity, this.lookedAtMs + COUNTS_PERIOD_MS);
-    else this.writtenMain = main;
-    return same;
+    if (this.heldBack(this.writtenMain, this.lookedAtMs, main)) return true;
+    this.writtenMain = main;
+    return false;
+  }
+
+  /**
+   * A change of counts only (the rest, `key`, as last sent at `lastMs`) waits until COUNTS_PERIOD_MS
+   * after that send; the pass that sends it is scheduled then.
+   */
+  private heldBack(lastKey: string | undefined, lastMs: number, key: string): boolean {
+    if (key !== lastKey || Date.now() - lastMs >= COUNTS_PERIOD_MS) return false;
+    this.countsDueMs = Math.min(this.countsDueMs ?? Infinity, lastMs + COUNTS_PERIOD_MS);
+    return true;
   }
 
   lookDue(): boolean {
@@ -356,10 +365,7 @@ class Coordinator {
       const { counts: _c, blockers: _b, ...plan } = rest;
       const planKey = JSON.stringify(plan);
       const last = this.sentAt.get(id);
-      if (last && last.planKey === planKey && Date.now() - last.ms < COUNTS_PERIOD_MS) {
-        this.countsDueMs = Math.min(this.countsDueMs ?? Infinity, last.ms + COUNTS_PERIOD_MS);
-        return;
-      }
+      if (this.heldBack(last?.planKey, last?.ms ?? -Infinity, planKey)) return;
       this.sentAt.set(id, { planKey, ms: Date.now() });
     }
     this.reportedTo.set(id, key);
