@@ -1,10 +1,15 @@
 // Bridge lag for NodeMaintenance (issue 11 "Performance"): created → workflow running, and a
-// spec.stage edit → acted on (p50 / p99 / max). Prints figures; asserts nothing. The bridge runs in
+// spec.stage edit → acted on (p50 / p99 / max), with 500 objects in flight (issue 10 §3b), and what
+// the status mirror costs while nothing changes: the bridge's requests per second to Temporal (counted
+// on its own connection) and the CPU of this process (worker + bridge) and of Temporal over an idle
+// window. Prints figures; asserts nothing. The bridge runs in
 // this process as in production (leader election, its own Lease and task queue) with a real worker:
 // the real maintenance workflow and node coordinators, so "acted on" is the node itself.
 //   1. N maintenances created one at a time, Idle (touches nothing): create call → describe says
 //      Running (as bench/bridge.ts for requests), and → status.workflowId mirrored by the bridge.
 //      They stay running while the next are created (N Idle maintenances tracked at once).
+//   1b. An idle window (SLIPWAY_BENCH_IDLE_S, default 60 s: one Idle preview refresh of each): nothing
+//      changes; the bridge's gRPC calls, its trackers' counts and CPU are measured.
 //   2. The first K of them select one kwok node each: spec.stage Idle → Cordon, one at a time:
 //      patch → the node cordoned (spec.unschedulable and the state label, written together by its
 //      coordinator), and → the Cordon stage mirrored into status. Then, a second later, Cordon →
@@ -15,6 +20,7 @@
 // apiserver being measured); Temporal's describe is polled as in bench/bridge.ts. The Cordon edits
 // are broken down from the two workflows' histories (SLIPWAY_BENCH_TRACE=1: the slowest in full).
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions, Watch, type KubernetesObject, type V1Node } from '@kubernetes/client-node';
+import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { GROUP, VERSION } from '../api/crd.js';
 import { MAINTENANCE_STATE_LABEL, NODE_MAINTENANCE, type NodeMaintenanceStatus } from '../api/node-maintenance.js';
@@ -33,15 +39,15 @@ try {
 } catch {
   // installed by another benchmark in this process
 }
-const MAINTENANCES = Number(process.env.SLIPWAY_BENCH_MAINTENANCES ?? 30);
+const MAINTENANCES = Number(process.env.SLIPWAY_BENCH_MAINTENANCES ?? 500);
+/** The idle window: long enough for every Idle maintenance's own periodic preview refresh (60 s). */
+const IDLE_S = Number(process.env.SLIPWAY_BENCH_IDLE_S ?? 60);
 const NODES = Math.min(MAINTENANCES, Number(process.env.SLIPWAY_BENCH_NODES ?? 20));
 /** Rounds of stage edits over the NODES nodes (a new maintenance per node each round): 5 × 20 = 100 samples, so p99 is not the max. */
 const ROUNDS = Number(process.env.SLIPWAY_BENCH_ROUNDS ?? 5);
 const POLL_MS = 10;
 /** Pause between the node cordoned and the Complete edit (0: at once, to see signals cross). */
 const SETTLE_MS = Number(process.env.SLIPWAY_BENCH_SETTLE_MS ?? 1000);
-/** The bridge's query interval for running workflows (production: 500 ms); changeable to see what its queries cost. */
-const BRIDGE_POLL_MS = Number(process.env.SLIPWAY_BENCH_BRIDGE_POLL_MS ?? 500);
 
 const kube = createKube();
 const custom = kube.config.makeApiClient(CustomObjectsApi);
@@ -121,7 +127,18 @@ const settings = { ...temporalSettings(), taskQueue: run };
 const client = await connectClient(settings);
 const { worker } = await createWorker({ deps: { kube }, settings, prebuiltBundle: true });
 const working = worker.run();
-const bridge = await startBridge({ kube, client, settings, taskQueue: run, namespace: run, leaseNamespace: run, pollIntervalMs: BRIDGE_POLL_MS, log: () => undefined });
+// The bridge gets a connection of its own, whose calls are counted by method.
+type Interceptor = NonNullable<NonNullable<Parameters<typeof Connection.connect>[0]>['interceptors']>[number];
+const grpcCalls = new Map<string, number>();
+const counting: Interceptor = (options, nextCall) => {
+  const method = options.method_definition.path.replace(/^.*\//, '');
+  grpcCalls.set(method, (grpcCalls.get(method) ?? 0) + 1);
+  // The call itself, unchanged (grpc-js types the answer as its InterceptingCall class; any call object does).
+  return nextCall(options) as unknown as ReturnType<Interceptor>;
+};
+const bridgeConnection = await Connection.connect({ ...settings.connection, interceptors: [counting] });
+const bridgeClient = new Client({ connection: bridgeConnection, namespace: settings.namespace });
+const bridge = await startBridge({ kube, client: bridgeClient, settings, taskQueue: run, namespace: run, leaseNamespace: run, log: () => undefined });
 await until('bridge leads', async () => bridge.isLeader());
 const nodeWatch = new Watched<V1Node>('/api/v1/nodes', `${NODE_GROUP_LABEL}=${run}`);
 const objectWatch = new Watched<KubernetesObject & Obj>(`/apis/${GROUP}/${VERSION}/${NODE_MAINTENANCE.plural}`);
@@ -156,6 +173,21 @@ async function create(name: string, i: number): Promise<void> {
   mirrorLag.push(tMirrored - t0);
 }
 for (let i = 0; i < MAINTENANCES; i++) await create(`${run}-${i}`, i);
+
+// ---- 1b. Nothing changes: what following MAINTENANCES Idle workflows costs.
+await sleep(5000); // the last creations' first tasks settle
+const idle = { calls: new Map(grpcCalls), counts: { ...bridge.stats }, cpu: cpuSeconds({ bench: process.pid }), t: performance.now() };
+await sleep(IDLE_S * 1000);
+const idleS = (performance.now() - idle.t) / 1000;
+const idleCpu = cpuSeconds({ bench: process.pid });
+const idleCalls = [...grpcCalls].map(([m, n]) => [m, n - (idle.calls.get(m) ?? 0)] as const).filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1]);
+const idleCallsTotal = idleCalls.reduce((s, [, n]) => s + n, 0);
+const perS = (n: number) => (n / idleS).toFixed(2);
+const idleLines = [
+  `requests from the bridge to Temporal: ${perS(idleCallsTotal)}/s (${idleCalls.map(([m, n]) => `${m} ${perS(n)}/s`).join(', ') || 'none'})`,
+  `status queries (tasks for the worker): ${perS(bridge.stats.statusQueries - idle.counts.statusQueries)}/s; history batches: ${perS(bridge.stats.historyPolls - idle.counts.historyPolls)}/s; task checks: ${perS(bridge.stats.taskChecks - idle.counts.taskChecks)}/s; status writes: ${perS(bridge.stats.statusWrites - idle.counts.statusWrites)}/s`,
+  `CPU: ${[...idleCpu].filter(([k]) => k === 'bench' || k === 'temporal').map(([k, v]) => `${k === 'bench' ? 'this process (worker + bridge)' : k} ${((v - (idle.cpu.get(k) ?? 0)) / idleS).toFixed(3)} of a core`).join(', ')}`,
+];
 
 // ---- 2. Stage edits → acted on, one maintenance (one node) at a time.
 const cordonLag: number[] = [];
@@ -239,7 +271,9 @@ function breakdown(stage: 'Cordon' | 'Complete'): void {
   console.log(`           the maintenance workflow (→ the node's coordinator ${stage === 'Cordon' ? 'started' : 'signalled'}): ${fig(p.workflow)}`);
   console.log(`           the node coordinator (→ its node write done): ${fig(p.coordinator)}`);
 }
-console.log(`\n## Bridge lag for NodeMaintenance (${MAINTENANCES} maintenances created one at a time and left running Idle, then ${ROUNDS} rounds over ${NODES} kwok nodes: a maintenance per node edited Idle → Cordon → Complete, one at a time, the next round's created first; real workflows; the bridge queries each running workflow every ${BRIDGE_POLL_MS} ms)`);
+console.log(`\n## Bridge lag for NodeMaintenance (${MAINTENANCES} maintenances created one at a time and left running Idle, then ${ROUNDS} rounds over ${NODES} kwok nodes: a maintenance per node edited Idle → Cordon → Complete, one at a time, the next round's created first; real workflows)`);
+console.log(`while nothing changes (${MAINTENANCES} Idle maintenances followed, ${idleS.toFixed(0)} s):`);
+for (const l of idleLines) console.log(`  ${l}`);
 console.log(`created → workflow running (describe): ${fig(startLag)} (target p99 ≤ 1 s)`);
 console.log(`created → status.workflowId mirrored: ${fig(mirrorLag)}`);
 console.log(`spec.stage Idle → Cordon → node cordoned (unschedulable + ${MAINTENANCE_STATE_LABEL}): ${fig(cordonLag)} (target p99 ≤ 1 s)`);
@@ -272,3 +306,4 @@ await working;
 for (const n of nodes) await kube.core.deleteNode({ name: n }).catch(() => undefined);
 await kube.core.deleteNamespace({ name: run });
 await client.connection.close();
+await bridgeConnection.close();

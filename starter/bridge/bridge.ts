@@ -20,6 +20,9 @@ import { isCycleStatus } from './status.js';
 import { cycleWorkflows } from './temporal.js';
 import { WorkflowTrackers } from './tracker.js';
 
+/** The shortest time between two status queries of one busy workflow. */
+const QUERY_INTERVAL_MS = 250;
+
 export interface BridgeOptions {
   kube: Kube;
   client: Client;
@@ -30,9 +33,9 @@ export interface BridgeOptions {
   maintenances?: boolean;
   /** A running maintenance workflow without an object is told it was deleted once it is this old (default 60 s). */
   orphanGraceMs?: number;
-  /** How often running workflows are queried. */
-  pollIntervalMs?: number;
-  /** How often each running workflow (and its children) is checked for a failing workflow task. */
+  /** At most one status query per running workflow per this interval (sent only after its workflow tasks; default 250 ms). */
+  queryIntervalMs?: number;
+  /** How often a running workflow with children, task trouble or failing queries is checked for a failing workflow task. */
   taskCheckIntervalMs?: number;
   queryTimeoutMs?: number;
   /** Every request is reconciled at least this often (a safety net; a no-op when nothing changed). */
@@ -70,11 +73,12 @@ export class Bridge {
     this.trackers = new WorkflowTrackers(workflows, {
       isState: isCycleStatus,
       queryName: 'cycleStatus',
-      pollIntervalMs: o.pollIntervalMs ?? 500,
+      queryIntervalMs: o.queryIntervalMs ?? QUERY_INTERVAL_MS,
       taskCheckIntervalMs: o.taskCheckIntervalMs ?? 5000,
       queryTimeoutMs: o.queryTimeoutMs ?? 2000,
       onChange: (key) => controller.enqueue(key),
       log: o.log,
+      counts: o.stats,
     });
     this.reconciler = new Reconciler({
       requests,
@@ -136,11 +140,12 @@ function maintenanceTerm(o: BridgeOptions) {
   const trackers = new WorkflowTrackers<MaintenanceStatus>(workflows, {
     isState: isMaintenanceStatus,
     queryName: 'maintenanceStatus',
-    pollIntervalMs: o.pollIntervalMs ?? 500,
+    queryIntervalMs: o.queryIntervalMs ?? QUERY_INTERVAL_MS,
     taskCheckIntervalMs: o.taskCheckIntervalMs ?? 5000,
     queryTimeoutMs: o.queryTimeoutMs ?? 2000,
     onChange: (key) => controller.enqueue(key),
     log: o.log,
+    counts: o.stats,
   });
   const reconciler = new MaintenanceReconciler({
     maintenances,

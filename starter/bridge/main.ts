@@ -41,7 +41,7 @@ export interface StartBridgeOptions {
   renewIntervalMs?: number;
   retryIntervalMs?: number;
   renewDeadlineMs?: number;
-  pollIntervalMs?: number;
+  queryIntervalMs?: number;
   taskCheckIntervalMs?: number;
   queryTimeoutMs?: number;
   resyncIntervalMs?: number;
@@ -96,7 +96,7 @@ export async function startBridge(opts: StartBridgeOptions = {}): Promise<Runnin
         namespace,
         maintenances: opts.maintenances,
         orphanGraceMs: opts.orphanGraceMs,
-        pollIntervalMs: opts.pollIntervalMs,
+        queryIntervalMs: opts.queryIntervalMs,
         taskCheckIntervalMs: opts.taskCheckIntervalMs,
         queryTimeoutMs: opts.queryTimeoutMs,
         resyncIntervalMs: opts.resyncIntervalMs,

@@ -7,7 +7,7 @@ import type { MaintenanceInput, MaintenanceStatus, Stage } from '../../workflows
 import { maintenanceWorkflowId } from '../../workflows/ids.js';
 import { ObjectAttr, PhaseAttr } from '../../workflows/search-attributes.js';
 import { isMaintenanceStatus } from './maintenance-status.js';
-import { describeWorkflow, sendUpdate, startOnce, waitWorkflowClosed, workflowTaskFailure, type Described, type StartResult, type TrackedSource } from './temporal.js';
+import { describeWorkflow, followHistory, sendUpdate, startOnce, waitWorkflowClosed, workflowTaskFailure, type Described, type StartResult, type TrackedSource } from './temporal.js';
 
 /** The maintenance workflow's type name (registered by the worker). */
 export const MAINTENANCE_WORKFLOW_TYPE = 'nodeMaintenanceWorkflow';
@@ -62,6 +62,8 @@ export function maintenanceWorkflows(client: Client, taskQueue: string): Mainten
     query: (workflowId, timeoutMs) => client.withDeadline(Date.now() + timeoutMs, () => client.workflow.getHandle(workflowId).query(maintenanceStatusQuery)),
 
     describe: (workflowId) => describeWorkflow(client, workflowId),
+
+    follow: (workflowId, signal) => followHistory(client, workflowId, signal),
 
     waitClosed: (workflowId, signal) => waitWorkflowClosed(client, workflowId, signal, (h) => h.query(maintenanceStatusQuery), isMaintenanceStatus),
 

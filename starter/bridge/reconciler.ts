@@ -18,9 +18,9 @@ import { FINALIZER } from './names.js';
 import { isGoneOrTerminating, type CycleNodeRequestObject, type CycleNodeStatusObject, type CycleObjects } from './objects.js';
 import { invalidSpecMessage } from './status.js';
 import type { CycleWorkflows } from './temporal.js';
-import type { Tracked, WorkflowTrackers } from './tracker.js';
+import type { Tracked, TrackerCounts, WorkflowTrackers } from './tracker.js';
 
-export interface BridgeStats {
+export interface BridgeStats extends TrackerCounts {
   /** Start requests sent (a request for an ID already taken attaches to it: still one execution). */
   workflowsStarted: number;
   statusWrites: number;
@@ -41,6 +41,9 @@ export const emptyStats = (): BridgeStats => ({
   nodeStatusesCreated: 0,
   nodeStatusWrites: 0,
   events: 0,
+  statusQueries: 0,
+  historyPolls: 0,
+  taskChecks: 0,
 });
 
 export interface ReconcilerDeps {

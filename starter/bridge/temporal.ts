@@ -10,6 +10,7 @@ import { CYCLE_WORKFLOW_TYPE, type CycleRequestInput, type CycleRequestRef, type
 import { cycleStatusQuery, specChangedUpdate } from '../../workflows/messages.js';
 import { NodeGroupAttr, ObjectAttr, PhaseAttr } from '../../workflows/search-attributes.js';
 import { isCycleStatus, type ClosedWorkflow } from './status.js';
+import { readBatch, type BatchEventLike, type HistoryBatch } from './history-batch.js';
 import { FAILING_ATTEMPT, taskFailureIn, type HistoryEventLike, type TaskFailure } from './task-failure.js';
 
 const FINAL_QUERY_TIMEOUT_MS = 2000;
@@ -38,15 +39,23 @@ export interface StartResult {
 
 /** What a tracker (tracker.ts) reads of a running workflow whose status query answers S. */
 export interface TrackedSource<S> {
+  /** The workflow's history as it grows, batch by batch (following continue-as-new); ends once it closes. */
+  follow(workflowId: string, signal: AbortSignal): AsyncIterable<HistoryBatch>;
   /** The status query's answer; rejects after timeoutMs (no worker, workflow task not done yet). */
   query(workflowId: string, timeoutMs: number): Promise<S>;
   /** Resolves once the workflow (following continue-as-new) is closed, with its outcome. */
   waitClosed(workflowId: string, signal: AbortSignal): Promise<ClosedWorkflow<S>>;
   /**
    * A workflow task failing again and again in the running workflow or one of its running
-   * children (checked top down; the first found), else undefined.
+   * children (checked top down; the first found), and whether the workflow has children running.
    */
-  taskFailure(workflowId: string): Promise<TaskFailure | undefined>;
+  taskFailure(workflowId: string): Promise<TaskCheck>;
+}
+
+export interface TaskCheck {
+  failure?: TaskFailure;
+  /** Children run: their tasks are not in this workflow's history, so they are looked at on a timer. */
+  children: boolean;
 }
 
 /** What the bridge needs from Temporal (an interface so the reconciler reads as a list of steps). */
@@ -107,10 +116,40 @@ export async function waitWorkflowClosed<S>(
 }
 
 /**
- * A workflow task failing again and again in the running workflow or one of its running children
- * (checked top down; the first found), else undefined.
+ * Long-polls a workflow's history (Temporal answers when events are added, or empty after its
+ * long-poll interval), batch by batch from the start of the current run, following continue-as-new.
+ * Ends once the workflow closes. What a batch means is read in history-batch.ts.
  */
-export async function workflowTaskFailure(client: Client, workflowId: string): Promise<TaskFailure | undefined> {
+export async function* followHistory(client: Client, workflowId: string, signal: AbortSignal): AsyncGenerator<HistoryBatch> {
+  const svc = client.workflowService;
+  const namespace = client.options.namespace;
+  const d = await client.withAbortSignal(signal, () => svc.describeWorkflowExecution({ namespace, execution: { workflowId } }));
+  let runId = d.workflowExecutionInfo?.execution?.runId ?? undefined;
+  let nextPageToken: Uint8Array | undefined;
+  for (;;) {
+    const r = await client.withAbortSignal(signal, () =>
+      svc.getWorkflowExecutionHistory({ namespace, execution: { workflowId, runId }, nextPageToken, waitNewEvent: true, skipArchival: true }),
+    );
+    const b = readBatch((r.history?.events ?? []) as BatchEventLike[]);
+    if (b.ran || b.task || b.childStarted || b.closed || b.continuedAs !== undefined) yield b;
+    if (b.closed) return;
+    if (b.continuedAs !== undefined) {
+      runId = b.continuedAs || undefined;
+      nextPageToken = undefined;
+      continue;
+    }
+    // A running workflow's history always has a next page to wait on; none means it is closed.
+    if (!r.nextPageToken?.length) return;
+    nextPageToken = r.nextPageToken;
+  }
+}
+
+/**
+ * A workflow task failing again and again in the running workflow or one of its running children
+ * (checked top down; the first found), and whether it has children running.
+ */
+export async function workflowTaskFailure(client: Client, workflowId: string): Promise<TaskCheck> {
+  let children = false;
   const namespace = client.options.namespace;
   const svc = client.workflowService;
   let budget = MAX_DESCRIBES;
@@ -136,6 +175,7 @@ export async function workflowTaskFailure(client: Client, workflowId: string): P
     }
     const run = d.workflowExecutionInfo?.execution?.runId ?? runId;
     const attempt = d.pendingWorkflowTask?.attempt ?? 0;
+    if (depth === 0) children = (d.pendingChildren?.length ?? 0) > 0;
     if (attempt >= FAILING_ATTEMPT && run) {
       const f = await failureOf(id, run, attempt);
       if (f) return f;
@@ -148,7 +188,8 @@ export async function workflowTaskFailure(client: Client, workflowId: string): P
     }
     return undefined;
   };
-  return walk(workflowId, undefined, 0);
+  const failure = await walk(workflowId, undefined, 0);
+  return { failure, children };
 }
 
 /**
@@ -214,6 +255,8 @@ export function cycleWorkflows(client: Client, taskQueue: string): CycleWorkflow
     },
 
     describe,
+
+    follow: (workflowId, signal) => followHistory(client, workflowId, signal),
 
     waitClosed: (workflowId, signal) => waitWorkflowClosed(client, workflowId, signal, (h) => h.query(cycleStatusQuery), isCycleStatus),
 

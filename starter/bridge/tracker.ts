@@ -1,8 +1,11 @@
-// Follows the workflows of the objects (of one kind) the bridge owns: one status query per running workflow
-// per tick (skipped while the previous one is in flight, backed off while it fails), one long-poll
-// per workflow for its close, and, less often, a look for a workflow task that keeps failing in it
-// or its children (the workflow still shows as running then, and its queries may fail too). Every
-// new state, failure or close is reported by key, and the reconciler turns it into status.
+// Follows the workflows of the objects (of one kind) the bridge owns, at a cost that grows with
+// their changes, not with their number × time: one history long-poll per workflow (Temporal answers
+// when events are added), a status query only after a workflow task has completed (the only moment
+// its state can change; at most one in flight and one per queryIntervalMs per workflow), and a look
+// for a workflow task that keeps failing only when its history shows task trouble, its queries fail,
+// or it has children (whose tasks are not in its history). An Idle workflow costs one long-poll per
+// Temporal long-poll interval and nothing of the worker. Every new state, failure or close is
+// reported by key, and the reconciler turns it into status.
 import type { CycleStatus } from '../../workflows/cycle/types.js';
 import { canonical, type ClosedWorkflow } from './status.js';
 import type { TaskFailure } from './task-failure.js';
@@ -29,9 +32,16 @@ export interface Tracked<S = CycleStatus> {
 interface Internal<S> extends Tracked<S> {
   stateKey?: string;
   querying: boolean;
+  /** A completed workflow task since the last query was sent: query (again). */
+  queryWanted: boolean;
+  queryTimer?: NodeJS.Timeout;
+  lastQueryAt: number;
   failures: number;
-  notBefore: number;
   lastError?: string;
+  /** The newest workflow-task outcome in its history was a failure or a timeout. */
+  taskTrouble: boolean;
+  /** Children ran at the last look (their failing tasks are looked for on a timer). */
+  children: boolean;
   checkingTasks: boolean;
   nextTaskCheck: number;
   lastTaskError?: string;
@@ -43,23 +53,36 @@ export interface TrackerOptions<S> {
   isState: (v: unknown) => v is S;
   /** The query's name, for log lines. */
   queryName: string;
-  pollIntervalMs: number;
+  /** At most one status query per workflow per this interval, however busy its history. */
+  queryIntervalMs: number;
   queryTimeoutMs: number;
-  /** How often each running workflow tree is checked for a failing workflow task. */
+  /** How often a workflow tree with children, task trouble or failing queries is checked for a failing workflow task. */
   taskCheckIntervalMs: number;
   onChange: (key: string) => void;
   log: (msg: string) => void;
+  /** Where to count what following costs (shared by the bridge's trackers; a benchmark prints it). */
+  counts?: TrackerCounts;
+}
+
+/** What following workflows costs Temporal (history long-polls answered, task checks) and the worker (status queries). */
+export interface TrackerCounts {
+  statusQueries: number;
+  historyPolls: number;
+  taskChecks: number;
 }
 
 export class WorkflowTrackers<S = CycleStatus> {
   private readonly byUid = new Map<string, Internal<S>>();
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
+  private readonly counts: TrackerCounts;
 
   constructor(
     private readonly workflows: TrackedSource<S>,
     private readonly o: TrackerOptions<S>,
-  ) {}
+  ) {
+    this.counts = o.counts ?? { statusQueries: 0, historyPolls: 0, taskChecks: 0 };
+  }
 
   get(uid: string): Tracked<S> | undefined {
     return this.byUid.get(uid);
@@ -69,16 +92,28 @@ export class WorkflowTrackers<S = CycleStatus> {
   track(t: Omit<Tracked<S>, 'cancelRequested' | 'state' | 'closed'>): Tracked<S> {
     const cur = this.byUid.get(t.uid);
     if (cur) return cur;
-    const it: Internal<S> = { ...t, cancelRequested: false, querying: false, failures: 0, notBefore: 0, checkingTasks: false, nextTaskCheck: 0, abort: new AbortController() };
+    const it: Internal<S> = {
+      ...t,
+      cancelRequested: false,
+      querying: false,
+      queryWanted: false,
+      lastQueryAt: 0,
+      failures: 0,
+      taskTrouble: false,
+      children: false,
+      checkingTasks: false,
+      nextTaskCheck: 0,
+      abort: new AbortController(),
+    };
     this.byUid.set(t.uid, it);
-    void this.watchClose(it);
+    void this.follow(it);
     return it;
   }
 
   untrack(uid: string): void {
     const t = this.byUid.get(uid);
     if (!t) return;
-    t.abort.abort();
+    this.forget(t);
     this.byUid.delete(uid);
   }
 
@@ -99,56 +134,121 @@ export class WorkflowTrackers<S = CycleStatus> {
   }
 
   start(): void {
-    this.timer ??= setInterval(() => this.tick(), this.o.pollIntervalMs);
+    this.timer ??= setInterval(() => this.tick(), Math.min(this.o.taskCheckIntervalMs, 1000));
   }
 
   stop(): void {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
-    for (const t of this.byUid.values()) t.abort.abort();
+    for (const t of this.byUid.values()) this.forget(t);
     this.byUid.clear();
   }
 
-  /** One query per running workflow that has none in flight and is not backing off. */
+  private forget(t: Internal<S>): void {
+    t.abort.abort();
+    if (t.queryTimer) clearTimeout(t.queryTimer);
+  }
+
+  private live(t: Internal<S>): boolean {
+    return !this.stopped && !t.abort.signal.aborted && this.byUid.get(t.uid) === t;
+  }
+
+  /**
+   * Follows the workflow's history until it closes (retrying through connection trouble, and
+   * starting over from a fresh describe, which re-reads its state), then reports the close.
+   */
+  private async follow(t: Internal<S>): Promise<void> {
+    let delay = 500;
+    while (this.live(t)) {
+      try {
+        for await (const b of this.workflows.follow(t.workflowId, t.abort.signal)) {
+          this.counts.historyPolls++;
+          delay = 500;
+          if (b.task === 'trouble' && !t.taskTrouble) t.nextTaskCheck = 0; // look now
+          if (b.task) t.taskTrouble = b.task === 'trouble';
+          if (b.childStarted && !t.children) (t.children = true), (t.nextTaskCheck = 0);
+          if (b.ran) this.wantQuery(t);
+        }
+        if (!this.live(t)) return;
+        t.closed = await this.workflows.waitClosed(t.workflowId, t.abort.signal);
+        if (!this.live(t)) return;
+        if (t.queryTimer) clearTimeout(t.queryTimer);
+        this.o.log(`workflow ${t.workflowId} closed: ${t.closed.statusName}`);
+        this.o.onChange(t.key);
+        return;
+      } catch (err) {
+        if (!this.live(t)) return;
+        this.o.log(`following ${t.workflowId}: ${errorText(err)} (retrying in ${delay} ms)`);
+        await new Promise((r) => setTimeout(r, delay));
+        delay = Math.min(delay * 2, 10_000);
+      }
+    }
+  }
+
+  /** A query is due: at once, or when the last one is done and queryIntervalMs has passed since it was sent. */
+  private wantQuery(t: Internal<S>, after = 0): void {
+    t.queryWanted = true;
+    if (t.querying || t.queryTimer || t.closed) return;
+    const wait = Math.max(after, t.lastQueryAt + this.o.queryIntervalMs - Date.now(), 0);
+    t.queryTimer = setTimeout(() => {
+      t.queryTimer = undefined;
+      this.query(t);
+    }, wait);
+  }
+
+  private query(t: Internal<S>): void {
+    if (!this.live(t) || t.closed) return;
+    t.queryWanted = false;
+    t.querying = true;
+    t.lastQueryAt = Date.now();
+    this.counts.statusQueries++;
+    let retryAfter = 0;
+    this.workflows
+      .query(t.workflowId, this.o.queryTimeoutMs)
+      .then((state) => {
+        if (!this.o.isState(state)) throw new Error(`${this.o.queryName} answered ${JSON.stringify(state)?.slice(0, 200)}, not its status`);
+        t.failures = 0;
+        t.lastError = undefined;
+        const k = canonical(state);
+        if (k === t.stateKey || t.closed) return;
+        t.state = state;
+        t.stateKey = k;
+        this.o.onChange(t.key);
+      })
+      .catch((err: unknown) => {
+        // No worker, or its task failing: ask again (backing off), and look for a failing task.
+        t.failures++;
+        t.queryWanted = true;
+        retryAfter = Math.min(this.o.queryIntervalMs * 2 ** Math.min(t.failures, 5), 10_000);
+        const msg = errorText(err);
+        if (msg !== t.lastError && !t.closed && this.live(t)) this.o.log(`query ${t.workflowId}: ${msg} (retrying)`);
+        t.lastError = msg;
+      })
+      .finally(() => {
+        t.querying = false;
+        if (t.queryWanted && this.live(t)) this.wantQuery(t, retryAfter);
+      });
+  }
+
+  /** Looks for failing workflow tasks where the history alone cannot tell: children, task trouble, failing queries. */
   private tick(): void {
     const now = Date.now();
     for (const t of this.byUid.values()) {
-      if (!t.closed && !t.checkingTasks && now >= t.nextTaskCheck) this.checkTasks(t);
-      if (t.closed || t.querying || now < t.notBefore) continue;
-      t.querying = true;
-      this.workflows
-        .query(t.workflowId, this.o.queryTimeoutMs)
-        .then((state) => {
-          t.failures = 0;
-          t.lastError = undefined;
-          if (!this.o.isState(state)) throw new Error(`${this.o.queryName} answered ${JSON.stringify(state)?.slice(0, 200)}, not its status`);
-          const k = canonical(state);
-          if (k === t.stateKey || t.closed) return;
-          t.state = state;
-          t.stateKey = k;
-          this.o.onChange(t.key);
-        })
-        .catch((err: unknown) => {
-          t.failures++;
-          t.notBefore = Date.now() + Math.min(this.o.pollIntervalMs * 2 ** Math.min(t.failures, 5), 10_000);
-          const msg = errorText(err);
-          if (msg !== t.lastError && !t.closed && this.byUid.get(t.uid) === t) this.o.log(`query ${t.workflowId}: ${msg} (retrying)`);
-          t.lastError = msg;
-        })
-        .finally(() => {
-          t.querying = false;
-        });
+      if (t.closed || t.checkingTasks || now < t.nextTaskCheck) continue;
+      if (t.children || t.taskTrouble || t.failures > 0 || t.taskFailure) this.checkTasks(t);
     }
   }
 
   /** Looks for a workflow task failing in the workflow's tree; reports when that changes. */
   private checkTasks(t: Internal<S>): void {
     t.checkingTasks = true;
+    this.counts.taskChecks++;
     this.workflows
       .taskFailure(t.workflowId)
-      .then((f) => {
+      .then(({ failure: f, children }) => {
         t.lastTaskError = undefined;
-        if (t.closed || this.byUid.get(t.uid) !== t) return;
+        t.children = children;
+        if (t.closed || !this.live(t)) return;
         // Only what identifies the failure counts as a change, not its growing attempt number.
         const key = (x: TaskFailure | undefined) => (x ? `${x.workflowId}/${x.runId}/${x.eventId}/${x.error}` : '');
         const changed = key(f) !== key(t.taskFailure);
@@ -159,32 +259,13 @@ export class WorkflowTrackers<S = CycleStatus> {
       })
       .catch((err: unknown) => {
         const msg = errorText(err);
-        if (msg !== t.lastTaskError && !t.closed && this.byUid.get(t.uid) === t) this.o.log(`checking ${t.workflowId} for failing workflow tasks: ${msg} (retrying)`);
+        if (msg !== t.lastTaskError && !t.closed && this.live(t)) this.o.log(`checking ${t.workflowId} for failing workflow tasks: ${msg} (retrying)`);
         t.lastTaskError = msg;
       })
       .finally(() => {
         t.checkingTasks = false;
         t.nextTaskCheck = Date.now() + this.o.taskCheckIntervalMs;
       });
-  }
-
-  /** Waits for the workflow to close (retrying through connection trouble), then reports it. */
-  private async watchClose(t: Internal<S>): Promise<void> {
-    let delay = 500;
-    while (!this.stopped && !t.abort.signal.aborted) {
-      try {
-        t.closed = await this.workflows.waitClosed(t.workflowId, t.abort.signal);
-        if (t.abort.signal.aborted) return;
-        this.o.log(`workflow ${t.workflowId} closed: ${t.closed.statusName}`);
-        this.o.onChange(t.key);
-        return;
-      } catch (err) {
-        if (t.abort.signal.aborted) return;
-        this.o.log(`waiting for ${t.workflowId} to close: ${err instanceof Error ? err.message : String(err)} (retrying in ${delay} ms)`);
-        await new Promise((r) => setTimeout(r, delay));
-        delay = Math.min(delay * 2, 10_000);
-      }
-    }
   }
 }
 

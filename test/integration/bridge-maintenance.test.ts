@@ -26,7 +26,7 @@ const f = new BridgeFixture('it-bridge-nm');
 const nm = new Maintenances(f);
 let bridge: RunningBridge;
 
-const startBridge = (tag = 'bridge') => f.bridge({ maintenances: true, pollIntervalMs: 200, tag });
+const startBridge = (tag = 'bridge') => f.bridge({ maintenances: true, queryIntervalMs: 200, tag });
 
 beforeAll(async () => {
   await f.setup();
@@ -198,7 +198,7 @@ test('NM-2.11 an Idle maintenance deleted while no bridge led: the next leader t
   await f.stopBridge(bridge);
   await nm.delete(name);
   expect(await nm.get(name)).toBeUndefined();
-  bridge = await f.bridge({ maintenances: true, pollIntervalMs: 200, orphanGraceMs: 0, resyncIntervalMs: 500, tag: 'sweeper' });
+  bridge = await f.bridge({ maintenances: true, queryIntervalMs: 200, orphanGraceMs: 0, resyncIntervalMs: 500, tag: 'sweeper' });
   await waitFor('leads again', async () => bridge.isLeader(), { timeoutMs: 40_000 });
   await waitFor('workflow ended', async () => (await f.client.workflow.getHandle(id).describe()).status.name === 'COMPLETED', { timeoutMs: 20_000 });
   expect((await received(id)).map((r) => r.kind)).toEqual(['start', 'deleting']);
@@ -278,7 +278,7 @@ describe('with the real maintenance workflow', () => {
     const taskQueue = uniqueName('it-bridge-nm-real-tq');
     const { worker, connection } = await createWorker({ deps: { kube: f.c }, settings: { ...temporalSettings(), taskQueue } });
     const working = worker.run();
-    let b = await f.bridge({ maintenances: true, pollIntervalMs: 200, taskQueue, tag: 'real' });
+    let b = await f.bridge({ maintenances: true, queryIntervalMs: 200, taskQueue, tag: 'real' });
     try {
       await waitFor('leads', async () => b.isLeader(), { timeoutMs: 40_000 });
       const name = uniqueName('nm-real');
@@ -294,7 +294,7 @@ describe('with the real maintenance workflow', () => {
       expect(o.metadata.finalizers ?? []).not.toContain(MAINTENANCE_FINALIZER); // Idle holds nothing (NM-2.11)
 
       await f.stopBridge(b);
-      b = await f.bridge({ maintenances: true, pollIntervalMs: 200, taskQueue, tag: 'real-restarted' });
+      b = await f.bridge({ maintenances: true, queryIntervalMs: 200, taskQueue, tag: 'real-restarted' });
       await waitFor('leads again', async () => b.isLeader(), { timeoutMs: 40_000 });
       await nm.patch(name, { metadata: { annotations: { touched: 'yes' } } }); // an event for the new bridge to reconcile
       await new Promise((r) => setTimeout(r, 1500));
