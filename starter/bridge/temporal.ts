@@ -69,6 +69,23 @@ export interface CycleWorkflows extends TrackedSource<CycleStatus> {
   changeSpec(workflowId: string, spec: CycleNodeRequestSpec, generation: number | undefined): Promise<{ applied: true; concurrency: number } | { applied: false; reason: string }>;
 }
 
+/**
+ * Runs `fn`'s calls abortable by `signal`, through a controller of their own: the SDK adds an abort
+ * listener to the signal for every call and never removes it, so a long-lived signal (a tracked
+ * workflow's, followed for days) must not be handed to it directly.
+ */
+export async function abortableBy<T>(client: Client, signal: AbortSignal, fn: () => Promise<T>): Promise<T> {
+  signal.throwIfAborted();
+  const own = new AbortController();
+  const abort = () => own.abort(signal.reason);
+  signal.addEventListener('abort', abort, { once: true });
+  try {
+    return await client.withAbortSignal(own.signal, fn);
+  } finally {
+    signal.removeEventListener('abort', abort);
+  }
+}
+
 /** The workflow's run and status, or undefined when no workflow has this ID. */
 export async function describeWorkflow(client: Client, workflowId: string): Promise<Described | undefined> {
   try {
@@ -96,7 +113,7 @@ export async function waitWorkflowClosed<S>(
   let result: unknown;
   let failure: string | undefined;
   try {
-    result = await client.withAbortSignal(signal, () => handle.result());
+    result = await abortableBy(client, signal, () => handle.result());
   } catch (err) {
     if (!(err instanceof WorkflowFailedError)) throw err;
     failure = err.cause?.message || err.message;
@@ -123,11 +140,11 @@ export async function waitWorkflowClosed<S>(
 export async function* followHistory(client: Client, workflowId: string, signal: AbortSignal): AsyncGenerator<HistoryBatch> {
   const svc = client.workflowService;
   const namespace = client.options.namespace;
-  const d = await client.withAbortSignal(signal, () => svc.describeWorkflowExecution({ namespace, execution: { workflowId } }));
+  const d = await abortableBy(client, signal, () => svc.describeWorkflowExecution({ namespace, execution: { workflowId } }));
   let runId = d.workflowExecutionInfo?.execution?.runId ?? undefined;
   let nextPageToken: Uint8Array | undefined;
   for (;;) {
-    const r = await client.withAbortSignal(signal, () =>
+    const r = await abortableBy(client, signal, () =>
       svc.getWorkflowExecutionHistory({ namespace, execution: { workflowId, runId }, nextPageToken, waitNewEvent: true, skipArchival: true }),
     );
     const b = readBatch((r.history?.events ?? []) as BatchEventLike[]);
