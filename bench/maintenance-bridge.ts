@@ -177,7 +177,15 @@ for (let i = 0; i < MAINTENANCES; i++) await create(`${run}-${i}`, i);
 // ---- 1b. Nothing changes: what following MAINTENANCES Idle workflows costs.
 await sleep(5000); // the last creations' first tasks settle
 const idle = { calls: new Map(grpcCalls), counts: { ...bridge.stats }, cpu: cpuSeconds({ bench: process.pid }), t: performance.now() };
-await sleep(IDLE_S * 1000);
+console.log(`${new Date().toISOString()} ${MAINTENANCES} created; idle window of ${IDLE_S} s`);
+for (let left = IDLE_S * 1000; left > 0; left -= 10_000) {
+  const c0 = cpuSeconds({ bench: process.pid });
+  const q0 = bridge.stats.statusQueries;
+  await sleep(Math.min(10_000, left));
+  const c1 = cpuSeconds({ bench: process.pid });
+  const d = (k: string) => ((c1.get(k) ?? 0) - (c0.get(k) ?? 0)).toFixed(1);
+  console.log(`  ${new Date().toISOString()} CPU-s this process ${d('bench')}, temporal ${d('temporal')}, apiserver ${d('kube-apiserver')}; status queries ${bridge.stats.statusQueries - q0}`);
+}
 const idleS = (performance.now() - idle.t) / 1000;
 const idleCpu = cpuSeconds({ bench: process.pid });
 const idleCalls = [...grpcCalls].map(([m, n]) => [m, n - (idle.calls.get(m) ?? 0)] as const).filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1]);
@@ -231,6 +239,7 @@ async function explain(e: Edit): Promise<void> {
   timelines.push({ stage: e.stage, lag: e.lag, lines: [...m.filter((x) => x.at <= reached).map(line('nm')), ...nAll.filter((x) => x.at <= written).map(line('nm-node'))] });
 }
 
+console.log(`${new Date().toISOString()} stage edits`);
 const hasStage = (o: Obj | undefined, stage: string): boolean => o?.status?.stageStatuses?.some((s) => s.name === stage) ?? false;
 for (let r = 0; r < ROUNDS; r++) {
   // Each round edits a fresh Idle maintenance per node (a completed one is done); round 0's are phase 1's.

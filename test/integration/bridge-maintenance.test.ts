@@ -100,6 +100,27 @@ test('NM-7.11 a valid Idle maintenance gets its workflow nm/<name>/<uid>, status
   expect((await nm.get(name))!.status!.runId).toBe(o.status!.runId);
 });
 
+test('the status mirror follows changes, not time: an idle workflow costs no status query, and a change is queried once and mirrored', async () => {
+  const name = uniqueName('nm-quiet');
+  const created = await nm.create(name, { nodeSelector: noNodes, stage: 'Idle' });
+  const id = maintenanceWorkflowId(created.metadata);
+  await running(name);
+  await new Promise((r) => setTimeout(r, 1000)); // its start's tasks and queries settle
+  // Other objects of this file may still be settling: count this workflow's history, not just the bridge's totals.
+  const before = { queries: bridge.stats.statusQueries, events: (await f.client.workflow.getHandle(id).describe()).historyLength };
+  await new Promise((r) => setTimeout(r, 4000)); // 20 queries' worth at the 200 ms interval of this bridge
+  expect((await f.client.workflow.getHandle(id).describe()).historyLength).toBe(before.events); // nothing happened in it
+  expect(bridge.stats.statusQueries - before.queries).toBe(0);
+
+  const t0 = Date.now();
+  await f.client.workflow.getHandle(id).signal(scriptMaintenanceSignal, { selectedNodes: 7 });
+  await waitFor('mirrored', async () => (await nm.get(name))?.status?.selectedNodes === 7, { intervalMs: 50 });
+  expect(Date.now() - t0).toBeLessThan(2000);
+  const queries = bridge.stats.statusQueries - before.queries;
+  expect(queries).toBeGreaterThanOrEqual(1);
+  expect(queries).toBeLessThanOrEqual(2); // one per completed workflow task (the signal's)
+});
+
 test('NM-2.14 an edit of spec.stage goes as specChanged; observedGeneration moves and StageStarted names the stage and reason', async () => {
   const name = uniqueName('nm-edit');
   const created = await nm.create(name, { nodeSelector: noNodes, reason: 'rack move' });

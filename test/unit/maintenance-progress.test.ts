@@ -1,6 +1,6 @@
 // The maintenance side of the planner (workflows/maintenance/progress.ts): A3, NM-1.6, drainStatus.drainMessage.
 import { effectivePlan, type PlanEntry } from '../../api/drain-plan.js';
-import { advance, drainStatusMessage, firstNotReady, limitedOn, reachedDrainTargets, sumCounts, waitingForNode, type ProgressNode } from '../../workflows/maintenance/progress.js';
+import { advance, drainStatusMessage, idleRefreshMs, firstNotReady, limitedOn, reachedDrainTargets, sumCounts, waitingForNode, type ProgressNode } from '../../workflows/maintenance/progress.js';
 
 const D = (p: number, app?: string): PlanEntry => (app ? { podType: 'Default', podPriority: p, podSelector: { matchLabels: { app } } } : { podType: 'Default', podPriority: p });
 const DS = (p: number): PlanEntry => ({ podType: 'DaemonSet', podPriority: p });
@@ -78,5 +78,11 @@ describe('NM-1.6 drainStatus', () => {
     expect(drainStatusMessage(false, [{ finished: true, limitedBy: ['y'] }, { finished: true, limitedBy: ['x'] }])).toBe('Draining (limited by x, y)');
     expect(drainStatusMessage(false, [{ finished: false, limitedBy: [] }])).toBe('Draining');
     expect(drainStatusMessage(false, [{ finished: false, limitedBy: ['x'], gone: true }, { finished: true, limitedBy: ['z'] }])).toBe('Waiting for z.');
+  });
+});
+
+describe('idleRefreshMs: an Idle preview that keeps coming back the same is refreshed less and less often', () => {
+  test('60 s after a change, doubling while unchanged, never more than 10 min apart', () => {
+    expect([0, 1, 2, 3, 4, 5, 50].map(idleRefreshMs)).toEqual([60_000, 120_000, 240_000, 480_000, 600_000, 600_000, 600_000]);
   });
 });

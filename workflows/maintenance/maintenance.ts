@@ -38,14 +38,14 @@ import {
 import { longSteps, steps } from '../proxies.js';
 import { NodesAttr, ObjectAttr, PhaseAttr } from '../search-attributes.js';
 import { maintenanceNodeWorkflow } from './node.js';
-import { advance } from './progress.js';
+import { advance, idleRefreshMs } from './progress.js';
 import { isDrainedNow, maintenanceStatus, progressNodes, type Facts } from './status.js';
 import { isStage, stageRank, STAGES, type HolderInfo, type MaintenanceInput, type MaintenancePreview, type MaintenanceStatus, type NodeReport, type Stage } from './types.js';
 
 /** Membership is live (NM-2.6): the selection is read again this often while nodes are held. */
 const MEMBERSHIP_MS = 10_000;
-/** While Idle, the preview (which nodes, which pods) is refreshed this often. */
-const IDLE_REFRESH_MS = 60_000;
+/** While Idle, the preview (which nodes, which pods) is refreshed every 60 s, backing off while unchanged (idleRefreshMs). */
+const IDLE_REFRESH_MS = 60_000; // before the backoff (histories recorded without it replay with it)
 /** The preview reads every selected node's pods: heartbeating, so a long selection is not cut at 30 s. */
 const previewSteps = longSteps('10 minutes');
 
@@ -254,26 +254,35 @@ export class Maintenance implements Facts {
 
   // ---- Idle: touch nothing (NM-2.2); the status previews which nodes would be taken.
   async idle(): Promise<Next> {
+    let unchanged = 0; // refreshes in a row that found the same preview (it names the selected nodes) with no edit between
     for (;;) {
+      const edited = this.dirty;
       const sel = await this.select();
       this.planned = sel.nodes;
-      await this.refreshPreview();
+      const changed = await this.refreshPreview();
+      unchanged = changed || edited ? 0 : unchanged + 1;
       this.publish();
       this.dirty = false;
+      const wait = patched('idle-refresh-backs-off') ? idleRefreshMs(unchanged) : IDLE_REFRESH_MS;
       // A spec edit while Idle (selector, drain options) refreshes the preview at once.
-      await condition(() => this.desired !== 'Idle' || this.deleting || this.dirty, IDLE_REFRESH_MS);
+      await condition(() => this.desired !== 'Idle' || this.deleting || this.dirty, wait);
       if (this.deleting && this.desired === 'Idle') return 'End'; // NM-2.11: no finalizer, nothing held
       if (this.desired !== 'Idle') return this.desired;
       await this.renewIfLong();
     }
   }
 
-  /** Read-only (NM-2.2). An unchanged preview comes back as its digest alone, so refreshes keep history small. */
-  private async refreshPreview(): Promise<void> {
+  /**
+   * Read-only (NM-2.2). An unchanged preview comes back as its digest alone, so refreshes keep history
+   * small. Whether it changed.
+   */
+  private async refreshPreview(): Promise<boolean> {
     const r = await previewSteps.previewMaintenance.executeWithOptions({ summary: 'preview the drain' }, [
       { nodes: this.planned, plan: this.plan, options: this.spec.drain, previous: this.preview?.digest },
     ]);
-    if (!('unchanged' in r)) this.preview = r;
+    if ('unchanged' in r) return false;
+    this.preview = r;
+    return true;
   }
 
   // ---- Cordon and Drain: hold the selected nodes; in Drain, advance through the plan.

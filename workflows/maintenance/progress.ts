@@ -126,3 +126,12 @@ export function drainStatusMessage(drained: boolean, nodes: readonly StatusNode[
   if (limiters.length) return `Draining (limited by ${limiters.join(', ')})`;
   return 'Draining';
 }
+
+/**
+ * How long an Idle maintenance waits before refreshing its preview, after `unchanged` refreshes in a
+ * row found it the same: 60 s, doubling while nothing changes, at most 10 min. A spec edit refreshes at
+ * once and starts again from 60 s; so a fleet of Idle maintenances costs the worker next to nothing.
+ */
+export function idleRefreshMs(unchanged: number): number {
+  return Math.min(60_000 * 2 ** Math.max(0, unchanged), 600_000);
+}
