@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { PatchStrategy, setHeaderOptions, type V1Node } from '@kubernetes/client-node';
 import { NODE_GROUP_LABEL } from '../inventory.js';
 import { apiStatus, type Kube } from '../kube.js';
-import { ensureNode, fakeNode } from '../../stack/kwok/nodes.js';
+import { ensureNode, fakeNode } from './kwok-node.js';
 import { UnknownNodeGroupError, type GroupInstance, type NodeGroupDescription, type NodeGroupProvider } from './types.js';
 
 export const DETACHED_FROM_ANNOTATION = 'slipway.dev/detached-from';

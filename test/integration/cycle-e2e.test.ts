@@ -6,7 +6,7 @@ import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { CYCLED_BY, DETACHED_FROM } from '../../activities/cycle/markers.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
 import { createWorker } from '../../worker/worker.js';
-import { temporalSettings } from '../../worker/config.js';
+import { temporalSettings } from '../../shared/temporal.js';
 import { BridgeFixture } from '../support/bridge.js';
 import { readAudit, testCluster } from '../support/cluster.js';
 import { deployApp } from '../support/cycle.js';

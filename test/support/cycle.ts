@@ -7,7 +7,7 @@ import type { Worker } from '@temporalio/worker';
 import type { CycleNodeRequestSpecInput } from '../../api/cycle-node-request.js';
 import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { connectClient } from '../../starter/client.js';
-import { temporalSettings } from '../../worker/config.js';
+import { temporalSettings } from '../../shared/temporal.js';
 import { createWorker } from '../../worker/worker.js';
 import { cycleWorkflowId } from '../../workflows/cycle/types.js';
 import { cycleNodeRequestWorkflow } from '../../workflows/index.js';

@@ -4,7 +4,8 @@
 // code defaults to.
 import { existsSync, readFileSync } from 'node:fs';
 import { parse } from 'yaml';
-import { temporalSettings, webUiLink, WORKER_NODE_FLAGS } from '../../worker/config.js';
+import { temporalSettings, webUiLink } from '../../shared/temporal.js';
+import { WORKER_NODE_FLAGS } from '../../worker/config.js';
 import { ALL_SEARCH_ATTRIBUTES } from '../../workflows/search-attributes.js';
 
 interface Service {
