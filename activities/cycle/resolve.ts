@@ -16,7 +16,8 @@ import { setUnschedulable } from '../drain/node.js';
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
-export interface CycleNode {
+/** A Node of a cloud node group, as the cycle reads it: the selected nodes and their replacements. */
+export interface GroupNode {
   name: string;
   providerID: string;
   nodeGroup: string;
@@ -33,7 +34,7 @@ export interface ResolvedCycle {
   provider: string;
   groups: string[];
   /** Nodes to cycle, sorted by name. */
-  nodes: CycleNode[];
+  nodes: GroupNode[];
   /** Providers IDs of Nodes (matching the selector) without an instance in the groups, and the reverse. */
   mismatch: { nodesWithoutInstance: string[]; instancesWithoutNode: string[] };
   reattached: string[];
@@ -47,7 +48,7 @@ export interface ResolvedCycle {
   };
 }
 
-export function nodeSummary(n: V1Node): CycleNode {
+export function groupNodeOf(n: V1Node): GroupNode {
   return {
     name: n.metadata!.name!,
     providerID: n.spec?.providerID ?? '',
@@ -136,7 +137,7 @@ export function createResolveActivities(kube: Kube, providers: Record<string, No
       const inGroups = new Map(described.flatMap((g) => g.instances.map((i) => [i.providerID, g.name] as const)));
 
       const selectedNodes = (await kube.core.listNode({ labelSelector: selectorToString(spec.selector) })).items;
-      const selected = selectedNodes.map(nodeSummary);
+      const selected = selectedNodes.map(groupNodeOf);
       const errors: string[] = [];
       const warnings: string[] = [];
       if (selected.length === 0) errors.push(`selector ${selectorToString(spec.selector)} matches no node`);

@@ -16,12 +16,12 @@ import {
 } from '@temporalio/workflow';
 import type { CycleNodePhase } from '../../api/cycle-node-request.js';
 import type { DrainOptionsInput } from '../../api/drain-options.js';
-import type { CycleNode, ResolvedCycle } from '../../activities/cycle/resolve.js';
+import type { GroupNode, ResolvedCycle } from '../../activities/cycle/resolve.js';
 import { drainWorkflow } from '../drain/drain.js';
 import { nodeDrainWorkflowId } from '../ids.js';
 import { nodeCycleStatusQuery, nodeProgressSignal } from '../messages.js';
 import { NodeGroupAttr, NodesAttr, PhaseAttr } from '../search-attributes.js';
-import type { NodeCycleStatus } from './types.js';
+import type { CycleNodeStatus } from './types.js';
 import { latestOnly, whenSettled } from '../progress.js';
 import { longSteps, steps } from '../proxies.js';
 
@@ -33,17 +33,17 @@ const QUICK_PHASE_REPORT_MS = 2000;
 
 export interface NodeCycleInput {
   parentId: string;
-  node: CycleNode;
+  node: GroupNode;
   provider: string;
   settings: ResolvedCycle['settings'];
   drain?: DrainOptionsInput;
 }
 
-export async function cycleNodeWorkflow(input: NodeCycleInput): Promise<NodeCycleStatus> {
+export async function cycleNodeWorkflow(input: NodeCycleInput): Promise<CycleNodeStatus> {
   const { node, settings } = input;
   const started = Date.now();
   const deadline = started + settings.cyclingTimeoutMs;
-  const st: NodeCycleStatus = {
+  const st: CycleNodeStatus = {
     nodeName: node.name,
     phase: 'Pending',
     providerID: node.providerID,
@@ -105,12 +105,12 @@ type PhaseFn = (p: CycleNodePhase, message?: string, quick?: boolean) => void;
 /** The steps, Pending to Successful; `fail` reports and throws. */
 async function cycle(
   input: NodeCycleInput,
-  st: NodeCycleStatus,
+  st: CycleNodeStatus,
   deadline: number,
   phase: PhaseFn,
   finish: (p: 'Successful' | 'Failed', message?: string) => Promise<void>,
   fail: (message: string) => Promise<never>,
-): Promise<NodeCycleStatus> {
+): Promise<CycleNodeStatus> {
   const { node, settings } = input;
   phase('Pending', undefined, true);
   // Someone else removed the node or its instance: nothing left to take away. Independent reads.
