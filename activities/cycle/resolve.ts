@@ -11,7 +11,8 @@ import { selectorToString, type LabelSelector } from '../../api/label-selector.j
 import { NODE_GROUP_LABEL } from '../inventory.js';
 import { apiStatus, type Kube } from '../kube.js';
 import type { NodeGroupProvider } from '../providers/types.js';
-import { CYCLED_BY, DETACHED_FROM } from './markers.js';
+import { CLEAR_DETACHED_FROM_GROUP, detachedFromGroup } from '../../api/node-groups.js';
+import { CYCLED_BY } from './markers.js';
 import { setUnschedulable } from '../drain/node.js';
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
@@ -69,7 +70,7 @@ export function groupNodeOf(n: V1Node): GroupNode {
 async function nodesOutsideGroups(nodes: V1Node[], inGroups: Map<string, string>, groups: string[], provider: NodeGroupProvider): Promise<V1Node[]> {
   const candidates = nodes.filter((n) => {
     const pid = n.spec?.providerID;
-    const detachedFrom = n.metadata?.annotations?.[DETACHED_FROM];
+    const detachedFrom = detachedFromGroup(n.metadata?.annotations);
     return pid && !inGroups.has(pid) && !n.metadata?.deletionTimestamp && !(detachedFrom && groups.includes(detachedFrom));
   });
   if (candidates.length === 0) return [];
@@ -118,7 +119,7 @@ export function createResolveActivities(kube: Kube, providers: Record<string, No
       const reattached: string[] = [];
       const all = await kube.core.listNode();
       for (const n of all.items) {
-        const from = n.metadata?.annotations?.[DETACHED_FROM];
+        const from = detachedFromGroup(n.metadata?.annotations);
         const pid = n.spec?.providerID;
         if (!from || !groups.includes(from) || !pid || groupOf.has(pid)) continue;
         if (n.metadata?.annotations?.[CYCLED_BY] === input.requestKey) continue; // ours, in flight (a retry)
@@ -129,7 +130,7 @@ export function createResolveActivities(kube: Kube, providers: Record<string, No
         // Uncordon before the claim goes (NM-7.7): a maintenance waiting for the node cordons it after.
         await setUnschedulable(kube, n.metadata!.name!, false);
         await kube.core.patchNode(
-          { name: n.metadata!.name!, body: { metadata: { annotations: { [DETACHED_FROM]: null, [CYCLED_BY]: null } } } },
+          { name: n.metadata!.name!, body: { metadata: { annotations: { ...CLEAR_DETACHED_FROM_GROUP, [CYCLED_BY]: null } } } },
           mergePatch,
         ).catch((err) => { if (apiStatus(err) !== 404) throw err; });
       }

@@ -11,7 +11,8 @@ import { watchUntil } from '../watch.js';
 import type { NodeGroupProvider } from '../providers/types.js';
 import { mapLimit } from '../drain/rate-limit.js';
 import { runHealthChecks } from './health.js';
-import { CA_ANNOTATION_OWNER, CA_SCALE_DOWN_DISABLED, CYCLED_BY, DETACHED_FROM } from './markers.js';
+import { CLEAR_DETACHED_FROM_GROUP, DETACHED_FROM_GROUP } from '../../api/node-groups.js';
+import { CA_ANNOTATION_OWNER, CA_SCALE_DOWN_DISABLED, CYCLED_BY } from './markers.js';
 import { groupNodeOf, type GroupNode } from './resolve.js';
 import { setUnschedulable } from '../drain/node.js';
 
@@ -52,7 +53,7 @@ export function createScaleActivities(kube: Kube, providers: Record<string, Node
     async detachNodes(input: { provider: string; requestKey: string; nodes: GroupNode[] }): Promise<{ detached: string[]; gone: string[] }> {
       // The nodes are independent: a few at a time (each is a read and a write on the cloud side).
       const outcomes = await mapLimit(input.nodes, 4, async (n) => {
-        const marked = await patchNode(kube, n.name, { metadata: { annotations: { [DETACHED_FROM]: n.nodeGroup, [CYCLED_BY]: input.requestKey } } });
+        const marked = await patchNode(kube, n.name, { metadata: { annotations: { [DETACHED_FROM_GROUP]: n.nodeGroup, [CYCLED_BY]: input.requestKey } } });
         if (!marked) return { name: n.name, gone: true }; // removed by someone else: nothing to cycle
         await provider(input.provider).detachInstance(n.providerID, n.nodeGroup);
         heartbeat(n.name);
@@ -163,7 +164,7 @@ export function createScaleActivities(kube: Kube, providers: Record<string, Node
           if (!r.alreadyAttached) reattached.push(n.name);
         }
         await setUnschedulable(kube, n.name, false);
-        await patchNode(kube, n.name, { metadata: { annotations: { [DETACHED_FROM]: null, [CYCLED_BY]: null } } });
+        await patchNode(kube, n.name, { metadata: { annotations: { ...CLEAR_DETACHED_FROM_GROUP, [CYCLED_BY]: null } } });
       }
       return { reattached };
     },
