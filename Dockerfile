@@ -4,15 +4,14 @@ FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm install --no-audit --no-fund
-COPY tsconfig.json ./
+COPY tsconfig.json tsconfig.build.json ./
+# What the image runs, no more (tsconfig.build.json): no tests, local stack or benchmarks.
 COPY api ./api
+COPY shared ./shared
 COPY workflows ./workflows
 COPY activities ./activities
 COPY worker ./worker
 COPY starter ./starter
-COPY stack ./stack
-COPY bench ./bench
-COPY test ./test
 RUN npm run bundle && npm prune --omit=dev
 
 FROM node:20-bookworm-slim

@@ -116,19 +116,20 @@ export const Condition = z.object({
 });
 export type Condition = z.infer<typeof Condition>;
 
-export const CycledNode = z.object({
+/** A node of the request, as `status.nodes[]` lists it: a summary of its CycleNodeStatus. */
+export const CycleNodeSummary = z.object({
   name: z.string(),
   providerID: z.string().optional(),
   nodeGroup: z.string().optional(),
   phase: CycleNodePhase,
   message: z.string().optional(),
 });
-export type CycledNode = z.infer<typeof CycledNode>;
+export type CycleNodeSummary = z.infer<typeof CycleNodeSummary>;
 
 export const CycleNodeRequestStatus = z.object({
   phase: CycleRequestPhase.optional(),
   message: z.string().optional(),
-  nodes: z.array(CycledNode).optional(),
+  nodes: z.array(CycleNodeSummary).optional(),
   nodesCycled: z.int32().optional(),
   nodesTotal: z.int32().optional(),
   startedAt: z.string().optional(),

@@ -9,7 +9,7 @@ import { CYCLE_NODE_REQUEST } from '../api/cycle-node-request.js';
 import { createKube } from '../activities/kube.js';
 import { startBridge } from '../starter/bridge/main.js';
 import { connectClient } from '../starter/client.js';
-import { temporalSettings } from '../worker/config.js';
+import { temporalSettings } from '../shared/temporal.js';
 import { cycleWorkflowId, type CycleStatus } from '../workflows/cycle/types.js';
 
 try {

@@ -8,7 +8,7 @@ import { NODE_GROUP_LABEL } from '../activities/inventory.js';
 import type { Kube } from '../activities/kube.js';
 import { mapLimit } from '../activities/drain/rate-limit.js';
 import { watchUntil } from '../activities/watch.js';
-import { ensureNode, fakeNode } from '../stack/kwok/nodes.js';
+import { ensureNode, fakeNode } from '../activities/providers/kwok-node.js';
 
 export async function bareCycle(kube: Kube, group: string, namespace: string, concurrency: number): Promise<number> {
   const old = (await kube.core.listNode({ labelSelector: `${NODE_GROUP_LABEL}=${group}` })).items.map((n) => n.metadata!.name!).sort();

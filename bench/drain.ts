@@ -9,7 +9,7 @@ import { NODE_GROUP_LABEL } from '../activities/inventory.js';
 import { createKube, type Kube } from '../activities/kube.js';
 import { ensureFakeNodeGroup } from '../stack/kwok/nodes.js';
 import { connectClient } from '../starter/client.js';
-import { temporalSettings } from '../worker/config.js';
+import { temporalSettings } from '../shared/temporal.js';
 import { createWorker } from '../worker/worker.js';
 import { drainWorkflow } from '../workflows/index.js';
 import { delta, drainRequests, scrapeRequests } from './metrics.js';

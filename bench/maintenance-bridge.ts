@@ -29,7 +29,7 @@ import { NODE_GROUP_LABEL } from '../activities/inventory.js';
 import { ensureFakeNodeGroup } from '../stack/kwok/nodes.js';
 import { startBridge } from '../starter/bridge/main.js';
 import { connectClient } from '../starter/client.js';
-import { temporalSettings } from '../worker/config.js';
+import { temporalSettings } from '../shared/temporal.js';
 import { createWorker } from '../worker/worker.js';
 import { maintenanceNodeWorkflowId, maintenanceWorkflowId } from '../workflows/ids.js';
 import { cpuSeconds, formatCpu } from './metrics.js';

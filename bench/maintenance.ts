@@ -16,7 +16,7 @@ import { NODE_MAINTENANCE, type NodeMaintenanceSpecInput } from '../api/node-mai
 import { createKube } from '../activities/kube.js';
 import { ensureFakeNodeGroup } from '../stack/kwok/nodes.js';
 import { connectClient } from '../starter/client.js';
-import { temporalSettings } from '../worker/config.js';
+import { temporalSettings } from '../shared/temporal.js';
 import { createWorker } from '../worker/worker.js';
 import { maintenanceDrainWorkflowId, maintenanceNodeWorkflowId, maintenanceWorkflowId } from '../workflows/ids.js';
 import { nodeMaintenanceWorkflow } from '../workflows/index.js';

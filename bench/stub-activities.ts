@@ -3,10 +3,10 @@
 // They count what was done, so a test can check that every node was cycled exactly once.
 import { ApplicationFailure } from '@temporalio/common';
 import type { Activities } from '../activities/index.js';
-import type { CycleNode, ResolvedCycle } from '../activities/cycle/resolve.js';
+import type { GroupNode, ResolvedCycle } from '../activities/cycle/resolve.js';
 
 export interface StubCluster {
-  nodes: CycleNode[];
+  nodes: GroupNode[];
   /** Calls per activity name. */
   calls: Map<string, number>;
   /** Old instances terminated, by providerID (each must be 1). */
@@ -43,7 +43,7 @@ export function stubActivities(c: StubCluster): Stubbed {
     })),
     // No NodeMaintenance holds a stub node: every claim goes through.
     claimNodes: count('claimNodes', (i: { nodes: string[] }) => ({ claimed: i.nodes, gone: [] as string[], held: [] })),
-    detachNodes: count('detachNodes', (i: { nodes: CycleNode[] }) => {
+    detachNodes: count('detachNodes', (i: { nodes: GroupNode[] }) => {
       c.detached.push(...i.nodes.map((n) => n.name));
       return { detached: i.nodes.map((n) => n.name), gone: [] };
     }),
@@ -71,7 +71,7 @@ export function stubActivities(c: StubCluster): Stubbed {
       return { alreadyGone: false };
     }),
     // As the real one: healing uncordons each node it puts back, then drops the cycle's claim.
-    healNodes: count('healNodes', (i: { nodes: CycleNode[] }) => {
+    healNodes: count('healNodes', (i: { nodes: GroupNode[] }) => {
       c.uncordoned.push(...i.nodes.map((n) => n.name));
       return { reattached: [] };
     }),

@@ -150,7 +150,7 @@ start_moto() {
   wait_for moto 30 probe_moto
 }
 start_aws-node-sync() {
-  [ -f "$REPO/dist/stack/aws/node-sync.js" ] || (cd "$REPO" && npm run -s build)
+  [ -f "$REPO/dist/stack/aws/node-sync.js" ] || (cd "$REPO" && npm run -s build:dev)
   KUBECONFIG="$KUBECONFIG_FILE" AWS_ENDPOINT_URL="http://127.0.0.1:$MOTO_PORT" AWS_REGION=us-east-1 \
     AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing \
     launch aws-node-sync node "$REPO/dist/stack/aws/node-sync.js"

@@ -7,7 +7,7 @@ import { CYCLE_NODE_REQUEST, CycleNodeRequestSpec, nodeGroupsOf, type CycleNodeR
 import { selectorToString } from '../api/label-selector.js';
 import { NODE_GROUP_LABEL } from '../activities/inventory.js';
 import type { Kube } from '../activities/kube.js';
-import { webUiLink } from '../worker/config.js';
+import { webUiLink } from '../shared/temporal.js';
 import type { CycleStatus } from '../workflows/cycle/types.js';
 import { cycleWorkflowId, nodeCycleWorkflowId, nodeDrainWorkflowId } from '../workflows/ids.js';
 import { cycleStatusQuery } from '../workflows/messages.js';

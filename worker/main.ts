@@ -1,7 +1,7 @@
 // The worker process: hosts Slipway's workflows and activities on the configured task queue.
 // SIGINT/SIGTERM drain in-flight tasks before exit (the SDK's default shutdown signals).
 import { createKube } from '../activities/kube.js';
-import { temporalSettings } from './config.js';
+import { temporalSettings } from '../shared/temporal.js';
 import { createWorker } from './worker.js';
 
 const settings = temporalSettings();

@@ -4,7 +4,8 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities/index.js';
-import { temporalSettings, workerTuning, type TemporalSettings } from './config.js';
+import { temporalSettings, type TemporalSettings } from '../shared/temporal.js';
+import { workerTuning } from './config.js';
 
 /** The workflows entry point: compiled JS next to this file in dist/, the TS source under jest. */
 export function workflowsPath(): string {

@@ -2,7 +2,7 @@
 // import this one module, so their names cannot drift apart.
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { CycleNodeRequestSpecInput } from '../api/cycle-node-request.js';
-import type { CycleStatus, NodeCycleStatus } from './cycle/types.js';
+import type { CycleStatus, CycleNodeStatus } from './cycle/types.js';
 import type { DrainStatus } from './drain/status.js';
 import type { Lane } from '../api/drain-plan.js';
 import type { NodeMaintenanceSpecInput } from '../api/node-maintenance.js';
@@ -27,10 +27,10 @@ export const drainStatusQuery = defineQuery<DrainStatus>('drainStatus');
 /** The cycle request's progress: phase, message, every node's phase (mirrored into status by the bridge). */
 export const cycleStatusQuery = defineQuery<CycleStatus>('cycleStatus');
 /** One node's cycle. */
-export const nodeCycleStatusQuery = defineQuery<NodeCycleStatus>('nodeCycleStatus');
+export const nodeCycleStatusQuery = defineQuery<CycleNodeStatus>('nodeCycleStatus');
 
 /** A node cycle tells its request about its phase. */
-export const nodeProgressSignal = defineSignal<[NodeCycleStatus]>('nodeProgress');
+export const nodeProgressSignal = defineSignal<[CycleNodeStatus]>('nodeProgress');
 /** A drain tells the workflow it reports to what blocks it (sent only when the message changes). */
 export const drainProgressSignal = defineSignal<[DrainReport]>('drainProgress');
 

@@ -1,8 +1,8 @@
 // Labels and annotations the cycle puts on Nodes, so state survives crashes and a later run can
 // heal what an earlier one left behind.
 
-/** Annotation: the node group a node was detached from (read to re-attach it). */
-export const DETACHED_FROM = 'slipway.dev/detached-from-group';
+// The detach record (slipway.dev/detached-from-group) is api/node-groups.ts DETACHED_FROM_GROUP:
+// the kwok provider reads the same annotation.
 /**
  * Annotation: the request (ns/name/uid) that claimed the node. Also the claim that keeps
  * NodeMaintenances off it (spec NM-7.5): written with a resourceVersion precondition, and only

@@ -11,12 +11,14 @@ import { selectorToString, type LabelSelector } from '../../api/label-selector.j
 import { NODE_GROUP_LABEL } from '../inventory.js';
 import { apiStatus, type Kube } from '../kube.js';
 import type { NodeGroupProvider } from '../providers/types.js';
-import { CYCLED_BY, DETACHED_FROM } from './markers.js';
+import { CLEAR_DETACHED_FROM_GROUP, detachedFromGroup } from '../../api/node-groups.js';
+import { CYCLED_BY } from './markers.js';
 import { setUnschedulable } from '../drain/node.js';
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
-export interface CycleNode {
+/** A Node of a cloud node group, as the cycle reads it: the selected nodes and their replacements. */
+export interface GroupNode {
   name: string;
   providerID: string;
   nodeGroup: string;
@@ -33,7 +35,7 @@ export interface ResolvedCycle {
   provider: string;
   groups: string[];
   /** Nodes to cycle, sorted by name. */
-  nodes: CycleNode[];
+  nodes: GroupNode[];
   /** Providers IDs of Nodes (matching the selector) without an instance in the groups, and the reverse. */
   mismatch: { nodesWithoutInstance: string[]; instancesWithoutNode: string[] };
   reattached: string[];
@@ -47,7 +49,7 @@ export interface ResolvedCycle {
   };
 }
 
-export function nodeSummary(n: V1Node): CycleNode {
+export function groupNodeOf(n: V1Node): GroupNode {
   return {
     name: n.metadata!.name!,
     providerID: n.spec?.providerID ?? '',
@@ -68,7 +70,7 @@ export function nodeSummary(n: V1Node): CycleNode {
 async function nodesOutsideGroups(nodes: V1Node[], inGroups: Map<string, string>, groups: string[], provider: NodeGroupProvider): Promise<V1Node[]> {
   const candidates = nodes.filter((n) => {
     const pid = n.spec?.providerID;
-    const detachedFrom = n.metadata?.annotations?.[DETACHED_FROM];
+    const detachedFrom = detachedFromGroup(n.metadata?.annotations);
     return pid && !inGroups.has(pid) && !n.metadata?.deletionTimestamp && !(detachedFrom && groups.includes(detachedFrom));
   });
   if (candidates.length === 0) return [];
@@ -117,7 +119,7 @@ export function createResolveActivities(kube: Kube, providers: Record<string, No
       const reattached: string[] = [];
       const all = await kube.core.listNode();
       for (const n of all.items) {
-        const from = n.metadata?.annotations?.[DETACHED_FROM];
+        const from = detachedFromGroup(n.metadata?.annotations);
         const pid = n.spec?.providerID;
         if (!from || !groups.includes(from) || !pid || groupOf.has(pid)) continue;
         if (n.metadata?.annotations?.[CYCLED_BY] === input.requestKey) continue; // ours, in flight (a retry)
@@ -128,7 +130,7 @@ export function createResolveActivities(kube: Kube, providers: Record<string, No
         // Uncordon before the claim goes (NM-7.7): a maintenance waiting for the node cordons it after.
         await setUnschedulable(kube, n.metadata!.name!, false);
         await kube.core.patchNode(
-          { name: n.metadata!.name!, body: { metadata: { annotations: { [DETACHED_FROM]: null, [CYCLED_BY]: null } } } },
+          { name: n.metadata!.name!, body: { metadata: { annotations: { ...CLEAR_DETACHED_FROM_GROUP, [CYCLED_BY]: null } } } },
           mergePatch,
         ).catch((err) => { if (apiStatus(err) !== 404) throw err; });
       }
@@ -136,7 +138,7 @@ export function createResolveActivities(kube: Kube, providers: Record<string, No
       const inGroups = new Map(described.flatMap((g) => g.instances.map((i) => [i.providerID, g.name] as const)));
 
       const selectedNodes = (await kube.core.listNode({ labelSelector: selectorToString(spec.selector) })).items;
-      const selected = selectedNodes.map(nodeSummary);
+      const selected = selectedNodes.map(groupNodeOf);
       const errors: string[] = [];
       const warnings: string[] = [];
       if (selected.length === 0) errors.push(`selector ${selectorToString(spec.selector)} matches no node`);

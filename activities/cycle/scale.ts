@@ -11,8 +11,9 @@ import { watchUntil } from '../watch.js';
 import type { NodeGroupProvider } from '../providers/types.js';
 import { mapLimit } from '../drain/rate-limit.js';
 import { runHealthChecks } from './health.js';
-import { CA_ANNOTATION_OWNER, CA_SCALE_DOWN_DISABLED, CYCLED_BY, DETACHED_FROM } from './markers.js';
-import { nodeSummary, type CycleNode } from './resolve.js';
+import { CLEAR_DETACHED_FROM_GROUP, DETACHED_FROM_GROUP } from '../../api/node-groups.js';
+import { CA_ANNOTATION_OWNER, CA_SCALE_DOWN_DISABLED, CYCLED_BY } from './markers.js';
+import { groupNodeOf, type GroupNode } from './resolve.js';
 import { setUnschedulable } from '../drain/node.js';
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
@@ -49,10 +50,10 @@ export function createScaleActivities(kube: Kube, providers: Record<string, Node
   };
   return {
     /** Marks each node (so a later run can re-attach it) and detaches it without shrinking its group. */
-    async detachNodes(input: { provider: string; requestKey: string; nodes: CycleNode[] }): Promise<{ detached: string[]; gone: string[] }> {
+    async detachNodes(input: { provider: string; requestKey: string; nodes: GroupNode[] }): Promise<{ detached: string[]; gone: string[] }> {
       // The nodes are independent: a few at a time (each is a read and a write on the cloud side).
       const outcomes = await mapLimit(input.nodes, 4, async (n) => {
-        const marked = await patchNode(kube, n.name, { metadata: { annotations: { [DETACHED_FROM]: n.nodeGroup, [CYCLED_BY]: input.requestKey } } });
+        const marked = await patchNode(kube, n.name, { metadata: { annotations: { [DETACHED_FROM_GROUP]: n.nodeGroup, [CYCLED_BY]: input.requestKey } } });
         if (!marked) return { name: n.name, gone: true }; // removed by someone else: nothing to cycle
         await provider(input.provider).detachInstance(n.providerID, n.nodeGroup);
         heartbeat(n.name);
@@ -70,13 +71,13 @@ export function createScaleActivities(kube: Kube, providers: Record<string, Node
       const p = provider(input.provider);
       const known = new Set(input.known);
       let message = 'waiting for replacement nodes';
-      let fresh: CycleNode[] = [];
+      let fresh: GroupNode[] = [];
       const deadline = Date.now() + input.timeoutMs;
       // Ready nodes created since the detach, not known before: what the group's replacements look like.
       const candidates = (nodes: Iterable<V1Node>) =>
         [...nodes]
           .filter((n) => !known.has(n.metadata!.name!) && matchesSelector(input.selector, n.metadata?.labels) && !n.metadata?.deletionTimestamp)
-          .map(nodeSummary)
+          .map(groupNodeOf)
           .filter((n) => n.ready && n.createdAtMs >= input.sinceMs - 1000);
       const check = async (nodes: V1Node[]): Promise<boolean> => {
         const groups = await p.describeGroups(input.groups);
@@ -154,7 +155,7 @@ export function createScaleActivities(kube: Kube, providers: Record<string, Node
      * goes last, so a NodeMaintenance waiting for the node finds it uncordoned and cordons it for
      * itself, with nothing of the cycle's left to undo its cordon (NM-7.7).
      */
-    async healNodes(input: { provider: string; requestKey: string; nodes: CycleNode[] }): Promise<{ reattached: string[] }> {
+    async healNodes(input: { provider: string; requestKey: string; nodes: GroupNode[] }): Promise<{ reattached: string[] }> {
       const p = provider(input.provider);
       const reattached: string[] = [];
       for (const n of input.nodes) {
@@ -163,7 +164,7 @@ export function createScaleActivities(kube: Kube, providers: Record<string, Node
           if (!r.alreadyAttached) reattached.push(n.name);
         }
         await setUnschedulable(kube, n.name, false);
-        await patchNode(kube, n.name, { metadata: { annotations: { [DETACHED_FROM]: null, [CYCLED_BY]: null } } });
+        await patchNode(kube, n.name, { metadata: { annotations: { ...CLEAR_DETACHED_FROM_GROUP, [CYCLED_BY]: null } } });
       }
       return { reattached };
     },

@@ -6,7 +6,7 @@ import type { DrainPlanEntry } from '../../api/drain-options.js';
 import { targeted as matchesLane, type Lane } from '../../api/drain-plan.js';
 import type { DrainRule } from '../../api/drain-rule.js';
 import { matchesSelector } from '../../api/label-selector.js';
-import type { PodAction, PodType, PodVerdict } from '../../workflows/drain/types.js';
+import type { PodAction, PodType, PodVerdict } from '../../shared/drain.js';
 
 /** The pod label that overrides DrainRules: skip | wait-completed. */
 export const DRAIN_LABEL = 'slipway.dev/drain';

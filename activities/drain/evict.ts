@@ -4,7 +4,7 @@
 // never evicts a pod twice and never touches a same-name replacement.
 import { heartbeat } from '@temporalio/activity';
 import type { V1Pod } from '@kubernetes/client-node';
-import { podKey, type PodRef } from '../../workflows/drain/types.js';
+import { podKey, type PodRef } from '../../shared/drain.js';
 import { apiStatus, type Kube } from '../kube.js';
 import { classifyEvictionError, type EvictionOutcome } from './eviction-errors.js';
 import { listNodePods } from './pods.js';

@@ -7,7 +7,7 @@ import { DrainOptions, type DrainOptionsInput } from '../../api/drain-options.js
 import type { Lane } from '../../api/drain-plan.js';
 import { parseDuration } from '../../api/duration.js';
 import { DRAIN_RULE, parseDrainRule, type DrainRule } from '../../api/drain-rule.js';
-import { byKey, type DrainSettings, type DrainSnapshot, type NodeFacts } from '../../workflows/drain/types.js';
+import { byKey, type DrainSettings, type DrainSnapshot, type NodeFacts } from '../../shared/drain.js';
 import { apiStatus, type Kube } from '../kube.js';
 import { classifyPod, type ClassifyContext, type PodFacts } from './classify.js';
 import { readNode } from './node.js';

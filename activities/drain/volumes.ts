@@ -3,7 +3,7 @@
 // listed in node.status.volumesAttached or in an attached VolumeAttachment for the node.
 import { Context, heartbeat } from '@temporalio/activity';
 import { StorageV1Api, type V1Node, type V1PersistentVolume, type V1VolumeAttachment } from '@kubernetes/client-node';
-import { truncate } from '../../workflows/drain/status.js';
+import { truncate } from '../../shared/drain.js';
 import type { Kube } from '../kube.js';
 import { readNode } from './node.js';
 import { watchUntil } from '../watch.js';

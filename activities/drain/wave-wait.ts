@@ -8,7 +8,7 @@
 // waits for that answer), so an eviction that raced a skipPod is counted, not lost.
 import { Context, heartbeat } from '@temporalio/activity';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
-import type { PodRef } from '../../workflows/drain/types.js';
+import type { PodRef } from '../../shared/drain.js';
 import type { Kube } from '../kube.js';
 import { watchUntil } from '../watch.js';
 import { currentOf, evictPresent, isLeaving, type EvictResult } from './evict.js';

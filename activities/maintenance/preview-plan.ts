@@ -4,8 +4,8 @@
 // entry it matches; DaemonSet and static pods are Kept (NM-6.7); DrainRule orders are the waves.
 import { entryMatches, type PlanEntry } from '../../api/drain-plan.js';
 import { matchesSelector, type LabelSelector } from '../../api/label-selector.js';
-import type { PodVerdict } from '../../workflows/drain/types.js';
-import type { NodePreview, PreviewPod } from '../../workflows/maintenance/types.js';
+import type { PodVerdict } from '../../shared/drain.js';
+import type { NodePreview, PreviewPod } from '../../shared/maintenance-preview.js';
 import type { PodFacts } from '../drain/classify.js';
 
 /** Pods listed per node (counts stay exact): the preview lives in workflow history. */

@@ -9,7 +9,7 @@ import { PolicyV1Api } from '@kubernetes/client-node';
 import type { DrainOptionsInput } from '../../api/drain-options.js';
 import type { PlanEntry } from '../../api/drain-plan.js';
 import type { LabelSelector } from '../../api/label-selector.js';
-import type { MaintenancePreview, NodePreview } from '../../workflows/maintenance/types.js';
+import type { MaintenancePreview, NodePreview } from '../../shared/maintenance-preview.js';
 import type { Kube } from '../kube.js';
 import { nodeClassifier } from '../drain/snapshot.js';
 import { nodePreview, podCapFor, type PdbFacts } from './preview-plan.js';

@@ -12,7 +12,7 @@ import {
 } from '@aws-sdk/client-auto-scaling';
 import { TerminateInstancesCommand, paginateDescribeInstances } from '@aws-sdk/client-ec2';
 import type { Aws } from '../aws.js';
-import { instanceIdFromProviderID, providerIDFor } from '../../stack/aws/sync-plan.js';
+import { instanceIdFromProviderID, providerIDFor } from './aws-provider-id.js';
 import { UnknownNodeGroupError, type InstanceLifecycle, type NodeGroupDescription, type NodeGroupProvider } from './types.js';
 
 function namedError(name: string, message: string): Error {

@@ -1,14 +1,15 @@
 // The local default provider: a node group is the label slipway.dev/node-group on fake kwok Nodes.
 // Stateless on purpose: the group's desired size is its member count, and a detached Node keeps an
-// annotation naming its group, which is also the record that an emptied group still exists.
+// annotation naming its group (DETACHED_FROM_GROUP, the cycle's detach record too), which is also
+// the record that an emptied group still exists.
 import { createHash } from 'node:crypto';
 import { PatchStrategy, setHeaderOptions, type V1Node } from '@kubernetes/client-node';
+import { CLEAR_DETACHED_FROM_GROUP, DETACHED_FROM_GROUP, detachedFromGroup } from '../../api/node-groups.js';
 import { NODE_GROUP_LABEL } from '../inventory.js';
 import { apiStatus, type Kube } from '../kube.js';
-import { ensureNode, fakeNode } from '../../stack/kwok/nodes.js';
+import { ensureNode, fakeNode } from './kwok-node.js';
 import { UnknownNodeGroupError, type GroupInstance, type NodeGroupDescription, type NodeGroupProvider } from './types.js';
 
-export const DETACHED_FROM_ANNOTATION = 'slipway.dev/detached-from';
 const ZONE_LABEL = 'topology.kubernetes.io/zone';
 const INSTANCE_TYPE_LABEL = 'node.kubernetes.io/instance-type';
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
@@ -84,7 +85,7 @@ export function createKwokProvider(kube: Kube): NodeGroupProvider {
       const unknown: string[] = [];
       for (const group of wanted) {
         const members = nodes.filter((n) => n.metadata?.labels?.[NODE_GROUP_LABEL] === group);
-        const known = members.length > 0 || nodes.some((n) => n.metadata?.annotations?.[DETACHED_FROM_ANNOTATION] === group);
+        const known = members.length > 0 || nodes.some((n) => detachedFromGroup(n.metadata?.annotations) === group);
         if (!known) {
           unknown.push(group);
           continue;
@@ -104,7 +105,7 @@ export function createKwokProvider(kube: Kube): NodeGroupProvider {
       // Gone entirely: not in the group any more, and there is nothing left to name a replacement after.
       if (!node) return { alreadyDetached: true };
       const label = node.metadata?.labels?.[NODE_GROUP_LABEL];
-      const detachedFrom = node.metadata?.annotations?.[DETACHED_FROM_ANNOTATION];
+      const detachedFrom = detachedFromGroup(node.metadata?.annotations);
       if (label !== undefined && label !== group) {
         throw namedError('InstanceInOtherGroupError', `node ${name} is in node group ${label}, not ${group}`);
       }
@@ -112,7 +113,7 @@ export function createKwokProvider(kube: Kube): NodeGroupProvider {
       if (label === group) {
         // Label and annotation in one patch: no state in between for a crash to leave behind.
         await kube.core.patchNode(
-          { name, body: { metadata: { labels: { [NODE_GROUP_LABEL]: null }, annotations: { [DETACHED_FROM_ANNOTATION]: group } } } },
+          { name, body: { metadata: { labels: { [NODE_GROUP_LABEL]: null }, annotations: { [DETACHED_FROM_GROUP]: group } } } },
           mergePatch,
         );
         alreadyDetached = false;
@@ -133,10 +134,10 @@ export function createKwokProvider(kube: Kube): NodeGroupProvider {
       if (label !== undefined && label !== group) {
         throw namedError('InstanceInOtherGroupError', `node ${name} is in node group ${label}, not ${group}`);
       }
-      const annotated = node.metadata?.annotations?.[DETACHED_FROM_ANNOTATION] !== undefined;
+      const annotated = detachedFromGroup(node.metadata?.annotations) !== undefined;
       if (label === group && !annotated) return { alreadyAttached: true };
       await kube.core.patchNode(
-        { name, body: { metadata: { labels: { [NODE_GROUP_LABEL]: group }, annotations: { [DETACHED_FROM_ANNOTATION]: null } } } },
+        { name, body: { metadata: { labels: { [NODE_GROUP_LABEL]: group }, annotations: CLEAR_DETACHED_FROM_GROUP } } },
         mergePatch,
       );
       return { alreadyAttached: label === group };

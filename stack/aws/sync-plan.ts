@@ -27,16 +27,6 @@ export interface NodeSyncPlan {
   delete: string[];
 }
 
-/** `aws:///us-east-1a/i-0123` → `i-0123` */
-export function instanceIdFromProviderID(providerID: string | undefined): string | undefined {
-  const m = /^aws:\/\/\/[^/]*\/(i-[0-9a-zA-Z]+)$/.exec(providerID ?? '');
-  return m?.[1];
-}
-
-export function providerIDFor(zone: string, instanceId: string): string {
-  return `aws:///${zone}/${instanceId}`;
-}
-
 export function nodeNameFor(instanceId: string, privateDnsName?: string): string {
   return privateDnsName && privateDnsName.length > 0 ? privateDnsName : instanceId;
 }

@@ -1,56 +1,11 @@
 // Fake nodes for the local stack: Node objects that kwok (watching the kwok.x-k8s.io/node
 // annotation) animates as if a kubelet ran them. Usage:
 //   node dist/stack/kwok/nodes.js --group workers --count 6 [--zone us-east-1a] [--instance-type m5.large]
-import type { CoreV1Api, V1Node } from '@kubernetes/client-node';
+import type { CoreV1Api } from '@kubernetes/client-node';
 import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
+import { createKube } from '../../activities/kube.js';
+import { ensureNode, fakeNode, type FakeNodeSpec } from '../../activities/providers/kwok-node.js';
 import { flag } from '../args.js';
-import { apiStatus, createKube } from '../../activities/kube.js';
-
-export interface FakeNodeSpec {
-  name: string;
-  nodeGroup: string;
-  zone?: string;
-  instanceType?: string;
-  providerID?: string;
-  labels?: Record<string, string>;
-}
-
-export function fakeNode(spec: FakeNodeSpec): V1Node {
-  const zone = spec.zone ?? 'us-east-1a';
-  return {
-    apiVersion: 'v1',
-    kind: 'Node',
-    metadata: {
-      name: spec.name,
-      annotations: { 'kwok.x-k8s.io/node': 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
-      labels: {
-        'kubernetes.io/hostname': spec.name,
-        'kubernetes.io/os': 'linux',
-        'kubernetes.io/arch': 'amd64',
-        'topology.kubernetes.io/zone': zone,
-        'topology.kubernetes.io/region': zone.replace(/[a-z]$/, ''),
-        'node.kubernetes.io/instance-type': spec.instanceType ?? 'm5.large',
-        'type': 'kwok',
-        [NODE_GROUP_LABEL]: spec.nodeGroup,
-        ...spec.labels,
-      },
-    },
-    spec: { providerID: spec.providerID ?? `kwok://${spec.name}` },
-    status: {
-      allocatable: { cpu: '32', memory: '128Gi', pods: '110' },
-      capacity: { cpu: '32', memory: '128Gi', pods: '110' },
-    },
-  };
-}
-
-/** Creates the node unless it exists (idempotent). */
-export async function ensureNode(core: CoreV1Api, node: V1Node): Promise<void> {
-  try {
-    await core.createNode({ body: node });
-  } catch (err) {
-    if (apiStatus(err) !== 409) throw err;
-  }
-}
 
 /** Creates `<group>-0 .. <group>-(count-1)` and waits until kwok reports them Ready. */
 export async function ensureFakeNodeGroup(

@@ -3,7 +3,7 @@
 // (from the cache) and the time. The reconciler computes this first and then only writes it, so
 // the whole mapping is tested without a cluster (test/unit/bridge-desired.test.ts).
 import { CycleNodeRequestSpec, CycleSettings, type CycleNodeRequestStatus, type CycleNodeStatusStatus } from '../../api/cycle-node-request.js';
-import type { NodeCycleStatus } from '../../workflows/cycle/types.js';
+import type { CycleNodeStatus } from '../../workflows/cycle/types.js';
 import { objectKey } from '../controller/cache.js';
 import { cycleNodeStatusName, FINALIZER, REQUEST_LABEL, requestLabelValue } from './names.js';
 import { CNS_API_VERSION, ownerReference, type CycleNodeRequestObject, type CycleNodeStatusObject } from './objects.js';
@@ -38,7 +38,7 @@ export interface DesiredInput {
 /** One CycleNodeStatus to bring up to date: created first when missing, then its status patched. */
 export interface NodeStatusWrite {
   name: string;
-  node: NodeCycleStatus;
+  node: CycleNodeStatus;
   /** The object to create (it does not exist yet). */
   create?: CycleNodeStatusObject;
   /** The merge patch of its status; undefined when the status is right already. */
@@ -110,7 +110,7 @@ function mirror(obj: CycleNodeRequestObject, w: WorkflowView, nodeStatusOf: Desi
  * The CycleNodeStatus writes for the workflow's nodes: missing ones are created only while the
  * request lives; one owned by a previous request of the same name is left to garbage collection.
  */
-function nodeStatusWrites(req: CycleNodeRequestObject, nodes: NodeCycleStatus[], mayCreate: boolean, nodeStatusOf: DesiredInput['nodeStatus']): NodeStatusWrite[] {
+function nodeStatusWrites(req: CycleNodeRequestObject, nodes: CycleNodeStatus[], mayCreate: boolean, nodeStatusOf: DesiredInput['nodeStatus']): NodeStatusWrite[] {
   const { namespace, name: requestName, uid } = req.metadata;
   const parsedSettings = CycleSettings.safeParse((req.spec as { cycleSettings?: unknown } | undefined)?.cycleSettings ?? {});
   const cycleSettings = parsedSettings.success ? parsedSettings.data : CycleSettings.parse({});

@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { CoordinationV1Api } from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
 import { createKube, type Kube } from '../../activities/kube.js';
-import { temporalSettings, type TemporalSettings } from '../../worker/config.js';
+import { temporalSettings, type TemporalSettings } from '../../shared/temporal.js';
 import { connectClient } from '../client.js';
 import { Bridge } from './bridge.js';
 import { runWhileLeading } from '../controller/term.js';

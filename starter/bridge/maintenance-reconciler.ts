@@ -11,7 +11,7 @@
 import { MAINTENANCE_FINALIZER, NodeMaintenanceSpec } from '../../api/node-maintenance.js';
 import type { EventInput } from '../../activities/events.js';
 import { apiStatus } from '../../activities/kube.js';
-import { webUiLink } from '../../worker/config.js';
+import { webUiLink } from '../../shared/temporal.js';
 import { maintenanceWorkflowId } from '../../workflows/ids.js';
 import type { MaintenanceStatus } from '../../workflows/maintenance/types.js';
 import type { ObjectCache } from '../controller/cache.js';

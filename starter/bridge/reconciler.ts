@@ -10,7 +10,7 @@
 import { CycleNodeRequestSpec } from '../../api/cycle-node-request.js';
 import type { EventInput } from '../../activities/events.js';
 import { apiStatus } from '../../activities/kube.js';
-import { webUiLink } from '../../worker/config.js';
+import { webUiLink } from '../../shared/temporal.js';
 import { cycleWorkflowId } from '../../workflows/ids.js';
 import { objectKey, type ObjectCache } from '../controller/cache.js';
 import { desired, type Desired, type NodeStatusWrite } from './desired.js';

@@ -6,11 +6,11 @@ import type { z } from 'zod';
 import {
   CycleRequestPhase,
   type Condition,
-  type CycledNode,
+  type CycleNodeSummary,
   type CycleNodeRequestStatus,
   type CycleNodeStatusStatus,
 } from '../../api/cycle-node-request.js';
-import type { CycleStatus, NodeCycleStatus } from '../../workflows/cycle/types.js';
+import type { CycleStatus, CycleNodeStatus } from '../../workflows/cycle/types.js';
 import type { TaskFailure } from './task-failure.js';
 
 type Phase = CycleRequestPhase;
@@ -109,10 +109,10 @@ export function drainBlockers(message: string | undefined): string[] {
 }
 
 /** The drain's message of a node while it drains (the workflow clears it after; this makes sure). */
-const drainOf = (n: NodeCycleStatus) => (n.phase === 'DrainingPods' ? n.drainMessage : undefined);
+const drainOf = (n: CycleNodeStatus) => (n.phase === 'DrainingPods' ? n.drainMessage : undefined);
 
 /** A node's entry in status.nodes: its message is its own and, while it drains, its drain's. */
-const nodeOf = (n: NodeCycleStatus): CycledNode =>
+const summaryOf = (n: CycleNodeStatus): CycleNodeSummary =>
   dropUndefined({
     name: n.nodeName,
     providerID: n.providerID,
@@ -131,7 +131,7 @@ const indent = (text: string, by: string) => text.replace(/\n/g, `\n${by}`);
  * then one `* Node <name>: <drain message>` per draining node that reported one (blocked ones
  * first), its lines indented under it; beyond a few nodes, how many more.
  */
-export function readyMessage(message: string, nodes: readonly CycledNode[] | undefined): string {
+export function readyMessage(message: string, nodes: readonly CycleNodeSummary[] | undefined): string {
   const draining = (nodes ?? [])
     .filter((n) => n.phase === 'DrainingPods' && n.message)
     .map((n) => ({ n, blocked: drainBlockers(n.message).length > 0 }))
@@ -183,7 +183,7 @@ export function requestStatus(i: StatusInput): CycleNodeRequestStatus {
     ? {
         phase: i.state.phase,
         message: i.state.message,
-        nodes: i.state.nodes.map(nodeOf),
+        nodes: i.state.nodes.map(summaryOf),
         nodesCycled: i.state.nodesCycled,
         nodesTotal: i.state.nodesTotal,
         startedAt: i.state.startedAt,
@@ -292,7 +292,7 @@ export function mayCreateNodeStatuses(req: { metadata: { deletionTimestamp?: unk
   return !(req.status?.workflowId === workflowId && isTerminalPhase(req.status.phase));
 }
 
-export function nodeStatus(n: NodeCycleStatus): CycleNodeStatusStatus {
+export function nodeStatus(n: CycleNodeStatus): CycleNodeStatusStatus {
   return dropUndefined({
     phase: n.phase,
     message: n.message,
@@ -392,7 +392,7 @@ export function statusEvents(prev: CycleNodeRequestStatus | undefined, next: Cyc
 }
 
 /** A closed workflow's nodes as it reported them itself (result or final query), for CycleNodeStatus. */
-export function closedNodes(closed: ClosedWorkflow): NodeCycleStatus[] | undefined {
+export function closedNodes(closed: ClosedWorkflow): CycleNodeStatus[] | undefined {
   if (closed.statusName === 'COMPLETED' && isCycleStatus(closed.result)) return closed.result.nodes;
   return closed.finalState?.nodes;
 }

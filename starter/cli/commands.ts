@@ -3,7 +3,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { CycleNodeRequestSpec } from '../../api/cycle-node-request.js';
 import { apiStatus } from '../../activities/kube.js';
-import { webUiLink } from '../../worker/config.js';
+import { webUiLink } from '../../shared/temporal.js';
 import { cycleWorkflowId, maintenanceNodeWorkflowId, parseWorkflowId } from '../../workflows/ids.js';
 import { forceDeletePodSignal, retryNowSignal, skipPodSignal } from '../../workflows/messages.js';
 import { closedCycleMessage, createCycle, cycleSpec, dryRun, followCycleId, queryCycle, renderCycle, type CycleArgs } from '../cycle-cli.js';

@@ -3,11 +3,12 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
 import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { HELD_BY_ANNOTATION } from '../../api/node-maintenance.js';
-import { webUiLink } from '../../worker/config.js';
+import { webUiLink } from '../../shared/temporal.js';
 import { drainWorkflowId } from '../../workflows/ids.js';
 import { drainWorkflow } from '../../workflows/index.js';
 import { drainStatusQuery } from '../../workflows/messages.js';
-import { drainMessage, truncate, type DrainStatus } from '../../workflows/drain/status.js';
+import { truncate } from '../../shared/drain.js';
+import { drainMessage, type DrainStatus } from '../../workflows/drain/status.js';
 import { NodeGroupAttr, NodesAttr, PhaseAttr } from '../../workflows/search-attributes.js';
 import { CliError } from './errors.js';
 import { oneLine } from './explain.js';

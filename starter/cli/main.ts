@@ -22,7 +22,7 @@ export async function run(argv: string[], io: Io = { out: (l) => console.log(l),
     return 0;
   }
   const [{ temporalSettings }, { Session }, { execute }, { oneLine }] = await Promise.all([
-    import('../../worker/config.js'),
+    import('../../shared/temporal.js'),
     import('./session.js'),
     import('./commands.js'),
     import('./explain.js'),

@@ -4,7 +4,8 @@
 // Also the Idle preview for `maintenance <name> plan`. Pure, so the layout is unit-tested
 // (test/unit/cli-maintenance.test.ts, test/unit/cli-maintenance-plan.test.ts).
 import { entryString, type PlanEntry } from '../../api/drain-plan.js';
-import type { MaintenanceNodeStatus, MaintenancePlan, MaintenanceStatus, NodeCounts, NodePreview, PreviewPod } from '../../workflows/maintenance/types.js';
+import type { NodePreview, PreviewPod } from '../../shared/maintenance-preview.js';
+import type { MaintenanceNodeStatus, MaintenancePlan, MaintenanceStatus, NodeCounts } from '../../workflows/maintenance/types.js';
 
 /** Lanes, as the plan entries they are. */
 export const lanesString = (lanes: readonly PlanEntry[]) => (lanes.length ? lanes.map(entryString).join(', ') : 'none');

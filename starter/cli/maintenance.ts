@@ -3,7 +3,7 @@
 // `slipway maintenance <name> plan` (the Idle preview, the maintenancePlan query): a maintenance's
 // workflow found by its object (or, once deleted, by its SlipwayObject search attribute).
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
-import { webUiLink } from '../../worker/config.js';
+import { webUiLink } from '../../shared/temporal.js';
 import { maintenancePlanQuery, maintenanceStatusQuery, setStageUpdate } from '../../workflows/messages.js';
 import type { MaintenanceStatus } from '../../workflows/maintenance/types.js';
 import type { Io } from './drain.js';

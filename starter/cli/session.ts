@@ -4,7 +4,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
 import { apiStatus, createKube, type Kube } from '../../activities/kube.js';
-import { temporalSettings, type TemporalSettings } from '../../worker/config.js';
+import { temporalSettings, type TemporalSettings } from '../../shared/temporal.js';
 import { connectClient } from '../client.js';
 import { CliError } from './errors.js';
 import { oneLine, type ErrorContext } from './explain.js';

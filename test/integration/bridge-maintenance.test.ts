@@ -9,7 +9,7 @@ import { run } from '../../starter/cli/main.js';
 import '../../starter/cli/commands.js';
 import '../../starter/cli/session.js';
 import '../../starter/cli/explain.js';
-import { temporalSettings } from '../../worker/config.js';
+import { temporalSettings } from '../../shared/temporal.js';
 import { createWorker } from '../../worker/worker.js';
 import { receivedQuery, scriptHoldSignal, scriptMaintenanceSignal, type Received } from '../support/workflows/scripted-maintenance.js';
 import { BridgeFixture } from '../support/bridge.js';

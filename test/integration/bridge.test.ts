@@ -14,7 +14,7 @@ import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { FINALIZER, REQUEST_LABEL, cycleNodeStatusName } from '../../starter/bridge/names.js';
 import type { CycleNodeRequestObject } from '../../starter/bridge/objects.js';
 import { runReflector } from '../../starter/controller/reflector.js';
-import { cycleWorkflowId, type CycleStatus, type NodeCycleStatus } from '../../workflows/cycle/types.js';
+import { cycleWorkflowId, type CycleStatus, type CycleNodeStatus } from '../../workflows/cycle/types.js';
 import { cycleStatusQuery, specChangedUpdate } from '../../workflows/messages.js';
 import { NodeGroupAttr, ObjectAttr, PhaseAttr } from '../../workflows/search-attributes.js';
 import { withSpecUnchecked } from '../support/admission.js';
@@ -206,14 +206,14 @@ test('deleting a request cancels its workflow and keeps the object until the wor
 describe('with a scripted cycle workflow on a worker', () => {
   const taskQueue = uniqueName('it-bridge-scripted');
   const T = '2026-01-01T10:00:00Z';
-  const node = (nodeName: string, phase: NodeCycleStatus['phase'], extra: Partial<NodeCycleStatus> = {}): NodeCycleStatus => ({
+  const node = (nodeName: string, phase: CycleNodeStatus['phase'], extra: Partial<CycleNodeStatus> = {}): CycleNodeStatus => ({
     nodeName,
     phase,
     nodeGroup: GROUP,
     providerID: `kwok://${nodeName}`,
     ...extra,
   });
-  const cycle = (phase: CycleStatus['phase'], message: string, nodes: NodeCycleStatus[], nodesCycled = 0, extra: Partial<CycleStatus> = {}): CycleStatus => ({
+  const cycle = (phase: CycleStatus['phase'], message: string, nodes: CycleNodeStatus[], nodesCycled = 0, extra: Partial<CycleStatus> = {}): CycleStatus => ({
     phase,
     message,
     nodes,

@@ -3,10 +3,11 @@
 // blocked by a PDB waits (no flapping) until cyclingTimeout, then healing puts the node back.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
-import { CYCLED_BY, DETACHED_FROM } from '../../activities/cycle/markers.js';
+import { CYCLED_BY } from '../../activities/cycle/markers.js';
+import { DETACHED_FROM_GROUP } from '../../api/node-groups.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
 import { createWorker } from '../../worker/worker.js';
-import { temporalSettings } from '../../worker/config.js';
+import { temporalSettings } from '../../shared/temporal.js';
 import { BridgeFixture } from '../support/bridge.js';
 import { readAudit, testCluster } from '../support/cluster.js';
 import { deployApp } from '../support/cycle.js';
@@ -110,7 +111,7 @@ describe('a drain blocked by a PDB', () => {
       const n = nodes.find((x) => x.metadata!.name === name);
       expect(n).toBeDefined();
       expect(n!.spec?.unschedulable).toBeFalsy();
-      expect(n!.metadata?.annotations?.[DETACHED_FROM]).toBeUndefined();
+      expect(n!.metadata?.annotations?.[DETACHED_FROM_GROUP]).toBeUndefined();
       expect(n!.metadata?.annotations?.[CYCLED_BY]).toBeUndefined();
     }
     for (const name of byPhase('Successful')) expect(nodes.find((x) => x.metadata!.name === name)).toBeUndefined();

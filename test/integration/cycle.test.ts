@@ -2,7 +2,8 @@
 // healing on failure, the Wait method, and invalid requests.
 import { createServer, type Server } from 'node:http';
 import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
-import { CA_ANNOTATION_OWNER, CYCLED_BY, DETACHED_FROM } from '../../activities/cycle/markers.js';
+import { CA_ANNOTATION_OWNER, CYCLED_BY } from '../../activities/cycle/markers.js';
+import { DETACHED_FROM_GROUP } from '../../api/node-groups.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
 import { nodeCycleWorkflowId } from '../../workflows/cycle/types.js';
 import { cycleStatusQuery } from '../../workflows/messages.js';
@@ -104,7 +105,7 @@ describe('a failing health check', () => {
       const n = nodes.find((x) => x.metadata!.name === name);
       expect(n).toBeDefined(); // back in its group
       expect(n!.spec?.unschedulable).toBeFalsy();
-      expect(n!.metadata?.annotations?.[DETACHED_FROM]).toBeUndefined();
+      expect(n!.metadata?.annotations?.[DETACHED_FROM_GROUP]).toBeUndefined();
       expect(n!.metadata?.annotations?.[CYCLED_BY]).toBeUndefined();
     }
     expect(nodes.filter((n) => n.metadata?.annotations?.[CA_ANNOTATION_OWNER])).toEqual([]);

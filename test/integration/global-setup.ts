@@ -5,8 +5,9 @@ import { readdirSync } from 'node:fs';
 
 export default function globalSetup(): void {
   // dist/ (and the workflow bundle the production worker loads) is what the stack's glue and the
-  // out-of-process workers in the resilience tests run: rebuild both, never test a stale bundle.
-  execFileSync('npm', ['run', '-s', 'bundle'], { stdio: ['ignore', 'inherit', 'inherit'] });
+  // out-of-process workers in the resilience tests run: rebuild both, never test a stale bundle
+  // (bundle:dev: the image's code plus stack/, whose fake-node tool runs below).
+  execFileSync('npm', ['run', '-s', 'bundle:dev'], { stdio: ['ignore', 'inherit', 'inherit'] });
   execFileSync('bash', ['stack/stack.sh', 'up'], { stdio: ['ignore', 'inherit', 'inherit'] });
   const env = execFileSync('bash', ['stack/stack.sh', 'env'], { encoding: 'utf8' });
   for (const m of env.matchAll(/^export (.*)$/gm)) {

@@ -4,7 +4,8 @@
 // once, and the loser writes nothing to it until the winner lets go.
 import { Watch, type V1Node } from '@kubernetes/client-node';
 import type { WorkflowHandle } from '@temporalio/client';
-import { CYCLED_BY, DETACHED_FROM, DO_NOT_DISRUPT } from '../../activities/cycle/markers.js';
+import { CYCLED_BY, DO_NOT_DISRUPT } from '../../activities/cycle/markers.js';
+import { DETACHED_FROM_GROUP } from '../../api/node-groups.js';
 import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { HELD_BY_ANNOTATION } from '../../api/node-maintenance.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
@@ -55,7 +56,7 @@ async function oneNodeGroup(prefix: string): Promise<{ group: string; node: stri
       { resourceVersion: list.metadata?.resourceVersion, fieldSelector: `metadata.name=${node}` },
       (type, n: V1Node) => {
         const a = n.metadata?.annotations ?? {};
-        seen.push({ heldBy: a[HELD_BY_ANNOTATION], cycledBy: a[CYCLED_BY], detached: a[DETACHED_FROM], unschedulable: n.spec?.unschedulable === true, deleted: type === 'DELETED' });
+        seen.push({ heldBy: a[HELD_BY_ANNOTATION], cycledBy: a[CYCLED_BY], detached: a[DETACHED_FROM_GROUP], unschedulable: n.spec?.unschedulable === true, deleted: type === 'DELETED' });
       },
       () => undefined,
     ),

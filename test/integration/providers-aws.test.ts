@@ -8,7 +8,7 @@ import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { createAwsProvider, setDesiredCapacity } from '../../activities/providers/aws.js';
 import type { NodeGroupDescription } from '../../activities/providers/types.js';
 import { seedAutoScalingGroup } from '../../stack/aws/seed.js';
-import { instanceIdFromProviderID } from '../../stack/aws/sync-plan.js';
+import { instanceIdFromProviderID } from '../../activities/providers/aws-provider-id.js';
 import { testCluster, uniqueName } from '../support/cluster.js';
 import { waitFor } from '../support/wait.js';
 

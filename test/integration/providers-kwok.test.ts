@@ -2,7 +2,8 @@
 // deterministic replacement, and every method is idempotent under retries.
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
-import { createKwokProvider, DETACHED_FROM_ANNOTATION } from '../../activities/providers/kwok.js';
+import { createKwokProvider } from '../../activities/providers/kwok.js';
+import { DETACHED_FROM_GROUP, DETACHED_FROM_GROUP_OLD } from '../../api/node-groups.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
 import { testCluster, uniqueName } from '../support/cluster.js';
 import { waitFor } from '../support/wait.js';
@@ -11,6 +12,7 @@ const c = testCluster();
 const provider = createKwokProvider(c);
 const group = uniqueName('it-kwok');
 const crashGroup = `${group}-crash`;
+const oldGroup = `${group}-old`;
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const pid = (name: string) => `kwok://${name}`;
 const WAIT = { timeoutMs: 30_000 };
@@ -34,7 +36,7 @@ beforeAll(async () => {
 afterAll(async () => {
   // By label, plus by name prefix for the detached ones that no longer carry it.
   const all = (await c.core.listNode()).items;
-  const ours = all.filter((n) => n.metadata!.name!.startsWith(`${group}-`) || [group, crashGroup].includes(n.metadata?.labels?.[NODE_GROUP_LABEL] ?? ''));
+  const ours = all.filter((n) => n.metadata!.name!.startsWith(`${group}-`) || [group, crashGroup, oldGroup].includes(n.metadata?.labels?.[NODE_GROUP_LABEL] ?? ''));
   for (const n of ours) await c.core.deleteNode({ name: n.metadata!.name! }).catch(() => undefined);
 });
 
@@ -52,7 +54,8 @@ test('detach: the node leaves the group, is annotated, and a Ready replacement t
   expect(await provider.detachInstance(pid(n0), group)).toEqual({ alreadyDetached: false });
   const node = await c.core.readNode({ name: n0 });
   expect(node.metadata?.labels?.[NODE_GROUP_LABEL]).toBeUndefined();
-  expect(node.metadata?.annotations?.[DETACHED_FROM_ANNOTATION]).toBe(group);
+  expect(node.metadata?.annotations?.[DETACHED_FROM_GROUP]).toBe(group);
+  expect(node.metadata?.annotations?.[DETACHED_FROM_GROUP_OLD]).toBeUndefined(); // the old name is only read
 
   const ready = await waitFor('a Ready replacement next to the two remaining nodes', async () => {
     const r = await readyMembers();
@@ -81,7 +84,7 @@ test('attach: the detached node rejoins (4 in the group); attaching again is a n
   expect(await provider.attachInstance(pid(n0), group)).toEqual({ alreadyAttached: false });
   const node = await c.core.readNode({ name: n0 });
   expect(node.metadata?.labels?.[NODE_GROUP_LABEL]).toBe(group);
-  expect(node.metadata?.annotations?.[DETACHED_FROM_ANNOTATION]).toBeUndefined();
+  expect(node.metadata?.annotations?.[DETACHED_FROM_GROUP]).toBeUndefined();
   const [d] = await provider.describeGroups([group]);
   expect(d!.desiredCapacity).toBe(4);
   expect(d!.instances.map((i) => i.providerID)).toContain(pid(n0));
@@ -100,7 +103,7 @@ test('a crash between the detach patch and the replacement: the retry launches i
   const [only] = await ensureFakeNodeGroup(c.core, crashGroup, 1);
   // What the first attempt left behind: detached, no replacement yet.
   await c.core.patchNode(
-    { name: only!, body: { metadata: { labels: { [NODE_GROUP_LABEL]: null }, annotations: { [DETACHED_FROM_ANNOTATION]: crashGroup } } } },
+    { name: only!, body: { metadata: { labels: { [NODE_GROUP_LABEL]: null }, annotations: { [DETACHED_FROM_GROUP]: crashGroup } } } },
     mergePatch,
   );
   // The emptied group is still known, thanks to the annotation.
@@ -109,6 +112,22 @@ test('a crash between the detach patch and the replacement: the retry launches i
   await waitFor('the replacement Ready', async () => (await readyMembers(crashGroup)).length === 1, WAIT);
   expect(await provider.detachInstance(pid(only!), crashGroup)).toEqual({ alreadyDetached: true });
   expect(await groupNodes(crashGroup)).toHaveLength(1);
+});
+
+test('a Node detached by the previous version (only the old slipway.dev/detached-from) is still found, and attach clears it', async () => {
+  const [only] = await ensureFakeNodeGroup(c.core, oldGroup, 1);
+  await c.core.patchNode(
+    { name: only!, body: { metadata: { labels: { [NODE_GROUP_LABEL]: null }, annotations: { [DETACHED_FROM_GROUP_OLD]: oldGroup } } } },
+    mergePatch,
+  );
+  // Known through the old annotation; a retried detach launches the replacement, as for the new one.
+  expect(await provider.describeGroups([oldGroup])).toEqual([{ name: oldGroup, instances: [], desiredCapacity: 0 }]);
+  expect(await provider.detachInstance(pid(only!), oldGroup)).toEqual({ alreadyDetached: true });
+  await waitFor('the replacement Ready', async () => (await readyMembers(oldGroup)).length === 1, WAIT);
+  expect(await provider.attachInstance(pid(only!), oldGroup)).toEqual({ alreadyAttached: false });
+  const node = await c.core.readNode({ name: only! });
+  expect(node.metadata?.labels?.[NODE_GROUP_LABEL]).toBe(oldGroup);
+  expect([node.metadata?.annotations?.[DETACHED_FROM_GROUP_OLD], node.metadata?.annotations?.[DETACHED_FROM_GROUP]]).toEqual([undefined, undefined]);
 });
 
 test('unknown groups and foreign nodes are errors naming them', async () => {

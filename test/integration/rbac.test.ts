@@ -287,8 +287,8 @@ describe('the worker service account', () => {
   });
 
   test('every Kubernetes call of the activities is known to this test', () => {
-    // The kwok provider creates replacement Nodes through stack/kwok/nodes.ts: followed as an import.
-    expect(activityCode()).toContain(join('stack', 'kwok', 'nodes.ts'));
+    // The kwok provider creates replacement Nodes through kwok-node.ts (ensureNode): counted.
+    expect(activityCode()).toContain(join('activities', 'providers', 'kwok-node.ts'));
     expect(workerNeeds().unmapped).toEqual([]);
   });
 

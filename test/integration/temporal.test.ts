@@ -5,7 +5,7 @@ import { createKube } from '../../activities/kube.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
 import { connectClient } from '../../starter/client.js';
 import { runInventory } from '../../starter/inventory.js';
-import { temporalSettings } from '../../worker/config.js';
+import { temporalSettings } from '../../shared/temporal.js';
 import { createWorker } from '../../worker/worker.js';
 import { ALL_SEARCH_ATTRIBUTES } from '../../workflows/search-attributes.js';
 import { uniqueName } from '../support/cluster.js';

@@ -13,7 +13,7 @@ import { connectClient } from '../../starter/client.js';
 import { startBridge, type RunningBridge, type StartBridgeOptions } from '../../starter/bridge/main.js';
 import type { CycleNodeRequestObject, CycleNodeStatusObject } from '../../starter/bridge/objects.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
-import { temporalSettings } from '../../worker/config.js';
+import { temporalSettings } from '../../shared/temporal.js';
 import { createWorker } from '../../worker/worker.js';
 import { createNamespace, deleteGroupNodes, testCluster, uniqueName, type TestCluster } from './cluster.js';
 import { mergePatch } from './drain.js';

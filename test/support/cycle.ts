@@ -1,13 +1,13 @@
 // Fixtures for node-cycling tests: a node group, a namespace with an app and its PDB, a watcher
 // that records the app's available pods over time, and a worker on a private task queue.
 import { Watch, type V1Node, type V1Pod } from '@kubernetes/client-node';
-import { DETACHED_FROM } from '../../activities/cycle/markers.js';
+import { DETACHED_FROM_GROUP } from '../../api/node-groups.js';
 import type { Client } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import type { CycleNodeRequestSpecInput } from '../../api/cycle-node-request.js';
 import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { connectClient } from '../../starter/client.js';
-import { temporalSettings } from '../../worker/config.js';
+import { temporalSettings } from '../../shared/temporal.js';
 import { createWorker } from '../../worker/worker.js';
 import { cycleWorkflowId } from '../../workflows/cycle/types.js';
 import { cycleNodeRequestWorkflow } from '../../workflows/index.js';
@@ -119,7 +119,7 @@ export class CycleFixture {
       { resourceVersion: list.metadata?.resourceVersion },
       (type, n: V1Node) => {
         const name = n.metadata!.name!;
-        if (type !== 'DELETED' && n.metadata?.annotations?.[DETACHED_FROM] === this.group) detached.add(name);
+        if (type !== 'DELETED' && n.metadata?.annotations?.[DETACHED_FROM_GROUP] === this.group) detached.add(name);
         else detached.delete(name);
         this.maxDetached = Math.max(this.maxDetached, detached.size);
       },

@@ -3,7 +3,7 @@
 // fail, and each node's drain answered by a FakeDrain of its own. Any step can be held (it waits
 // until released) so a test can act while the cycle sits in a phase. Every call is logged.
 import type { CycleNodeRequestSpecInput } from '../../api/cycle-node-request.js';
-import type { CycleNode, ResolvedCycle } from '../../activities/cycle/resolve.js';
+import type { GroupNode, ResolvedCycle } from '../../activities/cycle/resolve.js';
 import type { ReplacementInput } from '../../activities/cycle/scale.js';
 import type { HeldNode } from '../../activities/cycle/claim.js';
 import { cycleWorkflowId, type CycleRequestInput } from '../../workflows/cycle/types.js';
@@ -18,7 +18,7 @@ const nodeOf = (input: unknown): string | undefined =>
 
 export class FakeCycle extends CallLog {
   readonly provider = 'fake';
-  readonly nodes: CycleNode[];
+  readonly nodes: GroupNode[];
   /** Each node's drain (pods, refusals ...): empty nodes by default. */
   readonly drains = new Map<string, FakeDrain>();
   /** Steps (activity names) that wait until released. */
@@ -101,7 +101,7 @@ export class FakeCycle extends CallLog {
         const held = input.nodes.filter((n) => this.maintenanceHolds.has(n)).map((node) => ({ node, ...this.maintenanceHolds.get(node)! }));
         return { claimed: input.nodes.filter((n) => !this.maintenanceHolds.has(n)), gone: [] as string[], held };
       }),
-      detachNodes: step('detachNodes', (input: { nodes: CycleNode[] }) => ({ detached: input.nodes.map((n) => n.name), gone: [] })),
+      detachNodes: step('detachNodes', (input: { nodes: GroupNode[] }) => ({ detached: input.nodes.map((n) => n.name), gone: [] })),
       waitForReplacements: step('waitForReplacements', (input: ReplacementInput) =>
         this.replacementsReady
           ? { ready: true, newNodes: Array.from({ length: input.needed }, () => `${this.group}-new-${this.created++}`), message: 'replacements Ready' }
@@ -109,7 +109,7 @@ export class FakeCycle extends CallLog {
       ),
       protectFromScaleDown: step('protectFromScaleDown', (input: { nodes: string[] }) => input.nodes),
       releaseScaleDown: step('releaseScaleDown', (input: { nodes?: string[] }) => input.nodes ?? []),
-      healNodes: step('healNodes', (input: { nodes: CycleNode[] }) => {
+      healNodes: step('healNodes', (input: { nodes: GroupNode[] }) => {
         for (const n of input.nodes) this.drains.get(n.name)!.node.cordoned = false; // uncordoned before the claim goes
         return { reattached: input.nodes.map((n) => n.name), uncordoned: input.nodes.map((n) => n.name) };
       }),

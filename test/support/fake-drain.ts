@@ -23,7 +23,7 @@ import { drainStatusQuery } from '../../workflows/messages.js';
 import { CallLog, until } from './scripted.js';
 import { waitFor } from './wait.js';
 import type { WorkerChoice, WorkflowTestEnv } from './workflow-env.js';
-import { podKey, type DrainSnapshot, type NodeFacts, type PodRef, type PodVerdict } from '../../workflows/drain/types.js';
+import { podKey, type DrainSnapshot, type NodeFacts, type PodRef, type PodVerdict } from '../../shared/drain.js';
 
 /**
  * How long a workflow test waits for a state it expects. Locally these take a second or two; CI runs

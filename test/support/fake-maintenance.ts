@@ -5,7 +5,7 @@ import type { HoldInput, HoldResult } from '../../activities/maintenance/node-st
 import type { Selection } from '../../activities/maintenance/select.js';
 import type { PreviewInput, PreviewResult } from '../../activities/maintenance/preview.js';
 import { nodePreview } from '../../activities/maintenance/preview-plan.js';
-import type { NodePreview } from '../../workflows/maintenance/types.js';
+import type { NodePreview } from '../../shared/maintenance-preview.js';
 import type { EventInput } from '../../activities/events.js';
 import type { WorkflowHandle } from '@temporalio/client';
 import { nodeMaintenanceWorkflow } from '../../workflows/index.js';

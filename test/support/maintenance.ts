@@ -9,7 +9,7 @@ import { GROUP, VERSION } from '../../api/crd.js';
 import { MAINTENANCE_FINALIZER, NODE_MAINTENANCE, type NodeMaintenanceSpecInput } from '../../api/node-maintenance.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
 import { connectClient } from '../../starter/client.js';
-import { temporalSettings } from '../../worker/config.js';
+import { temporalSettings } from '../../shared/temporal.js';
 import { createWorker } from '../../worker/worker.js';
 import { maintenanceDrainWorkflowId, maintenanceWorkflowId, maintenanceNodeWorkflowId } from '../../workflows/ids.js';
 import { nodeMaintenanceWorkflow } from '../../workflows/index.js';

@@ -3,7 +3,7 @@
 // what blocks a drain (node entries, Ready, DrainBlocked Events), a failing workflow task, and when
 // CycleNodeStatus objects may be created.
 import { CycleNodeRequestSpec, type CycleNodeRequestStatus } from '../../api/cycle-node-request.js';
-import type { CycleStatus, NodeCycleStatus } from '../../workflows/cycle/types.js';
+import type { CycleStatus, CycleNodeStatus } from '../../workflows/cycle/types.js';
 import { drainMessage, emptyStatus, type DrainStatus } from '../../workflows/drain/status.js';
 import {
   canonical,
@@ -265,8 +265,8 @@ function rendered(wave: Partial<NonNullable<DrainStatus['wave']>>, extra: Partia
   });
 }
 const blockedBy = (pods: string[], reason = PDB) => rendered({ blocked: [{ reason, pdbs: ['web-pdb'], pods }] });
-const drainingNode = (name: string, drain: string | undefined, over: Partial<NodeCycleStatus> = {}): NodeCycleStatus => ({ nodeName: name, phase: 'DrainingPods', drainMessage: drain, ...over });
-const cycling = (nodes: NodeCycleStatus[], extra: Partial<CycleStatus> = {}): CycleStatus => ({
+const drainingNode = (name: string, drain: string | undefined, over: Partial<CycleNodeStatus> = {}): CycleNodeStatus => ({ nodeName: name, phase: 'DrainingPods', drainMessage: drain, ...over });
+const cycling = (nodes: CycleNodeStatus[], extra: Partial<CycleStatus> = {}): CycleStatus => ({
   phase: 'WaitingTermination',
   message: `${nodes.length} nodes draining`,
   nodes,

@@ -4,7 +4,8 @@
 // code defaults to.
 import { existsSync, readFileSync } from 'node:fs';
 import { parse } from 'yaml';
-import { temporalSettings, webUiLink, WORKER_NODE_FLAGS } from '../../worker/config.js';
+import { temporalSettings, webUiLink } from '../../shared/temporal.js';
+import { WORKER_NODE_FLAGS } from '../../worker/config.js';
 import { ALL_SEARCH_ATTRIBUTES } from '../../workflows/search-attributes.js';
 
 interface Service {
@@ -71,4 +72,19 @@ test('the Dockerfile copies folders that exist and runs npm scripts that exist',
     for (const f of m[1]!.split(/\s+/)) expect([f, existsSync(f)]).toEqual([f, true]);
   }
   for (const m of dockerfile.matchAll(/npm run (\S+)/g)) expect(Object.keys(pkg.scripts)).toContain(m[1]);
+});
+
+test('the image builds only what it runs: tsconfig.build.json and the Dockerfile leave out tests, the local stack and benchmarks', () => {
+  const jsonc = (f: string) => JSON.parse(readFileSync(f, 'utf8').replace(/^\s*\/\/.*$/gm, '')) as { include: string[]; extends?: string };
+  const build = jsonc('tsconfig.build.json');
+  const copied = [...dockerfile.matchAll(/^COPY (?!--from)(.+) \S+$/gm)].flatMap((m) => m[1]!.split(/\s+/));
+  for (const dev of ['test', 'bench', 'stack']) {
+    expect([dev, build.include.includes(dev), copied.includes(dev)]).toEqual([dev, false, false]);
+  }
+  // Every folder the build compiles is copied, and the build is what `npm run bundle` (the Dockerfile's) runs.
+  for (const f of build.include) expect([f, copied.includes(f)]).toEqual([f, true]);
+  expect(copied).toContain('tsconfig.build.json');
+  expect(pkg.scripts.build).toBe('tsc -p tsconfig.build.json');
+  // The type-check still covers everything, tests included.
+  expect(jsonc('tsconfig.json').include).toEqual(expect.arrayContaining([...build.include, 'test', 'bench', 'stack']));
 });

@@ -1,7 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { temporalSettings, webUiLink } from '../../worker/config.js';
+import { temporalSettings, webUiLink } from '../../shared/temporal.js';
 import { awsSettings } from '../../activities/aws.js';
 
 describe('Temporal settings', () => {

@@ -1,5 +1,5 @@
 import { nodeCounts } from '../../workflows/drain/counts.js';
-import type { PodVerdict } from '../../workflows/drain/types.js';
+import type { PodVerdict } from '../../shared/drain.js';
 
 function v(name: string, over: Partial<PodVerdict> = {}): PodVerdict {
   return { namespace: 'app', name, uid: `uid-${name}`, action: 'Evict', order: 0, podType: 'Default', reason: 'default', warnings: [], terminating: false, phase: 'Running', claims: [], targeted: true, ...over };

@@ -1,6 +1,7 @@
-import { drainMarkdown, drainMessage, emptyStatus, groupBlocked, pdbNames, truncate, waveStatus, type DrainStatus } from '../../workflows/drain/status.js';
+import { truncate } from '../../shared/drain.js';
+import { drainMarkdown, drainMessage, emptyStatus, groupBlocked, pdbNames, waveStatus, type DrainStatus } from '../../workflows/drain/status.js';
 import { planWave } from '../../workflows/drain/waves.js';
-import type { PodVerdict } from '../../workflows/drain/types.js';
+import type { PodVerdict } from '../../shared/drain.js';
 
 const PDB_WEB =
   "cannot evict pod as it would violate the pod's disruption budget. The disruption budget web needs 3 healthy pods and has 3 currently";

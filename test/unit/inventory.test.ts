@@ -1,5 +1,5 @@
 import { summarizeNode } from '../../activities/inventory.js';
-import { fakeNode } from '../../stack/kwok/nodes.js';
+import { fakeNode } from '../../activities/providers/kwok-node.js';
 
 test('a node summary reads group, readiness and cordon from the Node', () => {
   const n = fakeNode({ name: 'a-0', nodeGroup: 'a' });

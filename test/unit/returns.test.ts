@@ -1,6 +1,6 @@
 // Pods that come back to the cordoned node are evicted a few times at most, with a pause, then left.
 import { MAX_RETURN_EVICTIONS, ReturnsLedger, returnBackoffMs } from '../../workflows/drain/returns.js';
-import type { PodVerdict } from '../../workflows/drain/types.js';
+import type { PodVerdict } from '../../shared/drain.js';
 
 const pod = (uid: string, over: Partial<PodVerdict> = {}): PodVerdict => ({
   namespace: 'app', name: `web-${uid}`, uid, action: 'Evict', order: 0, podType: 'Default', reason: 'default', warnings: [],

@@ -1,4 +1,5 @@
-import { instanceIdFromProviderID, planNodeSync, providerIDFor } from '../../stack/aws/sync-plan.js';
+import { instanceIdFromProviderID, providerIDFor } from '../../activities/providers/aws-provider-id.js';
+import { planNodeSync } from '../../stack/aws/sync-plan.js';
 
 const inService = (id: string, group = 'g') => ({ instanceId: id, groupName: group, lifecycleState: 'InService', zone: 'us-east-1a' });
 

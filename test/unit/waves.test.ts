@@ -1,6 +1,6 @@
 import { evictionBackoffMs } from '../../activities/drain/wave-wait.js';
 import { planWave } from '../../workflows/drain/waves.js';
-import { podKey, type PodVerdict } from '../../workflows/drain/types.js';
+import { podKey, type PodVerdict } from '../../shared/drain.js';
 
 function v(key: string, over: Partial<PodVerdict> = {}): PodVerdict {
   const [namespace, name] = key.split('/') as [string, string];

@@ -7,7 +7,7 @@ import type { Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import type { EvictInput } from '../../activities/drain/evict.js';
 import type { WaveWaitInput } from '../../activities/drain/wave-wait.js';
-import type { PodVerdict } from '../../workflows/drain/types.js';
+import type { PodVerdict } from '../../shared/drain.js';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { ClassifyInput } from '../../activities/drain/snapshot.js';
 import type { DrainInput } from '../../workflows/drain/drain.js';

@@ -5,7 +5,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { EvictInput } from '../../activities/drain/evict.js';
 import type { VolumeWaitInput } from '../../activities/drain/volumes.js';
-import type { DrainSnapshot, PodVerdict } from '../../workflows/drain/types.js';
+import type { DrainSnapshot, PodVerdict } from '../../shared/drain.js';
 import { FakeDrain, fakeWhen, pod, runDrain, statusWhen } from '../support/fake-drain.js';
 import { useWorkflowEnv } from '../support/workflow-env.js';
 

@@ -1,7 +1,8 @@
 // The Idle preview in the maintenance workflow (workflows/maintenance/maintenance.ts idle()), on the
 // real workflow code with scripted activities (test/support/fake-maintenance.ts): the per-node
 // summary replaces "Planned" in status, the maintenancePlan query answers it in full, nothing is written.
-import type { MaintenanceInput, NodePreview } from '../../workflows/maintenance/types.js';
+import type { NodePreview } from '../../shared/maintenance-preview.js';
+import type { MaintenanceInput } from '../../workflows/maintenance/types.js';
 import { nodeMaintenanceWorkflow } from '../../workflows/index.js';
 import { maintenanceDeletingSignal, maintenancePlanQuery, maintenanceStatusQuery } from '../../workflows/messages.js';
 import { maintenanceNodeWorkflowId, maintenanceWorkflowId } from '../../workflows/ids.js';

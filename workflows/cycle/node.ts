@@ -16,12 +16,12 @@ import {
 } from '@temporalio/workflow';
 import type { CycleNodePhase } from '../../api/cycle-node-request.js';
 import type { DrainOptionsInput } from '../../api/drain-options.js';
-import type { CycleNode, ResolvedCycle } from '../../activities/cycle/resolve.js';
+import type { GroupNode, ResolvedCycle } from '../../activities/cycle/resolve.js';
 import { drainWorkflow } from '../drain/drain.js';
 import { nodeDrainWorkflowId } from '../ids.js';
 import { nodeCycleStatusQuery, nodeProgressSignal } from '../messages.js';
 import { NodeGroupAttr, NodesAttr, PhaseAttr } from '../search-attributes.js';
-import type { NodeCycleStatus } from './types.js';
+import type { CycleNodeStatus } from './types.js';
 import { latestOnly, whenSettled } from '../progress.js';
 import { longSteps, steps } from '../proxies.js';
 
@@ -33,17 +33,17 @@ const QUICK_PHASE_REPORT_MS = 2000;
 
 export interface NodeCycleInput {
   parentId: string;
-  node: CycleNode;
+  node: GroupNode;
   provider: string;
   settings: ResolvedCycle['settings'];
   drain?: DrainOptionsInput;
 }
 
-export async function cycleNodeWorkflow(input: NodeCycleInput): Promise<NodeCycleStatus> {
+export async function cycleNodeWorkflow(input: NodeCycleInput): Promise<CycleNodeStatus> {
   const { node, settings } = input;
   const started = Date.now();
   const deadline = started + settings.cyclingTimeoutMs;
-  const st: NodeCycleStatus = {
+  const st: CycleNodeStatus = {
     nodeName: node.name,
     phase: 'Pending',
     providerID: node.providerID,
@@ -57,8 +57,39 @@ export async function cycleNodeWorkflow(input: NodeCycleInput): Promise<NodeCycl
     { key: NodeGroupAttr, value: node.nodeGroup },
     { key: PhaseAttr, value: st.phase },
   ]);
-  // Progress goes to the parent without blocking the next step; quick phases coalesce, and the
-  // sequence number lets the parent drop a report that arrives late.
+  const c: NodeCycle = { input, st, deadline, ...reporter(input, st) };
+  try {
+    return await cycle(c);
+  } catch (err) {
+    // Every end reaches the request by its report, also a cancellation or an unexpected error: a
+    // request that continued as new can no longer hear this workflow's result.
+    if (st.phase !== 'Failed') {
+      const why = isCancellation(err) ? 'cancelled' : ((err as Error & { cause?: Error }).cause?.message ?? (err as Error).message);
+      await CancellationScope.nonCancellable(() => c.finish('Failed', why));
+    }
+    throw err;
+  }
+}
+
+/** One node's cycle: its input and status, its deadline, and how it reports. */
+interface NodeCycle {
+  input: NodeCycleInput;
+  st: CycleNodeStatus;
+  deadline: number;
+  /** Sets the phase; a quick one (a single short step) reaches the request only if it lasts. */
+  phase: (p: CycleNodePhase, message?: string, quick?: boolean) => void;
+  /** The last phase reaches the parent before the result does. */
+  finish: (p: 'Successful' | 'Failed', message?: string) => Promise<void>;
+  /** Reports Failed and throws. */
+  fail: (message: string) => Promise<never>;
+}
+
+/**
+ * Progress goes to the parent without blocking the next step; quick phases coalesce, and the
+ * sequence number lets the parent drop a report that arrives late.
+ */
+function reporter(input: NodeCycleInput, st: CycleNodeStatus): Pick<NodeCycle, 'phase' | 'finish' | 'fail'> {
+  const { node } = input;
   const parent = getExternalWorkflowHandle(input.parentId);
   let seq = 0;
   const progress = latestOnly(() => parent.signal(nodeProgressSignal, { ...st, seq: ++seq }));
@@ -77,7 +108,6 @@ export async function cycleNodeWorkflow(input: NodeCycleInput): Promise<NodeCycl
     slowQuickPhase.cancel();
     publish();
   };
-  /** The last phase reaches the parent before the result does. */
   const finish = async (p: 'Successful' | 'Failed', message?: string) => {
     phase(p, message);
     await progress.flush();
@@ -86,61 +116,64 @@ export async function cycleNodeWorkflow(input: NodeCycleInput): Promise<NodeCycl
     await finish('Failed', message);
     throw ApplicationFailure.nonRetryable(`${node.name}: ${message}`, 'NodeCycleFailed');
   };
-
-  try {
-    return await cycle(input, st, deadline, phase, finish, fail);
-  } catch (err) {
-    // Every end reaches the request by its report, also a cancellation or an unexpected error: a
-    // request that continued as new can no longer hear this workflow's result.
-    if (st.phase !== 'Failed') {
-      const why = isCancellation(err) ? 'cancelled' : ((err as Error & { cause?: Error }).cause?.message ?? (err as Error).message);
-      await CancellationScope.nonCancellable(() => finish('Failed', why));
-    }
-    throw err;
-  }
+  return { phase, finish, fail };
 }
 
-type PhaseFn = (p: CycleNodePhase, message?: string, quick?: boolean) => void;
+/** The steps, Pending to Successful, each its own function below; `fail` reports and throws. */
+async function cycle(c: NodeCycle): Promise<CycleNodeStatus> {
+  if (await goneAlready(c)) return c.st;
+  if (c.input.settings.method === 'Wait') await waitForDoNotDisruptPods(c);
+  const removing = removePodLabels(c);
+  if (removing) await removing;
+  c.st.evicted = await drainNode(c);
+  await takeAway(c);
+  await c.finish('Successful', `${c.st.evicted} ${c.st.evicted === 1 ? 'pod' : 'pods'} evicted`);
+  return c.st;
+}
 
-/** The steps, Pending to Successful; `fail` reports and throws. */
-async function cycle(
-  input: NodeCycleInput,
-  st: NodeCycleStatus,
-  deadline: number,
-  phase: PhaseFn,
-  finish: (p: 'Successful' | 'Failed', message?: string) => Promise<void>,
-  fail: (message: string) => Promise<never>,
-): Promise<NodeCycleStatus> {
-  const { node, settings } = input;
+/** Pending: cordon it. Someone else removed the node or its instance: nothing left to take away (Successful). */
+async function goneAlready({ input, phase, finish }: NodeCycle): Promise<boolean> {
+  const { node } = input;
   phase('Pending', undefined, true);
-  // Someone else removed the node or its instance: nothing left to take away. Independent reads.
+  // Independent reads.
   const [cordon, instance] = await Promise.all([
     act.cordonNode.executeWithOptions({ summary: `cordon ${node.name}` }, [node.name]),
     act.instanceExists.executeWithOptions({ summary: `does ${node.providerID} exist` }, [{ provider: input.provider, providerID: node.providerID }]),
   ]);
-  if (!cordon.exists || !instance) {
-    if (cordon.exists) await act.deleteNode.executeWithOptions({ summary: `delete orphaned Node ${node.name}` }, [node.name]);
-    await finish('Successful', !cordon.exists ? 'node was removed by someone else' : 'instance was terminated by someone else');
-    return st;
-  }
+  if (cordon.exists && instance) return false;
+  if (cordon.exists) await act.deleteNode.executeWithOptions({ summary: `delete orphaned Node ${node.name}` }, [node.name]);
+  await finish('Successful', !cordon.exists ? 'node was removed by someone else' : 'instance was terminated by someone else');
+  return true;
+}
 
-  if (settings.method === 'Wait') {
-    phase('WaitingPods', 'waiting for pods annotated slipway.dev/do-not-disrupt=true to finish');
-    const w = await waits.waitForDoNotDisruptPods.executeWithOptions({ summary: `wait for do-not-disrupt pods on ${node.name}` }, [
-      { nodeName: node.name, rules: { ignorePodsLabels: settings.ignorePodsLabels, ignoreNamespaces: settings.ignoreNamespaces }, timeoutMs: Math.max(0, deadline - Date.now()) },
-    ]);
-    if (!w.done) await fail(`cyclingTimeout reached waiting for pods: ${w.remaining.join(', ')}`);
-  }
+/** WaitingPods (the Wait method): until no pod annotated do-not-disrupt runs, within cyclingTimeout. */
+async function waitForDoNotDisruptPods({ input, deadline, phase, fail }: NodeCycle): Promise<void> {
+  const { node, settings } = input;
+  phase('WaitingPods', 'waiting for pods annotated slipway.dev/do-not-disrupt=true to finish');
+  const w = await waits.waitForDoNotDisruptPods.executeWithOptions({ summary: `wait for do-not-disrupt pods on ${node.name}` }, [
+    { nodeName: node.name, rules: { ignorePodsLabels: settings.ignorePodsLabels, ignoreNamespaces: settings.ignoreNamespaces }, timeoutMs: Math.max(0, deadline - Date.now()) },
+  ]);
+  if (!w.done) await fail(`cyclingTimeout reached waiting for pods: ${w.remaining.join(', ')}`);
+}
 
+/**
+ * RemovingLabelsFromPods: `labelsToRemove` off the node's pods. With none to remove it returns
+ * nothing to await, so DrainingPods follows in the same tick and this quick phase's report timer
+ * is never started: an await in between would add a timer command to every such history.
+ */
+function removePodLabels({ input, phase }: NodeCycle): Promise<unknown> | undefined {
+  const { node, settings } = input;
   phase('RemovingLabelsFromPods', undefined, true);
-  if (settings.labelsToRemove.length) {
-    await act.removePodLabels.executeWithOptions({ summary: `remove labels ${settings.labelsToRemove.join(', ')}` }, [
-      { nodeName: node.name, keys: settings.labelsToRemove },
-    ]);
-  }
+  if (!settings.labelsToRemove.length) return undefined;
+  return act.removePodLabels.executeWithOptions({ summary: `remove labels ${settings.labelsToRemove.join(', ')}` }, [
+    { nodeName: node.name, keys: settings.labelsToRemove },
+  ]);
+}
 
+/** DrainingPods: the drain engine as a child; it waits and reports (never loops back), cyclingTimeout bounds it. Returns pods evicted. */
+async function drainNode({ input, deadline, phase, fail }: NodeCycle): Promise<number> {
+  const { node, settings } = input;
   phase('DrainingPods');
-  // The drain waits and reports (never loops back); cyclingTimeout bounds it.
   const drainScope = new CancellationScope();
   const drain = drainScope.run(() =>
     executeChild(drainWorkflow, {
@@ -160,12 +193,14 @@ async function cycle(
     await drain.catch(() => undefined);
     await fail(`cyclingTimeout (${settings.cyclingTimeoutMs / 1000}s) reached while draining`);
   }
-  st.evicted = (await drain).status.evicted;
+  return (await drain).status.evicted;
+}
 
+/** DeletingNode, TerminatingNode: the old node goes (its replacement is already up). */
+async function takeAway({ input, phase }: NodeCycle): Promise<void> {
+  const { node } = input;
   phase('DeletingNode', undefined, true);
   await act.deleteNode.executeWithOptions({ summary: `delete Node ${node.name}` }, [node.name]);
   phase('TerminatingNode', undefined, true);
   await act.terminateInstance.executeWithOptions({ summary: `terminate ${node.providerID}` }, [{ provider: input.provider, providerID: node.providerID }]);
-  await finish('Successful', `${st.evicted} ${st.evicted === 1 ? 'pod' : 'pods'} evicted`);
-  return st;
 }

@@ -28,14 +28,14 @@ import {
 } from '@temporalio/workflow';
 import type { CycleRequestPhase } from '../../api/cycle-node-request.js';
 import { nodeGroupsOf } from '../../api/node-groups.js';
-import type { CycleNode, ResolvedCycle } from '../../activities/cycle/resolve.js';
+import type { GroupNode, ResolvedCycle } from '../../activities/cycle/resolve.js';
 import type { HeldNode } from '../../activities/cycle/claim.js';
 import { cycleStatusQuery, drainProgressSignal, lockHolderProbeSignal, nodeProgressSignal, specChangedUpdate } from '../messages.js';
 import { immutableChanges } from './spec-change.js';
 import { NodeGroupAttr, NodesAttr, PhaseAttr } from '../search-attributes.js';
 import { HeldLocks } from './lock.js';
 import { cycleNodeWorkflow } from './node.js';
-import { nodeCycleWorkflowId, type CycleRequestInput, type CycleStatus, type NodeCycleStatus } from './types.js';
+import { nodeCycleWorkflowId, type CycleRequestInput, type CycleStatus, type CycleNodeStatus } from './types.js';
 import { longSteps, steps } from '../proxies.js';
 
 const act = steps;
@@ -77,7 +77,7 @@ export interface RequestCarry {
    * The selected nodes not cycled yet, by name; every list below names them. Each node is carried
    * once (the carry must stay under Temporal's 2 MB payload limit at thousands of nodes).
    */
-  nodes: Record<string, CycleNode>;
+  nodes: Record<string, GroupNode>;
   /** Nodes not yet in a batch. */
   queue: string[];
   /** The current batch; `toCordon` and `toStart` are what is left of its CordoningNode and WaitingTermination steps. */
@@ -145,7 +145,7 @@ export class Request {
   readonly c: RequestCarry;
   readonly st: CycleStatus;
   private readonly locks: HeldLocks;
-  private readonly index = new Map<string, NodeCycleStatus>();
+  private readonly index = new Map<string, CycleNodeStatus>();
   private readonly key: string;
   private readonly selfId = workflowInfo().workflowId;
 
@@ -184,7 +184,7 @@ export class Request {
   }
 
   /** Reports may arrive out of order, or after the child's result: keep the newest, never undo an end. */
-  private onNodeProgress(n: NodeCycleStatus): void {
+  private onNodeProgress(n: CycleNodeStatus): void {
     const cur = this.index.get(n.nodeName);
     if (!cur || (n.seq !== undefined && cur.seq !== undefined && n.seq <= cur.seq) || (ended(cur.phase) && !ended(n.phase))) return;
     Object.assign(cur, n, { drainMessage: n.phase === 'DrainingPods' ? cur.drainMessage : undefined });
@@ -247,7 +247,7 @@ export class Request {
     return waited;
   }
 
-  private async selected(nodes: CycleNode[], r: Omit<ResolvedCycle, 'nodes'>): Promise<Next> {
+  private async selected(nodes: GroupNode[], r: Omit<ResolvedCycle, 'nodes'>): Promise<Next> {
     const { spec } = this.input;
     this.st.nodes = nodes.map((n) => ({ nodeName: n.name, phase: 'Pending', providerID: n.providerID, nodeGroup: n.nodeGroup }));
     for (const n of this.st.nodes) this.index.set(n.nodeName, n);
@@ -395,7 +395,7 @@ export class Request {
     return done ? 'Initialised' : 'WaitingTermination';
   }
 
-  private async startCycle(n: CycleNode): Promise<void> {
+  private async startCycle(n: GroupNode): Promise<void> {
     const r = this.c.resolved!;
     this.c.active.push(n.name);
     const child = await startChild(cycleNodeWorkflow, {
@@ -522,7 +522,7 @@ export class Request {
     return n ? `${n} node${n === 1 ? '' : 's'} draining` : 'no node draining';
   }
 
-  private node(name: string): CycleNode {
+  private node(name: string): GroupNode {
     return this.c.nodes[name]!;
   }
 

@@ -1,6 +1,6 @@
 // The cycle workflows' contract with the CRD bridge and the CLI: input, status (the query result the
 // bridge mirrors into CycleNodeRequest / CycleNodeStatus), and the object → workflow ID rule.
-import type { CycleNodePhase, CycleNodeRequestSpecInput, CycleRequestPhase } from '../../api/cycle-node-request.js';
+import type { CycleNodePhase, CycleNodeRequestSpecInput, CycleNodeStatusStatus, CycleRequestPhase } from '../../api/cycle-node-request.js';
 
 export const CYCLE_WORKFLOW_TYPE = 'cycleNodeRequestWorkflow';
 export const NODE_CYCLE_WORKFLOW_TYPE = 'cycleNodeWorkflow';
@@ -17,17 +17,14 @@ export interface CycleRequestInput {
   spec: CycleNodeRequestSpecInput;
 }
 
-export interface NodeCycleStatus {
+/**
+ * A node's cycle, as its cycleNodeWorkflow reports it and the request keeps it: exactly the status
+ * of the node's CycleNodeStatus object (one name, one shape), plus the node's name and the report's
+ * order. The request's `status.nodes[]` shows a summary of it (CycleNodeSummary).
+ */
+export interface CycleNodeStatus extends Omit<CycleNodeStatusStatus, 'phase'> {
   nodeName: string;
   phase: CycleNodePhase;
-  message?: string;
-  providerID?: string;
-  nodeGroup?: string;
-  startedAt?: string;
-  timeoutAt?: string;
-  evicted?: number;
-  /** The drain's blocker, in Cluster API's message shape, while it drains. */
-  drainMessage?: string;
   /** Orders a node's progress reports: the parent keeps only the newest. */
   seq?: number;
 }
@@ -36,7 +33,7 @@ export interface CycleStatus {
   phase: CycleRequestPhase;
   message: string;
   /** Every node selected for cycling, with its own phase. */
-  nodes: NodeCycleStatus[];
+  nodes: CycleNodeStatus[];
   nodesCycled: number;
   nodesTotal: number;
   /** Nodes in flight at once, as now in effect (spec edits change it for the next batch). */

@@ -1,7 +1,7 @@
 // The per-node pod counts a targets-mode drain reports to its NodeMaintenance (NM-1.7). Pure: the
 // workflow runs it on each pass with what it knows about each pod (refusals, evictions just made).
 import type { NodeCounts } from '../maintenance/types.js';
-import { podKey, type PodVerdict } from './types.js';
+import { podKey, type PodVerdict } from '../../shared/drain.js';
 
 export interface CountFacts {
   /** ns/name of pods an operator told the drain to leave alone (skipPod): counted as Skip. */

@@ -36,8 +36,8 @@ import {
   type PodTarget,
 } from '../messages.js';
 import { lowestUntargeted, nodeCounts } from './counts.js';
-import { drainMarkdown, drainMessage, emptyStatus, pdbNames, truncate, waveStatus, type DrainPhase, type DrainStatus, type ForcedAction } from './status.js';
-import { podKey, type DrainSettings, type DrainSnapshot, type NodeFacts, type PodRef, type PodVerdict } from './types.js';
+import { drainMarkdown, drainMessage, emptyStatus, pdbNames, waveStatus, type DrainPhase, type DrainStatus, type ForcedAction } from './status.js';
+import { podKey, truncate, type DrainSettings, type DrainSnapshot, type NodeFacts, type PodRef, type PodVerdict } from '../../shared/drain.js';
 import { planWave, type WavePlan } from './waves.js';
 import { ReturnsLedger, type ReturnsCarry, type ReturnsVerdict } from './returns.js';
 import { latestOnly, whenSettled, type ProgressReporter } from '../progress.js';

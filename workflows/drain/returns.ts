@@ -5,7 +5,7 @@
 // after that they are left on the node, named in status, for the node's deletion (a cycle) or the
 // end of the maintenance to settle. kubectl waits only for the pods it listed; Karpenter never
 // evicts pods that tolerate its taint. Pure: the workflow keeps one ledger per drain.
-import { podKey, type PodVerdict } from './types.js';
+import { podKey, type PodVerdict } from '../../shared/drain.js';
 import { UNSCHEDULABLE_TAINT } from '../../api/well-known.js';
 
 export const MAX_RETURN_EVICTIONS = 3;

@@ -3,7 +3,7 @@
 // short markdown for the Temporal Web UI. Lists are sorted, grouped by identical reason and
 // truncated, so messages do not churn.
 import type { WavePlan } from './waves.js';
-import { podKey } from './types.js';
+import { podKey, truncate } from '../../shared/drain.js';
 import { entryString } from '../../api/drain-plan.js';
 import type { DrainTargets } from '../messages.js';
 import type { NodeCounts } from '../maintenance/types.js';
@@ -64,10 +64,6 @@ export interface DrainStatus {
 
 export function emptyStatus(node: string): DrainStatus {
   return { node, phase: 'Pending', completedWaves: [], later: [], skipped: [], returning: [], heldBy: [], forced: [], warnings: [], evicted: 0, message: '' };
-}
-
-export function truncate(list: string[], max = 3): string {
-  return list.length <= max ? list.join(', ') : `${list.slice(0, max).join(', ')}, ... (${list.length - max} more)`;
 }
 
 const pods = (n: number) => (n === 1 ? 'Pod' : 'Pods');

@@ -3,7 +3,7 @@
 // and still-terminating pods included) has left the node. Pure and deterministic: the workflow runs
 // it on each snapshot. The same planner serves DrainRule orders and KEP-4212 drain plans, because
 // both arrive here as `order`.
-import { byKey, podKey, type PodVerdict } from './types.js';
+import { byKey, podKey, type PodVerdict } from '../../shared/drain.js';
 
 export interface WavePlan {
   /** Nothing left to evict, delete or wait for. */

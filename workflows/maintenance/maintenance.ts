@@ -40,7 +40,8 @@ import { NodesAttr, ObjectAttr, PhaseAttr } from '../search-attributes.js';
 import { maintenanceNodeWorkflow } from './node.js';
 import { advance, idleRefreshMs } from './progress.js';
 import { isDrainedNow, maintenanceStatus, progressNodes, type Facts } from './status.js';
-import { isStage, stageRank, STAGES, type HolderInfo, type MaintenanceInput, type MaintenancePreview, type MaintenanceStatus, type NodeReport, type Stage } from './types.js';
+import type { MaintenancePreview } from '../../shared/maintenance-preview.js';
+import { isStage, stageRank, STAGES, type HolderInfo, type MaintenanceInput, type MaintenanceStatus, type NodeReport, type Stage } from './types.js';
 
 /** Membership is live (NM-2.6): the selection is read again this often while nodes are held. */
 const MEMBERSHIP_MS = 10_000;

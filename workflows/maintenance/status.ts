@@ -4,7 +4,8 @@ import { reached } from '../../api/drain-plan.js';
 import { drainStatusMessage, firstNotReady, reachedDrainTargets, sumCounts, type ProgressNode } from './progress.js';
 import { nodeMessage } from './targets.js';
 import type { PlanEntry } from '../../api/drain-plan.js';
-import type { Condition, MaintenanceNodeStatus, MaintenancePreview, MaintenanceStatus, NodeCounts, NodeReport, Stage } from './types.js';
+import type { MaintenancePreview } from '../../shared/maintenance-preview.js';
+import type { Condition, MaintenanceNodeStatus, MaintenanceStatus, NodeCounts, NodeReport, Stage } from './types.js';
 
 /** Status shows at most this many nodes; the rest are counted (NM §1). */
 export const NODE_STATUS_CAP = 1000;

@@ -1,6 +1,7 @@
 // NodeMaintenance data shared by its two workflows, the bridge (which mirrors MaintenanceStatus into
 // the object's status) and the CLI. Plain data only: it crosses workflow, activity and client lines.
 import type { Lane, PlanEntry } from '../../api/drain-plan.js';
+import type { MaintenancePreview } from '../../shared/maintenance-preview.js';
 
 /** KEP-4212 stages, in rank order (Idle 0 < Cordon 1 < Drain 2 < Complete 3). */
 export const STAGES = ['Idle', 'Cordon', 'Drain', 'Complete'] as const;
@@ -137,53 +138,6 @@ export interface NodeReport {
   lowestUntargeted?: number | null;
   /** The node's drain failed (podEvictionTimeout policy Fail): why. */
   drainFailed?: string;
-}
-
-// ---- The Idle preview (previewMaintenance activity, maintenancePlan query): what Drain would do, computed without touching anything.
-
-/** One pod in a node's preview. */
-export interface PreviewPod {
-  /** namespace/name. */
-  pod: string;
-  /** Index in the effective plan of the first entry that takes it (-1: none). */
-  entry: number;
-  /** DrainRule order inside the entry (the wave); 0 by default. */
-  wave: number;
-  /** Evict, Delete (finished), WaitCompleted, Skip (skipped or kept). */
-  action: 'Evict' | 'Delete' | 'WaitCompleted' | 'Skip';
-  /** A targeted DaemonSet or static pod: never evicted, left for node shutdown. */
-  kept?: boolean;
-  /** Why this action (label, DrainRule, kept reason, "default"). */
-  reason: string;
-  /** PDBs that select it and allow no disruption now (status.disruptionsAllowed 0). */
-  blockedBy?: string[];
-}
-
-/** What Drain would do on one node with today's pods, rules and disruption budgets. Counts are exact; `pods` is capped. */
-export interface NodePreview {
-  node: string;
-  exists: boolean;
-  /** One line for nodeStatuses[].drainMessage while Idle ("Planned: 12 pods in 3 entries, …"). */
-  message: string;
-  /** Pods it would evict (or delete, when finished). */
-  evict: number;
-  /** Plan entries those pods fall in. */
-  entries: number;
-  waitCompleted: number;
-  skipped: number;
-  kept: number;
-  /** Pods it would evict that a PDB blocks now. */
-  blocked: number;
-  pods: PreviewPod[];
-  podsOmitted: number;
-  /** Invalid drain options, invalid DrainRules that would hold this node. */
-  errors: string[];
-}
-
-export interface MaintenancePreview {
-  /** Digest of `nodes`: the workflow keeps (and the history carries) a preview only when it changed. */
-  digest: string;
-  nodes: NodePreview[];
 }
 
 /** The answer of the maintenancePlan query. */

@@ -1,5 +1,6 @@
 // The drain's data: what the classify activity reports about each pod, and what the wave planner
-// and the workflow reason about. Plain data only (it crosses the activity boundary).
+// and the workflow reason about. Plain data only (it crosses the activity boundary), so it lives
+// below both: activities/ and workflows/ import it, never each other's.
 
 /** What the drain does with a pod. */
 export type PodAction = 'Evict' | 'Delete' | 'WaitCompleted' | 'Skip';
@@ -78,4 +79,9 @@ export function byKey<T extends { namespace: string; name: string }>(a: T, b: T)
   const ka = podKey(a);
   const kb = podKey(b);
   return ka < kb ? -1 : ka > kb ? 1 : 0;
+}
+
+/** `a, b, c, ... (N more)`: a list for a one-line message, cut after `max`. */
+export function truncate(list: string[], max = 3): string {
+  return list.length <= max ? list.join(', ') : `${list.slice(0, max).join(', ')}, ... (${list.length - max} more)`;
 }

@@ -1,0 +1,48 @@
+// The Idle preview of a NodeMaintenance (previewMaintenance activity, maintenancePlan query): what
+// Drain would do, computed without touching anything. Plain data crossing the activity boundary, so
+// it lives below both activities/ and workflows/.
+
+/** One pod in a node's preview. */
+export interface PreviewPod {
+  /** namespace/name. */
+  pod: string;
+  /** Index in the effective plan of the first entry that takes it (-1: none). */
+  entry: number;
+  /** DrainRule order inside the entry (the wave); 0 by default. */
+  wave: number;
+  /** Evict, Delete (finished), WaitCompleted, Skip (skipped or kept). */
+  action: 'Evict' | 'Delete' | 'WaitCompleted' | 'Skip';
+  /** A targeted DaemonSet or static pod: never evicted, left for node shutdown. */
+  kept?: boolean;
+  /** Why this action (label, DrainRule, kept reason, "default"). */
+  reason: string;
+  /** PDBs that select it and allow no disruption now (status.disruptionsAllowed 0). */
+  blockedBy?: string[];
+}
+
+/** What Drain would do on one node with today's pods, rules and disruption budgets. Counts are exact; `pods` is capped. */
+export interface NodePreview {
+  node: string;
+  exists: boolean;
+  /** One line for nodeStatuses[].drainMessage while Idle ("Planned: 12 pods in 3 entries, …"). */
+  message: string;
+  /** Pods it would evict (or delete, when finished). */
+  evict: number;
+  /** Plan entries those pods fall in. */
+  entries: number;
+  waitCompleted: number;
+  skipped: number;
+  kept: number;
+  /** Pods it would evict that a PDB blocks now. */
+  blocked: number;
+  pods: PreviewPod[];
+  podsOmitted: number;
+  /** Invalid drain options, invalid DrainRules that would hold this node. */
+  errors: string[];
+}
+
+export interface MaintenancePreview {
+  /** Digest of `nodes`: the workflow keeps (and the history carries) a preview only when it changed. */
+  digest: string;
+  nodes: NodePreview[];
+}

@@ -1,0 +1,142 @@
+// Imports point down. Every import of every .ts file in the layers below (not test/) is read and
+// checked against this table; a failure names the file and the import. docs/design.md states the
+// same rules ("Layers").
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, normalize, relative, sep } from 'node:path';
+
+type Layer = 'api' | 'shared' | 'workflows' | 'activities' | 'worker' | 'starter' | 'stack' | 'bench';
+const LAYERS: Layer[] = ['api', 'shared', 'workflows', 'activities', 'worker', 'starter', 'stack', 'bench'];
+
+/** What each layer may import of ours (besides itself). */
+const MAY_IMPORT: Record<Layer, Layer[]> = {
+  api: [],
+  shared: ['api'],
+  workflows: ['api', 'shared'], // and `import type` from activities (TYPE_ONLY)
+  activities: ['api', 'shared'],
+  worker: ['api', 'shared', 'workflows', 'activities'],
+  starter: ['api', 'shared', 'workflows'], // and the activities modules in STARTER_ACTIVITIES
+  stack: ['api', 'shared', 'workflows', 'activities'],
+  bench: ['api', 'shared', 'workflows', 'activities', 'worker', 'starter', 'stack'], // a harness: anything
+};
+
+/**
+ * Edges allowed only as `import type` (erased at compile): the workflows' view of the activities'
+ * signatures and results, `proxyActivities<Activities>()` as in the Temporal samples. No activity
+ * code enters the workflow bundle.
+ */
+const TYPE_ONLY: Partial<Record<Layer, Layer[]>> = { workflows: ['activities'] };
+
+/**
+ * The clients talk to Kubernetes with the activities' own pieces, so there is one of each: the
+ * client factory and apiStatus (kube.ts), the Event writer (events.ts: one Event format), the one
+ * list-then-watch loop (listwatch.ts), the node-group label (inventory.ts), and the kwok Node shape
+ * the main job creates its node group with (providers/kwok-node.ts). Nothing else of activities/.
+ */
+const STARTER_ACTIVITIES = ['kube.ts', 'events.ts', 'listwatch.ts', 'inventory.ts', 'providers/kwok-node.ts'].map((f) => `activities/${f}`);
+
+/** Exactly these files may make these edges against the table, and why. */
+const EXCEPTIONS: Array<{ from: string; to: string; why: string }> = [
+  { from: 'starter/main.ts', to: 'worker/worker.ts', why: '`npm start`, the main job: hosts a worker in its own process' },
+  { from: 'starter/demo-maintenance.ts', to: 'worker/worker.ts', why: '`npm run demo:maintenance`: hosts a worker in its own process' },
+];
+
+/** Node-only modules of shared/ that workflow code must never import (the bundle would refuse them anyway). */
+const NOT_FOR_WORKFLOWS = ['shared/temporal.ts'];
+
+const ROOT = join(dirname(new URL(import.meta.url).pathname), '..', '..');
+
+function sources(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
+}
+
+export interface Import {
+  spec: string;
+  typeOnly: boolean;
+}
+
+/** Every static (`import`/`export ... from`, side-effect `import '...'`) and dynamic (`import('...')`) import. */
+export function importsOf(src: string): Import[] {
+  const out: Import[] = [];
+  for (const m of src.matchAll(/^\s*(import|export)\s+(type\s+)?(?:[^;'"]*?\bfrom\s+)?['"]([^'"]+)['"]/gm)) {
+    out.push({ spec: m[3]!, typeOnly: m[2] !== undefined });
+  }
+  for (const m of src.matchAll(/\bimport\(\s*['"]([^'"]+)['"]\s*\)/g)) out.push({ spec: m[1]!, typeOnly: false });
+  return out;
+}
+
+/** The file an import names, relative to the repository root, as `.ts` (undefined: a package). */
+function target(file: string, spec: string): string | undefined {
+  if (!spec.startsWith('.')) return undefined;
+  return normalize(join(dirname(file), spec)).split(sep).join('/').replace(/\.js$/, '.ts');
+}
+
+const layerOf = (path: string): string => path.split('/')[0]!;
+
+/** What is wrong with one import of `file` ('' when it is allowed). */
+export function violation(file: string, imp: Import): string {
+  const to = target(file, imp.spec);
+  if (to === undefined) return '';
+  const from = layerOf(file) as Layer;
+  const toLayer = layerOf(to);
+  if (toLayer === from) return '';
+  if (EXCEPTIONS.some((e) => e.from === file && e.to === to)) return '';
+  const bad = `${file} imports '${imp.spec}' (${to})`;
+  if (!(LAYERS as string[]).includes(toLayer)) return `${bad}: ${toLayer}/ is not a layer code may import`;
+  if (from === 'workflows' && NOT_FOR_WORKFLOWS.includes(to)) return `${bad}: Node-only, not for workflow code`;
+  if (MAY_IMPORT[from].includes(toLayer as Layer)) return '';
+  if (TYPE_ONLY[from]?.includes(toLayer as Layer)) return imp.typeOnly ? '' : `${bad}: ${from} may import ${toLayer} only as \`import type\``;
+  if (from === 'starter' && STARTER_ACTIVITIES.includes(to)) return '';
+  return `${bad}: ${from} may not import ${toLayer}`;
+}
+
+describe('layers: imports point down', () => {
+  const files = LAYERS.flatMap((l) => sources(l)).map((f) => relative(ROOT, join(ROOT, f)).split(sep).join('/'));
+
+  test('every layer has sources (the scan reads the tree)', () => {
+    for (const l of LAYERS) expect(files.some((f) => layerOf(f) === l)).toBe(true);
+    expect(files.length).toBeGreaterThan(100);
+  });
+
+  test('no import of api, shared, workflows, activities, worker, starter, stack or bench goes against the table', () => {
+    const bad = files.flatMap((f) => importsOf(readFileSync(join(ROOT, f), 'utf8')).map((imp) => violation(f, imp))).filter(Boolean);
+    expect(bad).toEqual([]);
+  });
+
+  test('every exception is still used (a stale one would hide nothing, but misleads)', () => {
+    for (const e of EXCEPTIONS) {
+      const used = importsOf(readFileSync(join(ROOT, e.from), 'utf8')).some((imp) => target(e.from, imp.spec) === e.to);
+      expect(`${e.from} → ${e.to}: ${used ? 'used' : 'stale'}`).toBe(`${e.from} → ${e.to}: used`);
+    }
+  });
+
+  test('the reader finds multi-line, type-only, re-export, side-effect and dynamic imports, and the rules refuse upward edges', () => {
+    const src = [
+      "import {\n  a,\n  b,\n} from '../../workflows/drain/status.js';",
+      "import type { X } from '../activities/index.js';",
+      "export { y } from './y.js';",
+      "import './side.js';",
+      "const m = await import('../worker/main.js');",
+      "const s = 'import x from \"nowhere\"'; // not an import",
+    ].join('\n');
+    expect(importsOf(src)).toEqual([
+      { spec: '../../workflows/drain/status.js', typeOnly: false },
+      { spec: '../activities/index.js', typeOnly: true },
+      { spec: './y.js', typeOnly: false },
+      { spec: './side.js', typeOnly: false },
+      { spec: '../worker/main.js', typeOnly: false },
+    ]);
+    expect(violation('activities/drain/volumes.ts', { spec: '../../workflows/drain/status.js', typeOnly: false })).toMatch(/activities may not import workflows/);
+    expect(violation('workflows/proxies.ts', { spec: '../activities/index.js', typeOnly: true })).toBe('');
+    expect(violation('workflows/proxies.ts', { spec: '../activities/index.js', typeOnly: false })).toMatch(/only as `import type`/);
+    expect(violation('workflows/ids.ts', { spec: '../shared/temporal.js', typeOnly: false })).toMatch(/Node-only/);
+    expect(violation('starter/cli/main.ts', { spec: '../../worker/config.js', typeOnly: false })).toMatch(/starter may not import worker/);
+    expect(violation('starter/cli/main.ts', { spec: '../../activities/kube.js', typeOnly: false })).toBe('');
+    expect(violation('starter/cli/main.ts', { spec: '../../activities/drain/evict.js', typeOnly: false })).toMatch(/starter may not import activities/);
+    expect(violation('activities/providers/kwok.ts', { spec: '../../stack/kwok/nodes.js', typeOnly: false })).toMatch(/activities may not import stack/);
+    expect(violation('stack/kwok/nodes.ts', { spec: '../../starter/main.js', typeOnly: false })).toMatch(/stack may not import starter/);
+    expect(violation('api/crd.ts', { spec: '../shared/drain.js', typeOnly: false })).toMatch(/api may not import shared/);
+    expect(violation('worker/main.ts', { spec: '../test/support/cycle.js', typeOnly: false })).toMatch(/test\/ is not a layer/);
+  });
+});
