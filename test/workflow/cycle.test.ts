@@ -79,6 +79,23 @@ describe('cycleNodeRequestWorkflow', () => {
     expect(result).toMatchObject({ phase: 'Successful', nodesCycled: 2 });
   });
 
+  test.concurrent("a batch's new nodes get scale-down back only once that batch's old nodes are gone, not when the next batch starts", async () => {
+    const fake = new FakeCycle('release', 6);
+    for (let i = 0; i < 6; i++) fake.drains.get(`release-${i}`)!.pods.push(pod(`p${i}`));
+    const result = await runRequest(fake, 'release', { cycleSettings: { method: 'Drain', concurrency: 2 } });
+    expect(result).toMatchObject({ phase: 'Successful', nodesCycled: 6 });
+    const batches = fake.nodesOf('detachNodes');
+    const protectedSets = fake.nodesOf('protectFromScaleDown');
+    expect(protectedSets).toHaveLength(batches.length);
+    const releases = fake.callsOf('releaseScaleDown').filter((c) => ((c.input as { nodes?: string[] }).nodes ?? []).length > 0);
+    const deleted = new Map(fake.callsOf('deleteNode').map((c) => [c.input as string, c.startedAt]));
+    batches.forEach((old, i) => {
+      const release = releases.find((c) => JSON.stringify((c.input as { nodes: string[] }).nodes) === JSON.stringify(protectedSets[i]));
+      expect(release).toBeDefined();
+      for (const n of old) expect(release!.startedAt).toBeGreaterThan(deleted.get(n)!);
+    });
+  });
+
   test.concurrent('an invalid request fails with InvalidCycleRequest; nothing is touched, locked or healed', async () => {
     const fake = new FakeCycle('invalid', 1);
     fake.errors = ['spec.selector: selector must not be empty: it would match every node'];

@@ -349,7 +349,9 @@ export class Request {
     await act.protectFromScaleDown.executeWithOptions({ summary: 'disable scale-down of the new nodes' }, [{ nodes: rep.newNodes, requestKey: this.key }]);
     const live = batch.filter((n) => this.isInFlight(n));
     Object.assign(this.c.batch, { replacements: rep.newNodes, toCordon: live, toStart: [...live] });
-    this.c.releases.push({ nodes: live, newNodes: rep.newNodes });
+    // A copy: cordoning consumes toCordon (the same array as live), and an emptied list made the
+    // release due at once, giving the new nodes back to cluster-autoscaler before the old were gone.
+    this.c.releases.push({ nodes: patched('release-waits-for-batch') ? [...live] : live, newNodes: rep.newNodes });
     this.phase('CordoningNode', `replacements: ${rep.newNodes.join(', ')}`);
     return 'CordoningNode';
   }
