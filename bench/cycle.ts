@@ -8,7 +8,7 @@ import { AppsV1Api } from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { NODE_GROUP_LABEL } from '../activities/inventory.js';
-import { createKube } from '../activities/kube.js';
+import { createKube, createReadyNamespace } from '../activities/kube.js';
 import { ensureFakeNodeGroup } from '../stack/kwok/nodes.js';
 import { connectClient } from '../starter/client.js';
 import { temporalSettings } from '../shared/temporal.js';
@@ -49,15 +49,7 @@ const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/
 async function setUp(nodes: number, pods: number): Promise<string> {
   const group = `bench-cycle-${Date.now().toString(36)}`;
   await ensureFakeNodeGroup(kube.core, group, nodes, {}, 180_000 + nodes * 1000);
-  await kube.core.createNamespace({ body: { metadata: { name: group } } });
-  for (;;) {
-    try {
-      await kube.core.readNamespacedServiceAccount({ name: 'default', namespace: group });
-      break;
-    } catch {
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
+  await createReadyNamespace(kube.core, group);
   await apps.createNamespacedDeployment({
     namespace: group,
     body: {

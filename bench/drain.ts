@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { AppsV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { NODE_GROUP_LABEL } from '../activities/inventory.js';
-import { createKube, type Kube } from '../activities/kube.js';
+import { createKube, createReadyNamespace, type Kube } from '../activities/kube.js';
 import { ensureFakeNodeGroup } from '../stack/kwok/nodes.js';
 import { connectClient } from '../starter/client.js';
 import { temporalSettings } from '../shared/temporal.js';
@@ -71,15 +71,7 @@ function kubectlDrain(node: string): number {
 
 async function main(kubeClient: Kube) {
   const nodes = await ensureFakeNodeGroup(kubeClient.core, group, 2 * ROUNDS + 1);
-  await kubeClient.core.createNamespace({ body: { metadata: { name: ns } } });
-  for (;;) {
-    try {
-      await kubeClient.core.readNamespacedServiceAccount({ name: 'default', namespace: ns });
-      break;
-    } catch {
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
+  await createReadyNamespace(kubeClient.core, ns);
   const settings = { ...temporalSettings(), taskQueue: group };
   const { worker } = await createWorker({ deps: { kube: kubeClient }, settings, prebuiltBundle: true });
   const running = worker.run();

@@ -13,7 +13,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { readFile } from 'node:fs/promises';
 import { GROUP, VERSION } from '../api/crd.js';
 import { NODE_MAINTENANCE, type NodeMaintenanceSpecInput } from '../api/node-maintenance.js';
-import { createKube } from '../activities/kube.js';
+import { createKube, createReadyNamespace } from '../activities/kube.js';
 import { ensureFakeNodeGroup } from '../stack/kwok/nodes.js';
 import { connectClient } from '../starter/client.js';
 import { temporalSettings } from '../shared/temporal.js';
@@ -72,15 +72,7 @@ async function audit(sinceMs: number): Promise<AuditEvent[]> {
 const entryOfPod = (name: string | undefined) => Number(/-e(\d)-/.exec(name ?? '')?.[1] ?? -1);
 
 const nodes = await ensureFakeNodeGroup(kube.core, group, NODES);
-await kube.core.createNamespace({ body: { metadata: { name: ns } } });
-for (;;) {
-  try {
-    await kube.core.readNamespacedServiceAccount({ name: 'default', namespace: ns });
-    break;
-  } catch {
-    await sleep(200);
-  }
-}
+await createReadyNamespace(kube.core, ns);
 const classes = ENTRIES.map((e) => `${group}-p${e.priority}`);
 for (const [i, e] of ENTRIES.entries()) await scheduling.createPriorityClass({ body: { metadata: { name: classes[i]! }, value: e.priority } });
 const deployments: Array<Promise<unknown>> = [];

@@ -6,7 +6,7 @@ import { AppsV1Api, CustomObjectsApi, PatchStrategy, PolicyV1Api, SchedulingV1Ap
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { GROUP, VERSION } from '../api/crd.js';
 import { NODE_MAINTENANCE } from '../api/node-maintenance.js';
-import { apiStatus, createKube } from '../activities/kube.js';
+import { apiStatus, createKube, createReadyNamespace } from '../activities/kube.js';
 import { ensureNode, fakeNode } from '../activities/providers/kwok-node.js';
 import { temporalSettings, webUiLink } from '../shared/temporal.js';
 import { createWorker } from '../worker/worker.js';
@@ -35,8 +35,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 await installCrds(kube.config);
 for (const name of nodes) await ensureNode(kube.core, fakeNode({ name, nodeGroup: `nm-demo-${run}` }));
-await kube.core.createNamespace({ body: { metadata: { name: ns } } }).catch(ignoreConflict);
-while (!(await kube.core.readNamespacedServiceAccount({ name: 'default', namespace: ns }).catch(() => undefined))) await sleep(250);
+await createReadyNamespace(kube.core, ns);
 
 // Pods pinned to nodes, with the priorities of the spec's example E2.
 const scheduling = kube.config.makeApiClient(SchedulingV1Api);

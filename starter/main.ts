@@ -4,7 +4,7 @@
 import { AppsV1Api, PolicyV1Api } from '@kubernetes/client-node';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { NODE_GROUP_LABEL } from '../activities/inventory.js';
-import { apiStatus, createKube } from '../activities/kube.js';
+import { apiStatus, createKube, createReadyNamespace } from '../activities/kube.js';
 import { ensureNode, fakeNode } from '../activities/providers/kwok-node.js';
 import { temporalSettings, webUiLink } from '../shared/temporal.js';
 import { createWorker } from '../worker/worker.js';
@@ -32,15 +32,7 @@ const have = (await kube.core.listNode({ labelSelector: `${NODE_GROUP_LABEL}=${g
 for (let i = 0; i < size - have; i++) await ensureNode(kube.core, fakeNode({ name: `${group}-${Date.now().toString(36)}-${i}`, nodeGroup: group }));
 
 // A sample app spread over the group, with a PDB the cycle must respect.
-await kube.core.createNamespace({ body: { metadata: { name: ns } } }).catch(ignoreConflict);
-for (;;) {
-  try {
-    await kube.core.readNamespacedServiceAccount({ name: 'default', namespace: ns });
-    break;
-  } catch {
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
+await createReadyNamespace(kube.core, ns);
 await kube.config.makeApiClient(AppsV1Api).createNamespacedDeployment({
   namespace: ns,
   body: {

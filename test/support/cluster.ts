@@ -1,9 +1,8 @@
 // Shared fixtures for tests on the local stack: a client, throw-away namespaces, and the audit log.
 import { readFile } from 'node:fs/promises';
 import { AppsV1Api, PolicyV1Api, type V1Pod } from '@kubernetes/client-node';
-import { createKube, type Kube } from '../../activities/kube.js';
+import { createKube, createReadyNamespace, type Kube } from '../../activities/kube.js';
 import { deleteNodeGroups } from '../../stack/kwok/nodes.js';
-import { waitFor } from './wait.js';
 
 export interface TestCluster extends Kube {
   apps: AppsV1Api;
@@ -23,11 +22,8 @@ export function uniqueName(prefix: string): string {
 
 /** Creates a namespace and waits for its default ServiceAccount (pods are refused until it exists). */
 export async function createNamespace(c: TestCluster, name: string): Promise<void> {
-  await c.core.createNamespace({ body: { metadata: { name } } });
-  await waitFor(`serviceaccount ${name}/default`, async () => {
-    await c.core.readNamespacedServiceAccount({ name: 'default', namespace: name });
-    return true;
-  });
+  await c.core.createNamespace({ body: { metadata: { name } } }); // a test's namespace is new: a clash is a bug
+  await createReadyNamespace(c.core, name);
 }
 
 /** Deletes the nodes of a node group: tests leave no fake nodes behind (each costs kwok heartbeats). */
