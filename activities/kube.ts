@@ -66,22 +66,3 @@ export function createKube(config: KubeConfig = loadKubeConfig()): Kube {
 export function apiStatus(err: unknown): number | undefined {
   return err instanceof ApiException ? err.code : undefined;
 }
-
-/**
- * Creates a namespace (an existing one is fine) and waits for its default ServiceAccount: until it
- * exists, the apiserver refuses pods there. For the main job, the benchmarks and the tests.
- */
-export async function createReadyNamespace(core: CoreV1Api, name: string, timeoutMs = 60_000): Promise<void> {
-  await core.createNamespace({ body: { metadata: { name } } }).catch((err: unknown) => {
-    if (apiStatus(err) !== 409) throw err;
-  });
-  for (const deadline = Date.now() + timeoutMs; ; ) {
-    try {
-      await core.readNamespacedServiceAccount({ name: 'default', namespace: name });
-      return;
-    } catch (err) {
-      if (apiStatus(err) !== 404 || Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-}

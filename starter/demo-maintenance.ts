@@ -6,7 +6,8 @@ import { AppsV1Api, CustomObjectsApi, PatchStrategy, PolicyV1Api, SchedulingV1Ap
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { GROUP, VERSION } from '../api/crd.js';
 import { NODE_MAINTENANCE } from '../api/node-maintenance.js';
-import { apiStatus, createKube, createReadyNamespace } from '../activities/kube.js';
+import { apiStatus, createKube } from '../activities/kube.js';
+import { createReadyNamespace } from './namespace.js';
 import { ensureNode, fakeNode } from '../activities/providers/kwok-node.js';
 import { temporalSettings, webUiLink } from '../shared/temporal.js';
 import { createWorker } from '../worker/worker.js';

@@ -1,7 +1,8 @@
 // Shared fixtures for tests on the local stack: a client, throw-away namespaces, and the audit log.
 import { readFile } from 'node:fs/promises';
 import { AppsV1Api, PolicyV1Api, type V1Pod } from '@kubernetes/client-node';
-import { createKube, createReadyNamespace, type Kube } from '../../activities/kube.js';
+import { createKube, type Kube } from '../../activities/kube.js';
+import { createReadyNamespace } from '../../starter/namespace.js';
 import { deleteNodeGroups } from '../../stack/kwok/nodes.js';
 
 export interface TestCluster extends Kube {
