@@ -70,6 +70,11 @@ export interface DrainSnapshot {
    */
   heldBy: string[];
   settings?: DrainSettings;
+  /**
+   * Fingerprint of the DrainRules this snapshot was judged by. The waits that end on a rule change
+   * start from it, so a change between this read and the wait is not missed.
+   */
+  drainRulesSeen?: string;
 }
 
 export const podKey = (p: { namespace: string; name: string }) => `${p.namespace}/${p.name}`;

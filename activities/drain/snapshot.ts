@@ -13,6 +13,7 @@ import { classifyPod, type ClassifyContext, type PodFacts } from './classify.js'
 import { readNode } from './node.js';
 import { listNodePods, podFacts } from './pods.js';
 import { invalidRuleCouldAffect } from './rule-reach.js';
+import { rulesFingerprint } from './rules-wait.js';
 
 export function nodeFacts(name: string, node: V1Node | undefined): NodeFacts {
   const ready = node?.status?.conditions?.find((c) => c.type === 'Ready')?.status;
@@ -24,16 +25,16 @@ interface InvalidRule {
   error: string;
 }
 
-async function readDrainRules(kube: Kube): Promise<{ rules: DrainRule[]; invalid: InvalidRule[] }> {
+async function readDrainRules(kube: Kube): Promise<{ rules: DrainRule[]; invalid: InvalidRule[]; seen: string }> {
   const api = kube.config.makeApiClient(CustomObjectsApi);
-  let items: Array<{ metadata?: { name?: string }; spec?: unknown }>;
+  let items: Array<{ metadata?: { name?: string; uid?: string; resourceVersion?: string }; spec?: unknown }>;
   try {
     const res = (await api.listClusterCustomObject({ group: DRAIN_RULE.group, version: DRAIN_RULE.version, plural: DRAIN_RULE.plural })) as {
       items: typeof items;
     };
     items = res.items;
   } catch (err) {
-    if (apiStatus(err) === 404) return { rules: [], invalid: [] }; // CRD not installed: no rules
+    if (apiStatus(err) === 404) return { rules: [], invalid: [], seen: rulesFingerprint([]) }; // CRD not installed: no rules
     throw err;
   }
   const rules: DrainRule[] = [];
@@ -45,7 +46,7 @@ async function readDrainRules(kube: Kube): Promise<{ rules: DrainRule[]; invalid
   }
   rules.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   invalid.sort((a, b) => (a.error < b.error ? -1 : a.error > b.error ? 1 : 0));
-  return { rules, invalid };
+  return { rules, invalid, seen: rulesFingerprint(items) };
 }
 
 const hasNamespaceSelector = (spec: unknown) =>
@@ -87,7 +88,7 @@ export function nodeClassifier(kube: Kube) {
     const parsed = DrainOptions.safeParse(input.options ?? {});
     // Three independent reads at once: one round trip, not two (a missing node wastes a list).
     // Any failed read throws (the activity retries): an error is never an empty list of pods.
-    const [node, { items }, { rules, invalid }] = await Promise.all([readNode(kube, input.nodeName), listNodePods(kube, input.nodeName), readDrainRules(kube)]);
+    const [node, { items }, { rules, invalid, seen }] = await Promise.all([readNode(kube, input.nodeName), listNodePods(kube, input.nodeName), readDrainRules(kube)]);
     const facts = nodeFacts(input.nodeName, node);
     if (!parsed.success) {
       return { snapshot: { node: facts, pods: [], errors: parsed.error.issues.map((i) => `drain options ${i.path.join('.')}: ${i.message}`), heldBy: [] }, pods: [] };
@@ -123,6 +124,6 @@ export function nodeClassifier(kube: Kube) {
       rules,
       ...(input.targets ? { targets: input.targets } : { drainPlan: parsed.data.drainPlan }),
     };
-    return { snapshot: { node: facts, pods: pods.map((p) => classifyPod(p, ctx)).sort(byKey), errors: [], heldBy, settings }, pods };
+    return { snapshot: { node: facts, pods: pods.map((p) => classifyPod(p, ctx)).sort(byKey), errors: [], heldBy, settings, drainRulesSeen: seen }, pods };
   };
 }

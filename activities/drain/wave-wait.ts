@@ -25,6 +25,8 @@ export interface WaveWaitInput {
   refused: PodRef[];
   /** Every uid on the node when the workflow last looked: a pod not among them ends the wait. */
   known: string[];
+  /** The DrainRules the workflow judged by (DrainSnapshot.drainRulesSeen): a change since then ends the wait. */
+  drainRulesSeen?: string;
   gracePeriodSeconds?: number;
   concurrency: number;
   qps: number;
@@ -159,7 +161,7 @@ export function createWaveWaitActivities(kube: Kube) {
         timeoutMs: input.timeoutMs,
         signal: watchAbort.signal,
       });
-      const rulesChanged = untilDrainRulesChange(kube, { timeoutMs: input.timeoutMs, signal: watchAbort.signal });
+      const rulesChanged = untilDrainRulesChange(kube, { timeoutMs: input.timeoutMs, since: input.drainRulesSeen, signal: watchAbort.signal });
       const never = new Promise<never>(() => {});
       try {
         const first = await Promise.race([

@@ -6,6 +6,7 @@
 import { RbacAuthorizationV1Api, type V1PolicyRule } from '@kubernetes/client-node';
 import { createSnapshotActivities } from '../../activities/drain/snapshot.js';
 import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
+import { untilDrainRulesChange } from '../../activities/drain/rules-wait.js';
 import { apiStatus } from '../../activities/kube.js';
 import { drainStatusQuery } from '../../workflows/messages.js';
 import { kubeConfigWithToken, kubeFrom } from '../support/bridge.js';
@@ -15,6 +16,33 @@ import { createDrainRule, deleteDrainRule, storeUnvalidatedDrainRule } from '../
 import { waitFor } from '../support/wait.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('the waits on DrainRules start from the rules the drain judged by', () => {
+  const f = new DrainFixture('it-rulesseen');
+  const rule = uniqueName('it-seen-rule');
+  beforeAll(() => f.setup({ worker: false }));
+  afterAll(async () => {
+    await deleteDrainRule(f.c, rule);
+    await f.teardown();
+  });
+
+  test('a rule created after the classify read and before the wait ends the wait at once; with nothing changed since the read, the wait runs to its timeout', async () => {
+    const { classifyPods } = createSnapshotActivities(f.c);
+    const before = await classifyPods({ nodeName: f.node });
+    expect(before.drainRulesSeen).toMatch(/^[0-9a-f]{16}$/);
+    const unchanged = await untilDrainRulesChange(f.c, { timeoutMs: 1500, since: before.drainRulesSeen });
+    expect(unchanged.met).toBe(false);
+
+    await createDrainRule(f.c, rule, { nodes: [{ selector: { matchLabels: { 'slipway.dev/never': 'x' } } }], pods: [{ selector: { matchLabels: { app: 'none' } } }], drain: { behavior: 'Skip' } });
+    const t0 = Date.now();
+    const changed = await untilDrainRulesChange(f.c, { timeoutMs: 10_000, since: before.drainRulesSeen });
+    expect(changed.met).toBe(true);
+    expect(Date.now() - t0).toBeLessThan(5_000);
+    // Without the baseline the same wait would miss it: its first list already has the rule.
+    expect((await untilDrainRulesChange(f.c, { timeoutMs: 1500 })).met).toBe(false);
+    expect((await classifyPods({ nodeName: f.node })).drainRulesSeen).not.toBe(before.drainRulesSeen);
+  });
+});
 
 describe('a DrainRule that turns invalid while a drain is blocked by a PDB', () => {
   const f = new DrainFixture('it-heldrule');

@@ -76,6 +76,9 @@ export class FakeDrain extends CallLog {
     this.pods = pods;
   }
 
+  /** Runs after the n-th classify read (from 1), before its answer reaches the workflow: a change the read missed. */
+  afterClassify?: (n: number) => void;
+
   /** A DrainRule was created, changed or deleted (ends waitForDrainRuleChange and waitForWave). */
   rulesChanged(heldBy: string[] = this.heldBy): void {
     this.heldBy = heldBy;
@@ -128,7 +131,9 @@ export class FakeDrain extends CallLog {
         const settings = drainSettings(parsed.data);
         if (!node.exists) return { node, pods: [], errors: [], heldBy: [], settings };
         const pods = structuredClone(this.pods).sort((a, b) => (podKey(a) < podKey(b) ? -1 : 1));
-        return { node, pods: input.targets ? pods.map((p) => this.judge(p, input.targets!)) : pods, errors: [], heldBy: [...this.heldBy], settings };
+        const snap = { node, pods: input.targets ? pods.map((p) => this.judge(p, input.targets!)) : pods, errors: [], heldBy: [...this.heldBy], settings, drainRulesSeen: String(this.rules) };
+        this.afterClassify?.(this.callsOf('classifyPods').length);
+        return snap;
       }),
       cordonNode: logged('cordonNode', async (_name: string) => {
         const changed = this.node.exists && !this.node.cordoned;
@@ -157,8 +162,8 @@ export class FakeDrain extends CallLog {
         const left = still();
         return { detached: left.length === 0, message: left.length ? `Waiting for Node volumes to be detached: ${left.join(', ')}` : 'volumes detached', attachedClaims: left };
       }),
-      waitForDrainRuleChange: logged('waitForDrainRuleChange', async (input: { timeoutMs: number }): Promise<boolean> => {
-        const seen = this.rules;
+      waitForDrainRuleChange: logged('waitForDrainRuleChange', async (input: { timeoutMs: number; since?: string }): Promise<boolean> => {
+        const seen = input.since === undefined ? this.rules : Number(input.since);
         return until(() => this.rules !== seen, input.timeoutMs);
       }),
       recordEvent: logged('recordEvent', async (input: EventInput): Promise<void> => {
@@ -177,7 +182,7 @@ export class FakeDrain extends CallLog {
   /** As activities/drain/wave-wait.ts: ends on the first change the drain must act on. */
   private async waitForWave(input: WaveWaitInput): Promise<WaveWaitResult> {
     const known = new Set([...input.known, ...input.leaving]);
-    const seenRules = this.rules;
+    const seenRules = input.drainRulesSeen === undefined ? this.rules : Number(input.drainRulesSeen);
     const evicted: EvictResult[] = [];
     const refused = new Map(input.refused.map((p) => [p.uid, p]));
     const started = Date.now();

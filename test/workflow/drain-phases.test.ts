@@ -180,6 +180,33 @@ describe('Draining', () => {
     expect(fake.evictionsAsked()).toEqual(['app/web', 'app/api']);
   });
 
+  test.concurrent('a DrainRule that turns invalid between the read and the wave wait still holds the drain (the wait starts from the rules the read saw)', async () => {
+    const fake = new FakeDrain('held-race', [pod('web'), pod('api', { order: 1 })]);
+    fake.refusals.set('app/web', PDB);
+    fake.afterClassify = (n) => n === 1 && fake.rulesChanged([HELD]); // after the first read, before any wait
+    const result = await runDrain(env(), fake, {
+      during: async (h) => {
+        const held = await statusWhen(h, 'the drain held', (s) => s.heldBy.length > 0);
+        expect(held.phase).toBe('Draining');
+        expect(fake.evictionsAsked()).toEqual(['app/web']);
+        fake.refusals.clear();
+        fake.rulesChanged([]);
+      },
+    });
+    expect(result.status).toMatchObject({ phase: 'Drained', heldBy: [], evicted: 2 });
+  });
+
+  test.concurrent('a DrainRule fixed between the read and the hold resumes the drain at once, not after the hold window', async () => {
+    const fake = new FakeDrain('unheld-race', [pod('web')]);
+    fake.heldBy = [HELD];
+    fake.afterClassify = (n) => n === 1 && fake.rulesChanged([]); // fixed before the hold's wait starts
+    const started = Date.now();
+    const result = await runDrain(env(), fake);
+    expect(result.status).toMatchObject({ phase: 'Drained', heldBy: [], evicted: 1 });
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(fake.callsOf('waitForDrainRuleChange')[0]!.output).toBe(true);
+  });
+
   test.concurrent('pods that come back are evicted at most 3 more times, then left on the node, named in status.returning, and the drain ends', async () => {
     let n = 0;
     const sticky = (): PodVerdict => pod(`sticky-${n++}`, { controller: 'ReplicaSet app/sticky', toleratesUnschedulable: true, claims: ['app/sticky-data'] });

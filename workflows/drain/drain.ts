@@ -275,6 +275,7 @@ export class Drain {
         completion: [],
         refused: [],
         known: snap.pods.map((p) => p.uid),
+        drainRulesSeen: snap.drainRulesSeen,
         concurrency: this.settings!.evictionConcurrency,
         qps: this.settings!.evictionQPS,
         timeoutMs: MAX_WINDOW_MS,
@@ -342,7 +343,7 @@ export class Drain {
     this.st.heldBy = snap.heldBy;
     this.publish();
     const summary = `held by ${snap.heldBy.length === 1 ? 'an invalid DrainRule' : `${snap.heldBy.length} invalid DrainRules`}: waiting for a fix or deletion`;
-    await this.untilWoken(() => waits.waitForDrainRuleChange.executeWithOptions({ summary }, [{ timeoutMs: MAX_WINDOW_MS }]));
+    await this.untilWoken(() => waits.waitForDrainRuleChange.executeWithOptions({ summary }, [{ timeoutMs: MAX_WINDOW_MS, since: snap.drainRulesSeen }]));
     return this.st.phase;
   }
 
@@ -509,6 +510,7 @@ export class Drain {
         completion,
         refused: refused.map(ref),
         known: snap.pods.map((p) => p.uid),
+        drainRulesSeen: snap.drainRulesSeen,
         gracePeriodSeconds: snap.node.unreachable ? 1 : undefined,
         concurrency: this.settings!.evictionConcurrency,
         qps: this.settings!.evictionQPS,
