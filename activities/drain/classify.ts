@@ -10,6 +10,8 @@ import type { PodAction, PodType, PodVerdict } from '../../shared/drain.js';
 
 /** The pod label that overrides DrainRules: skip | wait-completed. */
 export const DRAIN_LABEL = 'slipway.dev/drain';
+/** The pod label that declares a pod's type (NM-6.6): DaemonSet makes it daemon-like, Default opts it out of rule (c). */
+export const POD_TYPE_LABEL = 'slipway.dev/pod-type';
 const MIRROR_ANNOTATION = 'kubernetes.io/config.mirror';
 /** On an unreachable node, a pod terminating for longer than this is no longer waited on. */
 export const UNREACHABLE_TERMINATING_SKIP_MS = 5_000;
@@ -28,6 +30,8 @@ export interface PodFacts {
   priority: number;
   /** Tolerates node.kubernetes.io/unschedulable (by key, or every taint): its replacement may land back here. */
   toleratesUnschedulable: boolean;
+  /** The pod's own node, when its scheduling constraints pin it there (NM-6.6 (c)); undefined otherwise. */
+  pinnedTo?: string;
 }
 
 export interface ClassifyContext {
@@ -56,11 +60,28 @@ type Filter = (pod: PodFacts, ctx: ClassifyContext, type: PodType) => Decision |
 
 const finished = (p: PodFacts) => p.phase === 'Succeeded' || p.phase === 'Failed';
 
+const isAppsDaemonSetPod = (p: PodFacts) => p.controller?.kind === 'DaemonSet' && p.controller.apiVersion.startsWith('apps/');
+
+/**
+ * Which NM-6.6 rule makes a pod daemon-like beyond (a) an apps/DaemonSet: (b) the pod-type label, or
+ * (c) a custom controller's pod pinned to its node that tolerates the cordon (yaook's ConfiguredDaemonSets).
+ */
+export function daemonLikeRule(p: PodFacts): string | undefined {
+  if (isAppsDaemonSetPod(p)) return undefined;
+  const label = p.labels[POD_TYPE_LABEL];
+  if (label === 'DaemonSet') return `daemon-like: label ${POD_TYPE_LABEL}=DaemonSet`;
+  if (label === 'Default' || !p.controller || p.pinnedTo === undefined || !p.toleratesUnschedulable) return undefined;
+  return `daemon-like: pinned to ${p.pinnedTo}, tolerates unschedulable (${p.controller.kind} ${p.controller.name})`;
+}
+
 export function podTypeOf(p: PodFacts): PodType {
   if (p.annotations[MIRROR_ANNOTATION] !== undefined) return 'Static';
-  if (p.controller?.kind === 'DaemonSet' && p.controller.apiVersion.startsWith('apps/')) return 'DaemonSet';
+  if (isAppsDaemonSetPod(p) || daemonLikeRule(p) !== undefined) return 'DaemonSet';
   return 'Default';
 }
+
+/** Only (a) needs its controller to exist: an orphaned apps/DaemonSet pod is Default (evicted with a warning). */
+const orphaned = (p: PodFacts, ctx: ClassifyContext) => isAppsDaemonSetPod(p) && !ctx.daemonSetExists(p.namespace, p.controller!.name);
 
 const planHas = (ctx: ClassifyContext, t: PodType) => (ctx.drainPlan ?? []).some((e) => e.podType === t);
 
@@ -72,9 +93,9 @@ const skipTerminatingOnUnreachableNode: Filter = (p, ctx) =>
 const daemonSetPods: Filter = (p, ctx, type) => {
   if (type !== 'DaemonSet') return undefined;
   if (finished(p)) return undefined; // a finished pod holds nothing: deleted below, as kubectl and Cluster API do
-  if (!ctx.daemonSetExists(p.namespace, p.controller!.name)) return undefined; // orphaned: drained, with a warning
+  if (orphaned(p, ctx)) return undefined; // orphaned: drained, with a warning
   if (planHas(ctx, 'DaemonSet')) return undefined; // a drain plan names DaemonSet pods explicitly
-  return { action: 'Skip', reason: 'DaemonSet-managed' };
+  return { action: 'Skip', reason: daemonLikeRule(p) ?? 'DaemonSet-managed' };
 };
 
 const mirrorPods: Filter = (_p, ctx, type) =>
@@ -126,7 +147,7 @@ export function planIndex(plan: DrainPlanEntry[], p: PodFacts, type: PodType): n
 function warningsFor(p: PodFacts, type: PodType, ctx: ClassifyContext, action: PodAction): string[] {
   const w: string[] = [];
   if (finished(p) || action !== 'Evict') return w;
-  if (type === 'DaemonSet' && !ctx.daemonSetExists(p.namespace, p.controller!.name)) w.push('evicting orphaned DaemonSet-managed Pod');
+  if (type === 'DaemonSet' && orphaned(p, ctx)) w.push('evicting orphaned DaemonSet-managed Pod');
   if (p.hasEmptyDir) w.push('evicting Pod with local storage (emptyDir)');
   if (!p.controller) w.push('evicting Pod that has no controller');
   const label = p.labels[DRAIN_LABEL];
@@ -150,7 +171,7 @@ const TARGETS_FILTERS: Filter[] = [skipTerminatingOnUnreachableNode, drainLabel,
 function classifyForTargets(p: PodFacts, ctx: ClassifyContext, lanes: Lane[]): PodVerdict {
   const found = podTypeOf(p);
   // An orphaned DaemonSet pod is Default (its DaemonSet must exist): evicted with a warning, as today.
-  const type: PodType = found === 'DaemonSet' && !ctx.daemonSetExists(p.namespace, p.controller!.name) ? 'Default' : found;
+  const type: PodType = found === 'DaemonSet' && orphaned(p, ctx) ? 'Default' : found;
   const targeted = matchesLane(lanes, { podType: type, priority: p.priority, labels: p.labels });
   let d: Decision = { action: 'Evict', order: 0, reason: 'default' };
   for (const f of TARGETS_FILTERS) {
@@ -163,7 +184,8 @@ function classifyForTargets(p: PodFacts, ctx: ClassifyContext, lanes: Lane[]): P
   let kept = false;
   if (d.action !== 'Skip' && type !== 'Default' && targeted) {
     kept = true;
-    d = { action: 'Skip', reason: keptReason(type) };
+    const rule = daemonLikeRule(p);
+    d = { action: 'Skip', reason: rule ? `${keptReason(type)} (${rule})` : keptReason(type) };
   }
   if (targeted && finished(p) && (d.action === 'Evict' || d.action === 'WaitCompleted')) d = { action: 'Delete', reason: `finished (${p.phase})`, order: d.order };
   return {

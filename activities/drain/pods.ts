@@ -1,7 +1,7 @@
 // Reading the pods of a node: one paginated list by field selector, and the facts classification needs.
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Kube } from '../kube.js';
-import { UNSCHEDULABLE_TAINT } from '../../api/well-known.js';
+import { HOSTNAME_LABEL, UNSCHEDULABLE_TAINT } from '../../api/well-known.js';
 import type { PodFacts } from './classify.js';
 
 export async function listNodePods(kube: Kube, nodeName: string): Promise<{ items: V1Pod[]; resourceVersion: string }> {
@@ -15,6 +15,22 @@ export async function listNodePods(kube: Kube, nodeName: string): Promise<{ item
     resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
   } while (_continue);
   return { items, resourceVersion };
+}
+
+/**
+ * The node a pod is pinned to (NM-6.6 (c)), when it is its own node: a required node affinity whose only
+ * term is matchFields metadata.name In [node], or nodeSelector kubernetes.io/hostname=node.
+ */
+export function pinnedTo(pod: V1Pod): string | undefined {
+  const node = pod.spec?.nodeName;
+  if (!node) return undefined;
+  if (pod.spec?.nodeSelector?.[HOSTNAME_LABEL] === node) return node;
+  const terms = pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
+  const [term] = terms;
+  if (terms.length !== 1 || !term || (term.matchExpressions ?? []).length > 0) return undefined;
+  const fields = term.matchFields ?? [];
+  const [f] = fields;
+  return fields.length === 1 && f && f.key === 'metadata.name' && f.operator === 'In' && f.values?.length === 1 && f.values[0] === node ? node : undefined;
 }
 
 export function podFacts(pod: V1Pod): PodFacts {
@@ -36,5 +52,6 @@ export function podFacts(pod: V1Pod): PodFacts {
     toleratesUnschedulable: (pod.spec?.tolerations ?? []).some(
       (t) => (t.key === UNSCHEDULABLE_TAINT || (!t.key && t.operator === 'Exists')) && (!t.effect || t.effect === 'NoSchedule'),
     ),
+    pinnedTo: pinnedTo(pod),
   };
 }
