@@ -3,6 +3,7 @@
 import type { CrdDefinition } from './crd.js';
 import { CYCLE_NODE_REQUEST, CYCLE_NODE_STATUS, CycleNodeRequestSpec, immutableSpecRules, CycleNodeRequestStatus, CycleNodeStatusSpec, CycleNodeStatusStatus } from './cycle-node-request.js';
 import { DRAIN_RULE, DrainRuleSpec, drainRulePolicies } from './drain-rule.js';
+import { EVACUATION, EvacuationSpec, EvacuationStatus } from './evacuation.js';
 import { NODE_MAINTENANCE, NodeMaintenanceSpec, NodeMaintenanceStatus, nodeMaintenancePolicies } from './node-maintenance.js';
 
 /** `kubectl get slipway` lists every kind. */
@@ -74,6 +75,23 @@ export const CRDS: CrdDefinition[] = [
       { name: 'Nodes', type: 'integer', jsonPath: '.status.selectedNodes' },
       { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
       { name: 'Reason', type: 'string', jsonPath: '.spec.reason', priority: 1 },
+    ],
+  },
+  {
+    kind: EVACUATION.kind,
+    plural: EVACUATION.plural,
+    singular: EVACUATION.singular,
+    shortNames: ['evac'],
+    scope: 'Namespaced',
+    categories: CATEGORIES,
+    spec: EvacuationSpec,
+    status: EvacuationStatus,
+    printerColumns: [
+      { name: 'Pod', type: 'string', jsonPath: '.spec.podRef.name' },
+      { name: 'Active', type: 'string', jsonPath: '.status.activeEvacuator' },
+      { name: 'Fallback', type: 'string', jsonPath: '.status.conditions[?(@.type=="EvictionFallback")].status' },
+      { name: 'Failed Evictions', type: 'integer', jsonPath: '.status.failedEvictions', priority: 1 },
+      { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
     ],
   },
 ];

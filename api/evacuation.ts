@@ -1,0 +1,175 @@
+// Evacuation (slipway.dev/v1alpha1, namespaced): KEP-4563's EvictionRequest as a CRD (spec §5,
+// NM-5.1–5.8). One per pod (name = the pod's UID, ownerReference to the Pod, so it goes with the pod).
+// Slipway's requesters ask for the pod to leave; the pod's evacuators (registered by annotations)
+// move it out one at a time, highest priority first, and Slipway evicts only when none is left.
+// The CRD schema is generated from here.
+import { z } from 'zod';
+import { kubeEnum } from './admission.js';
+import { Condition } from './cycle-node-request.js';
+
+export const EVACUATION = { group: 'slipway.dev', version: 'v1alpha1', kind: 'Evacuation', plural: 'evacuations', singular: 'evacuation' } as const;
+
+// ---- names evacuators read and write (spec §5 "Registration", "Labels") -------------------------
+
+/** Pod annotation `evacuator.slipway.dev/<evacuator-name>: "<priority>"` registers an evacuator. */
+export const EVACUATOR_ANNOTATION_PREFIX = 'evacuator.slipway.dev/';
+/** Evacuation label: the active evacuator's name, so evacuators can watch with a label selector. */
+export const ACTIVE_EVACUATOR_LABEL = 'evacuator.slipway.dev/active';
+export const MIN_EVACUATOR_PRIORITY = 0;
+export const MAX_EVACUATOR_PRIORITY = 100_000;
+/** Conditions Slipway sets on the Evacuation's status. */
+export const EVACUATION_CONDITION = { evictionFallback: 'EvictionFallback', evacuated: 'Evacuated' } as const;
+
+// An evacuator's name is the name part of the annotation key, and it becomes a label value
+// (ACTIVE_EVACUATOR_LABEL): so it must be both, i.e. 1–63 letters, digits, '-', '_', '.'.
+export const EVACUATOR_NAME_PATTERN = '^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$';
+const EVACUATOR_NAME_RE = new RegExp(EVACUATOR_NAME_PATTERN);
+// Canonical decimal only ("007", "+5", " 5" and "5.0" are refused): the annotation is compared as text elsewhere.
+const PRIORITY_RE = /^(0|[1-9][0-9]{0,5})$/;
+
+const EvacuatorName = z.string().min(1).max(63).regex(EVACUATOR_NAME_RE).meta({ pattern: EVACUATOR_NAME_PATTERN });
+
+// ---- requester names (spec §5: nodemaintenance/<name>, cyclenoderequest/<ns>/<name>, drain/<node>) --
+
+/** The kinds of requester, as the first segment of a requester name. */
+export const REQUESTER_KIND = { maintenance: 'nodemaintenance', cycle: 'cyclenoderequest', drain: 'drain' } as const;
+export const maintenanceRequester = (name: string) => `${REQUESTER_KIND.maintenance}/${name}`;
+export const cycleRequester = (namespace: string, name: string) => `${REQUESTER_KIND.cycle}/${namespace}/${name}`;
+/** A drain started by hand (the CLI) or by no owner that has its own requester name. */
+export const drainRequester = (node: string) => `${REQUESTER_KIND.drain}/${node}`;
+
+// ---- spec ----------------------------------------------------------------------------------------
+
+export const Requester = z.object({
+  /** nodemaintenance/<name>, cyclenoderequest/<ns>/<name> or drain/<node>. */
+  name: z.string().min(1).max(512),
+  /** Why it asks (a NodeMaintenance's spec.reason, NM-5.8). */
+  reason: z.string().max(1024).optional(),
+});
+export type Requester = z.infer<typeof Requester>;
+
+export const EvacuatorRef = z.object({
+  name: EvacuatorName,
+  priority: z.int32().min(MIN_EVACUATOR_PRIORITY).max(MAX_EVACUATOR_PRIORITY),
+});
+export type EvacuatorRef = z.infer<typeof EvacuatorRef>;
+
+const IMMUTABLE = (field: string) => `spec.${field} is immutable`;
+
+export const EvacuationSpec = z
+  .object({
+    podRef: z.object({ name: z.string().min(1).max(253), uid: z.string().min(1).max(128) }),
+    // A map list keyed by name: each requester adds or removes its own entry (server-side apply
+    // with its own field manager) without overwriting the others' (NM-5.1, NM-5.6).
+    requesters: z
+      .array(Requester)
+      .max(64)
+      .default([])
+      .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'] }),
+    progressDeadlineSeconds: z.int32().min(10).max(21_600).default(1800),
+    /** Resolved from the pod's annotations at creation, highest priority first, ties by name. */
+    evacuators: z
+      .array(EvacuatorRef)
+      .max(64)
+      .default([])
+      .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'] }),
+  })
+  .meta({
+    // On the spec (not on the fields), so that removing a field is refused as well as changing it.
+    'x-kubernetes-validations': [
+      { rule: 'self.podRef == oldSelf.podRef', message: IMMUTABLE('podRef'), fieldPath: '.podRef' },
+      { rule: 'has(self.evacuators) == has(oldSelf.evacuators) && (!has(self.evacuators) || self.evacuators == oldSelf.evacuators)', message: IMMUTABLE('evacuators'), fieldPath: '.evacuators' },
+    ],
+  });
+export type EvacuationSpec = z.infer<typeof EvacuationSpec>;
+export type EvacuationSpecInput = z.input<typeof EvacuationSpec>;
+
+// ---- status --------------------------------------------------------------------------------------
+
+export const CancellationPolicy = kubeEnum(['Allow', 'Forbid']);
+export type CancellationPolicy = z.infer<typeof CancellationPolicy>;
+
+/** One evacuator's progress: Slipway writes activatedTime, the evacuator the rest. */
+export const EvacuatorStatus = z.object({
+  name: EvacuatorName,
+  activatedTime: z.string().optional(),
+  heartbeatTime: z.string().optional(),
+  /** The evacuator is done with the pod (or withdraws): control passes to the next (NM-5.2). */
+  completed: z.boolean().optional(),
+  message: z.string().max(1024).optional(),
+});
+export type EvacuatorStatus = z.infer<typeof EvacuatorStatus>;
+
+export const EvacuationStatus = z.object({
+  /** The evacuator in control; "" once none is left and Slipway evicts (NM-5.3). */
+  activeEvacuator: z.string().max(63).optional(),
+  // Keyed by name, so an evacuator can apply its own entry's heartbeat without touching the others.
+  evacuators: z
+    .array(EvacuatorStatus)
+    .max(64)
+    .optional()
+    .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'] }),
+  /** Forbid: the pod keeps leaving when the last requester withdraws (NM-5.6). Absent means Allow. */
+  cancellationPolicy: CancellationPolicy.default('Allow'),
+  /** Eviction refusals since the fallback began (NM-5.3). */
+  failedEvictions: z.int32().min(0).optional(),
+  /** EvictionFallback, Evacuated. */
+  conditions: z
+    .array(Condition)
+    .max(16)
+    .optional()
+    .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] }),
+});
+export type EvacuationStatus = z.infer<typeof EvacuationStatus>;
+
+// ---- registration ----------------------------------------------------------------------------------
+
+export interface EvacuatorsOf {
+  /** Valid registrations, highest priority first, ties by name. */
+  evacuators: EvacuatorRef[];
+  /** One line per annotation that looks like a registration but is not one (never thrown: a pod's annotations are not ours to refuse). */
+  invalid: string[];
+}
+
+/** The evacuators a pod registers with `evacuator.slipway.dev/<name>: "<priority>"` annotations (spec §5). */
+export function evacuatorsOf(annotations: Record<string, string> | undefined): EvacuatorsOf {
+  const evacuators: EvacuatorRef[] = [];
+  const invalid: string[] = [];
+  for (const [key, value] of Object.entries(annotations ?? {})) {
+    if (!key.startsWith(EVACUATOR_ANNOTATION_PREFIX)) continue;
+    const name = key.slice(EVACUATOR_ANNOTATION_PREFIX.length);
+    if (!EVACUATOR_NAME_RE.test(name)) {
+      invalid.push(`${key}: "${name}" is not an evacuator name (1 to 63 letters, digits, "-", "_" or ".", beginning and ending with a letter or digit)`);
+    } else if (!PRIORITY_RE.test(value) || Number(value) > MAX_EVACUATOR_PRIORITY) {
+      invalid.push(`${key}: priority "${value}" is not an integer from ${MIN_EVACUATOR_PRIORITY} to ${MAX_EVACUATOR_PRIORITY}`);
+    } else {
+      evacuators.push({ name, priority: Number(value) });
+    }
+  }
+  evacuators.sort(byPriority);
+  invalid.sort();
+  return { evacuators, invalid };
+}
+
+/** Highest priority first; ties by name (NM-5.2, spec §5 "ties go by name"). */
+export function byPriority(a: EvacuatorRef, b: EvacuatorRef): number {
+  return b.priority - a.priority || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+}
+
+// ---- cancellation (NM-5.6, NM-5.7, spec §8.7) ----------------------------------------------------------
+
+export type Withdrawal = { action: 'delete' } | { action: 'update'; requesters: Requester[] } | { action: 'leave' };
+
+/**
+ * What requester `me` does to an Evacuation when it no longer needs the pod to leave: it leaves
+ * `requesters`, and the last one out deletes the object unless the policy is Forbid (then the pod
+ * keeps leaving). An object nobody requests any more under Allow is deleted too, whoever notices.
+ * Pure: the activity applies it to a fresh read, with preconditions, so concurrent requesters agree.
+ */
+export function withdraw(requesters: readonly Requester[], me: string, policy: CancellationPolicy | undefined): Withdrawal {
+  const others = requesters.filter((r) => r.name !== me);
+  const forbid = policy === 'Forbid';
+  if (others.length === 0 && !forbid) return { action: 'delete' };
+  if (others.length === requesters.length) return { action: 'leave' };
+  return { action: 'update', requesters: others };
+}
