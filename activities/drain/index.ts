@@ -1,7 +1,9 @@
 // The drain's activities: cordon, classify the pods, evict a wave, wait for the wave (retrying
-// refused evictions), wait for volumes, wait for DrainRules to change, plus deletions and Events for forced actions.
+// refused evictions), wait for volumes, wait for DrainRules to change, plus deletions and Events for forced actions,
+// and the Evacuations of pods that evacuators move out (NM-5).
 import type { Kube } from '../kube.js';
 import { createEventActivities } from '../events.js';
+import { createEvacuationActivities } from './evacuation.js';
 import { createEvictActivities } from './evict.js';
 import { createNodeActivities } from './node.js';
 import { createSnapshotActivities } from './snapshot.js';
@@ -18,5 +20,6 @@ export function createDrainActivities(kube: Kube) {
     ...createRuleWaitActivities(kube),
     ...createVolumeActivities(kube),
     ...createEventActivities(kube),
+    ...createEvacuationActivities(kube),
   };
 }

@@ -225,8 +225,8 @@ const KINDS: Record<string, [string, string, string?]> = {
   VolumeAttachment: ['storage.k8s.io', 'volumeattachments'],
 };
 
-/** Custom objects: the kind a file's calls address is the one whose constant it names (`DRAIN_RULE.plural`, `NODE_MAINTENANCE.plural`). */
-const CUSTOM_KINDS: Record<string, string> = { DRAIN_RULE: 'drainrules', NODE_MAINTENANCE: 'nodemaintenances' };
+/** Custom objects: the kind a file's calls address is the one whose constant it names (`DRAIN_RULE.plural`, `NODE_MAINTENANCE.plural`, `EVACUATION.plural`). */
+const CUSTOM_KINDS: Record<string, string> = { DRAIN_RULE: 'drainrules', NODE_MAINTENANCE: 'nodemaintenances', EVACUATION: 'evacuations' };
 
 const CLUSTER_SCOPED = new Set(['nodes', 'namespaces', 'persistentvolumes', 'volumeattachments', 'drainrules', 'nodemaintenances']);
 
