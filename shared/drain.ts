@@ -39,6 +39,10 @@ export interface PodVerdict extends PodRef {
   kept?: boolean;
   /** Targets mode, untargeted pods only: spec.priority (0 when absent). */
   priority?: number;
+  /** Components it provides (slipway.dev/provides): it stays while any lock on one of them exists (NM-5.9). */
+  provides?: string[];
+  /** Components it requires (slipway.dev/requires): an implicit lock on each until it has left (NM-5.9). */
+  requires?: string[];
 }
 
 export interface NodeFacts {
@@ -47,6 +51,8 @@ export interface NodeFacts {
   /** Ready condition is Unknown: the kubelet is gone. */
   unreachable: boolean;
   cordoned: boolean;
+  /** Explicit dependency locks from the node's annotations: component → holders (NM-5.9); absent when none. */
+  locks?: Record<string, string[]>;
 }
 
 /** Drain options with defaults applied and durations in milliseconds. */

@@ -2,6 +2,7 @@
 // Each filter looks at one pod and either decides (action + order + reason) or passes. Warnings
 // (emptyDir, no controller) are collected for pods that are drained. Pure: the snapshot activity
 // gathers the facts (DaemonSets, namespaces, rules) and calls classifyPod.
+import { parseComponents, PROVIDES_ANNOTATION, REQUIRES_ANNOTATION } from '../../api/dependency-locks.js';
 import type { DrainPlanEntry } from '../../api/drain-options.js';
 import { targeted as matchesLane, type Lane } from '../../api/drain-plan.js';
 import type { DrainRule } from '../../api/drain-rule.js';
@@ -197,7 +198,19 @@ function classifyForTargets(p: PodFacts, ctx: ClassifyContext, lanes: Lane[]): P
   };
 }
 
+/** The dependency-lock declarations of a pod (NM-5.9), only when it has any: most pods have none. */
+function dependencies(p: PodFacts): Pick<PodVerdict, 'provides' | 'requires'> & { warnings: string[] } {
+  const provides = parseComponents(PROVIDES_ANNOTATION, p.annotations[PROVIDES_ANNOTATION]);
+  const requires = parseComponents(REQUIRES_ANNOTATION, p.annotations[REQUIRES_ANNOTATION]);
+  return {
+    ...(provides.components.length ? { provides: provides.components } : {}),
+    ...(requires.components.length ? { requires: requires.components } : {}),
+    warnings: [...provides.warnings, ...requires.warnings],
+  };
+}
+
 function verdict(p: PodFacts, type: PodType, d: Decision, order: number, warnings: string[]): PodVerdict {
+  const { warnings: declared, ...deps } = dependencies(p);
   return {
     namespace: p.namespace,
     name: p.name,
@@ -206,12 +219,13 @@ function verdict(p: PodFacts, type: PodType, d: Decision, order: number, warning
     order,
     podType: type,
     reason: d.reason,
-    warnings,
+    warnings: [...warnings, ...declared],
     terminating: p.deletionTimestampMs !== undefined,
     phase: p.phase,
     claims: p.claims,
     controller: p.controller ? `${p.controller.kind} ${p.namespace}/${p.controller.name}` : undefined,
     toleratesUnschedulable: p.toleratesUnschedulable,
+    ...deps,
   };
 }
 

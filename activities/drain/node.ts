@@ -1,6 +1,7 @@
 // Cordon and uncordon. Idempotent merge patches of spec.unschedulable; a missing node is reported,
 // not an error (someone else may have removed it).
 import { PatchStrategy, setHeaderOptions, type V1Node } from '@kubernetes/client-node';
+import { maintenanceRequiredLabel, requiredComponents } from '../../api/dependency-locks.js';
 import { apiStatus, type Kube } from '../kube.js';
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
@@ -28,10 +29,39 @@ export async function setUnschedulable(kube: Kube, name: string, value: boolean)
   }
 }
 
+const LABEL_NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+
+/**
+ * The patch that makes the node's maintenance-required labels exactly `components` (NM-5.10), or
+ * undefined when they are already. A component that cannot be a label name is left out (the drain's
+ * warnings name it): the label is a signal to other operators, the hold itself does not depend on it.
+ */
+export function maintenanceRequiredPatch(labels: Record<string, string> | undefined, components: string[]): Record<string, string | null> | undefined {
+  const wanted = new Set(components.filter((c) => LABEL_NAME.test(c)));
+  const out: Record<string, string | null> = {};
+  for (const c of requiredComponents(labels)) if (!wanted.has(c)) out[maintenanceRequiredLabel(c)] = null;
+  for (const c of wanted) if (labels?.[maintenanceRequiredLabel(c)] !== 'true') out[maintenanceRequiredLabel(c)] = 'true';
+  return Object.keys(out).length ? out : undefined;
+}
+
 export function createNodeActivities(kube: Kube) {
   return {
     async cordonNode(name: string) {
       return setUnschedulable(kube, name, true);
+    },
+    /** Sets the node's maintenance-required labels to exactly these components; idempotent, a missing node is not an error. */
+    async setMaintenanceRequired(input: { nodeName: string; components: string[] }): Promise<{ exists: boolean }> {
+      const node = await readNode(kube, input.nodeName);
+      if (!node) return { exists: false };
+      const labels = maintenanceRequiredPatch(node.metadata?.labels, input.components);
+      if (!labels) return { exists: true };
+      try {
+        await kube.core.patchNode({ name: input.nodeName, body: { metadata: { labels } } }, mergePatch);
+      } catch (err) {
+        if (apiStatus(err) === 404) return { exists: false };
+        throw err;
+      }
+      return { exists: true };
     },
     /** Healing's uncordon (the cycle request calls it for every node it puts back). */
     async uncordonNode(name: string) {

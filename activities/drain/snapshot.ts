@@ -3,6 +3,7 @@
 // returned as errors (the workflow fails before it touches anything); invalid DrainRules that could
 // decide about this node's pods are returned as `heldBy` (the workflow holds until they are fixed).
 import { AppsV1Api, CustomObjectsApi, type V1Node } from '@kubernetes/client-node';
+import { nodeLocks } from '../../api/dependency-locks.js';
 import { DrainOptions, type DrainOptionsInput } from '../../api/drain-options.js';
 import type { Lane } from '../../api/drain-plan.js';
 import { parseDuration } from '../../api/duration.js';
@@ -17,7 +18,8 @@ import { rulesFingerprint } from './rules-wait.js';
 
 export function nodeFacts(name: string, node: V1Node | undefined): NodeFacts {
   const ready = node?.status?.conditions?.find((c) => c.type === 'Ready')?.status;
-  return { name, exists: node !== undefined, unreachable: ready === 'Unknown', cordoned: node?.spec?.unschedulable === true };
+  const locks = nodeLocks(node?.metadata?.annotations);
+  return { name, exists: node !== undefined, unreachable: ready === 'Unknown', cordoned: node?.spec?.unschedulable === true, ...(Object.keys(locks).length ? { locks } : {}) };
 }
 
 interface InvalidRule {

@@ -14,12 +14,13 @@ import { watchUntil } from '../watch.js';
 import { currentOf, evictPresent, isLeaving, type EvictResult } from './evict.js';
 import { listNodePods } from './pods.js';
 import { untilDrainRulesChange } from './rules-wait.js';
+import { nodeLocks } from '../../api/dependency-locks.js';
 
 export interface WaveWaitInput {
   nodeName: string;
   /** uids that are leaving (evicted, deleted, terminating). */
   leaving: string[];
-  /** uids of WaitCompleted pods: the wait ends as soon as one has finished. */
+  /** uids of WaitCompleted pods (and of pods holding a dependency lock): the wait ends as soon as one has finished or left. */
   completion: string[];
   /** Pods whose eviction was refused: retried here until one goes through. */
   refused: PodRef[];
@@ -27,6 +28,8 @@ export interface WaveWaitInput {
   known: string[];
   /** The DrainRules the workflow judged by (DrainSnapshot.drainRulesSeen): a change since then ends the wait. */
   drainRulesSeen?: string;
+  /** The node's dependency locks the workflow judged by, while a provider is held: a change ends the wait (NM-5.9). */
+  nodeLocks?: Record<string, string[]>;
   gracePeriodSeconds?: number;
   concurrency: number;
   qps: number;
@@ -117,7 +120,7 @@ export function createWaveWaitActivities(kube: Kube) {
       })();
 
       const evaluate = (): WaveWaitEnd | undefined => {
-        if (input.completion.some((u) => isFinished(pods.get(u)))) return 'Completed';
+        if (input.completion.some((u) => !pods.has(u) || isFinished(pods.get(u)))) return 'Completed';
         if ([...pods.keys()].some((u) => !known.has(u))) return 'Arrived';
         const left = remaining().length;
         if (left < lastRemaining) kick(); // a pod left: a budget may allow the next eviction now
@@ -157,7 +160,11 @@ export function createWaveWaitActivities(kube: Kube) {
         path: '/api/v1/nodes',
         fieldSelector: `metadata.name=${input.nodeName}`,
         list: () => kube.core.listNode({ fieldSelector: `metadata.name=${input.nodeName}` }).then((l) => ({ items: l.items, resourceVersion: l.metadata?.resourceVersion ?? '' })),
-        done: (nodes) => ![...nodes.values()].some((n) => n.spec?.unschedulable === true),
+        done: (nodes) => {
+          const node = [...nodes.values()][0];
+          if (node?.spec?.unschedulable !== true) return true; // uncordoned or deleted
+          return input.nodeLocks !== undefined && JSON.stringify(nodeLocks(node.metadata?.annotations)) !== JSON.stringify(input.nodeLocks);
+        },
         timeoutMs: input.timeoutMs,
         signal: watchAbort.signal,
       });

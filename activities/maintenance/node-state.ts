@@ -6,6 +6,7 @@
 // The node conditions (NM-6.4) follow each write, best-effort: a failure is logged, never fails the hold.
 import { Context } from '@temporalio/activity';
 import { PatchStrategy, setHeaderOptions, type V1Node } from '@kubernetes/client-node';
+import { maintenanceRequiredLabel, requiredComponents } from '../../api/dependency-locks.js';
 import { HELD_BY_ANNOTATION, MAINTENANCE_STATE_LABEL, MAINTENANCE_STATUS_ANNOTATION, WAS_UNSCHEDULABLE_ANNOTATION } from '../../api/node-maintenance.js';
 import { apiStatus, type Kube } from '../kube.js';
 import { claimantName, CYCLED_BY } from '../cycle/markers.js';
@@ -70,6 +71,8 @@ export function nodeStatePatch(node: V1Node, input: HoldInput): { patch?: Patch;
     keptCordoned = ours && wasUnschedulable;
     for (const k of [HELD_BY_ANNOTATION, MAINTENANCE_STATUS_ANNOTATION, WAS_UNSCHEDULABLE_ANNOTATION]) set(annOut, ann, k, null);
     set(labelsOut, labels, MAINTENANCE_STATE_LABEL, null);
+    // A drain that ended without clearing them (failed, cancelled) must not leave dependents acting on them (NM-5.10).
+    for (const c of requiredComponents(labels)) set(labelsOut, labels, maintenanceRequiredLabel(c), null);
   }
   if (!Object.keys(labelsOut).length && !Object.keys(annOut).length && unschedulable === undefined) return { reverted, keptCordoned };
   const patch: Patch = { metadata: { resourceVersion: node.metadata!.resourceVersion!, labels: labelsOut, annotations: annOut } };

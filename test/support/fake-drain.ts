@@ -79,6 +79,9 @@ export class FakeDrain extends CallLog {
   /** Runs after the n-th classify read (from 1), before its answer reaches the workflow: a change the read missed. */
   afterClassify?: (n: number) => void;
 
+  /** The node's maintenance-required components, as setMaintenanceRequired last left them. */
+  required: string[] = [];
+
   /** A DrainRule was created, changed or deleted (ends waitForDrainRuleChange and waitForWave). */
   rulesChanged(heldBy: string[] = this.heldBy): void {
     this.heldBy = heldBy;
@@ -166,6 +169,10 @@ export class FakeDrain extends CallLog {
         const seen = input.since === undefined ? this.rules : Number(input.since);
         return until(() => this.rules !== seen, input.timeoutMs);
       }),
+      setMaintenanceRequired: logged('setMaintenanceRequired', async (input: { nodeName: string; components: string[] }) => {
+        this.required = [...input.components];
+        return { exists: this.node.exists };
+      }),
       recordEvent: logged('recordEvent', async (input: EventInput): Promise<void> => {
         this.events.push(input);
       }),
@@ -197,6 +204,7 @@ export class FakeDrain extends CallLog {
       const remaining = input.leaving.filter((u) => this.on({ uid: u } as PodRef));
       if (evicted.length) end = 'Evicted';
       else if (!this.node.exists || !this.node.cordoned) end = 'NodeChanged';
+      else if (input.nodeLocks !== undefined && JSON.stringify(this.node.locks ?? {}) !== JSON.stringify(input.nodeLocks)) end = 'NodeChanged';
       else if (this.rules !== seenRules) end = 'RulesChanged';
       else if (input.leaving.length && remaining.length === 0) end = 'Left';
       else if (input.completion.some((u) => !this.on({ uid: u } as PodRef) || ['Succeeded', 'Failed'].includes(this.on({ uid: u } as PodRef)!.phase))) end = 'Completed';

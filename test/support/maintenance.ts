@@ -84,8 +84,8 @@ export class MaintenanceFixture {
     return name;
   }
 
-  /** A one-replica Deployment `name` whose pod runs on `node` with this priority and labels (and `spec`'s extra fields). */
-  async pod(name: string, node: string, priority: number, labels: Record<string, string> = {}, spec: Partial<V1PodSpec> = {}): Promise<void> {
+  /** A one-replica Deployment `name` whose pod runs on `node` with this priority, labels and annotations (and `spec`'s extra fields). */
+  async pod(name: string, node: string, priority: number, labels: Record<string, string> = {}, spec: Partial<V1PodSpec> = {}, annotations?: Record<string, string>): Promise<void> {
     const priorityClassName = priority ? await this.priorityClass(priority) : undefined;
     await this.c.apps.createNamespacedDeployment({
       namespace: this.ns,
@@ -95,7 +95,7 @@ export class MaintenanceFixture {
           replicas: 1,
           selector: { matchLabels: { app: name } },
           template: {
-            metadata: { labels: { app: name, ...labels } },
+            metadata: { labels: { app: name, ...labels }, annotations },
             spec: {
               nodeSelector: { 'kubernetes.io/hostname': node },
               priorityClassName,

@@ -39,6 +39,7 @@ import { lowestUntargeted, nodeCounts } from './counts.js';
 import { drainMarkdown, drainMessage, emptyStatus, pdbNames, waveStatus, type DrainPhase, type DrainStatus, type ForcedAction } from './status.js';
 import { podKey, truncate, type DrainSettings, type DrainSnapshot, type NodeFacts, type PodRef, type PodVerdict } from '../../shared/drain.js';
 import { planWave, type WavePlan } from './waves.js';
+import { applyLocks, NO_LOCKS, type LockVerdict } from './locks.js';
 import { ReturnsLedger, type ReturnsCarry, type ReturnsVerdict } from './returns.js';
 import { latestOnly, whenSettled, type ProgressReporter } from '../progress.js';
 import { NodesAttr, PhaseAttr } from '../search-attributes.js';
@@ -71,6 +72,17 @@ export interface DrainCarry {
   returns: ReturnsCarry;
   /** Operator signals received but not yet acted on (a signal may wake the pass that continues as new). */
   pending?: { skips: PodTarget[]; forceDeletes: PodTarget[] };
+  locks?: LocksCarry;
+}
+
+/** Dependency locks (NM-5.9–5.12) across passes: since when each provider is held, what was announced, the labels set. */
+interface LocksCarry {
+  /** uid → when the provider was first seen held (podEvictionTimeout with policy Fail counts from it). */
+  heldSince: Array<[string, number]>;
+  /** Event keys already recorded (a promotion per pod, a cycle per message). */
+  announced: string[];
+  /** Components whose maintenance-required label this drain has set on the node. */
+  required: string[];
 }
 
 export interface DrainInput {
@@ -134,6 +146,11 @@ export class Drain {
   private readonly returns: ReturnsLedger;
   private readonly forceDeletes: PodTarget[];
   private readonly newSkips: PodTarget[];
+  private readonly lockState: { heldSince: Map<string, number>; announced: Set<string>; required: string[] };
+  /** This pass's dependency locks (locks.ts). */
+  private locks: LockVerdict = NO_LOCKS;
+  /** The pods the locks were judged on, by uid (for the Events about them). */
+  private lockPods = new Map<string, PodVerdict>();
   private wake = false;
   searchable = false;
   /** The latest read of the node, valid for the next step only. */
@@ -155,6 +172,8 @@ export class Drain {
     this.returns = new ReturnsLedger(input.carry?.returns);
     this.newSkips = [...(input.carry?.pending?.skips ?? [])];
     this.forceDeletes = [...(input.carry?.pending?.forceDeletes ?? [])];
+    const l = input.carry?.locks;
+    this.lockState = { heldSince: new Map(l?.heldSince ?? []), announced: new Set(l?.announced ?? []), required: l?.required ?? [] };
     if (input.targets && !(this.st.targets && this.st.targets.seq >= input.targets.seq)) this.st.targets = input.targets;
     this.listen();
     if (input.reportTo) {
@@ -241,6 +260,7 @@ export class Drain {
     this.returns.start(snap.pods);
     const returns = this.returns.judge(snap.pods, Date.now());
     const plan = this.planPass(snap, returns);
+    await this.announceLocks();
     if (plan.done) {
       this.countPods(snap, []);
       if (this.st.targets) this.st.finished = true;
@@ -287,7 +307,8 @@ export class Drain {
   /** Targets mode: the NM-1.7 counts for this pass (uids in `leaving` were just evicted or deleted). */
   private countPods(snap: DrainSnapshot, leaving: string[]): void {
     if (!this.st.targets) return;
-    this.st.counts = nodeCounts(snap.pods, { skipped: new Set(this.skipBySignal.keys()), refused: new Set(this.refused.keys()), leaving: new Set(leaving) });
+    const held = snap.pods.filter((p) => this.locks.held.has(p.uid)).map(podKey);
+    this.st.counts = nodeCounts(snap.pods, { skipped: new Set(this.skipBySignal.keys()), refused: new Set([...this.refused.keys(), ...held]), leaving: new Set(leaving) });
     this.st.lowestUntargeted = lowestUntargeted(snap.pods, new Set(this.skipBySignal.keys())) ?? null;
   }
 
@@ -396,7 +417,15 @@ export class Drain {
   private planPass(snap: DrainSnapshot, returns: ReturnsVerdict): WavePlan {
     this.st.returning = snap.pods.filter((p) => returns.left.has(p.uid)).map((p) => ({ pod: podKey(p), reason: returns.left.get(p.uid)! }));
     // Untargeted pods (targets mode) are not part of any wave: left alone, never waited for.
-    const plan = planWave(snap.pods.filter((p) => !returns.left.has(p.uid) && p.targeted !== false), { skipped: new Set(this.skipBySignal.keys()) });
+    const considered = snap.pods.filter((p) => !returns.left.has(p.uid));
+    const skipped = new Set(this.skipBySignal.keys());
+    // Dependency locks: providers held, the pods they wait for promoted into the wave (locks.ts).
+    const { plan, locks } = applyLocks(planWave(considered.filter((p) => p.targeted !== false), { skipped }), considered, snap.node.locks, skipped);
+    this.locks = locks;
+    this.lockPods = new Map(considered.map((p) => [p.uid, p]));
+    const now = Date.now();
+    for (const uid of [...this.lockState.heldSince.keys()]) if (!locks.held.has(uid)) this.lockState.heldSince.delete(uid);
+    for (const uid of locks.held.keys()) if (!this.lockState.heldSince.has(uid)) this.lockState.heldSince.set(uid, now);
     const wave = this.st.wave;
     if (wave && (plan.done || plan.order !== wave.order) && !this.st.completedWaves.includes(wave.order)) this.st.completedWaves.push(wave.order);
     if (plan.done) {
@@ -404,7 +433,7 @@ export class Drain {
       Object.assign(this.st, waveStatus(plan, new Map()));
     }
     // Forget refusals of pods that are no longer waiting for eviction.
-    const evictable = new Set(plan.toEvict.map(podKey));
+    const evictable = new Set(plan.toEvict.filter((p) => !locks.held.has(p.uid)).map(podKey));
     for (const k of [...this.refused.keys()]) if (!evictable.has(k)) this.refused.delete(k);
     return plan;
   }
@@ -412,7 +441,7 @@ export class Drain {
   /** Evicts the wave's pods not yet tried (refusals are retried by the wait), deletes finished ones. Returns uids now leaving. */
   private async evictDue(plan: WavePlan, returns: ReturnsVerdict, node: NodeFacts): Promise<string[]> {
     const leaving = plan.terminating.map((p) => p.uid);
-    const due = plan.toEvict.filter((p) => !this.refused.has(podKey(p)) && !returns.paused.has(p.uid));
+    const due = plan.toEvict.filter((p) => !this.refused.has(podKey(p)) && !returns.paused.has(p.uid) && !this.locks.held.has(p.uid));
     if (due.length) {
       const results: EvictResult[] = await evictions.evictPods.executeWithOptions({ summary: `evict ${due.length} pods (wave ${plan.order})` }, [{
         nodeName: this.node,
@@ -428,6 +457,45 @@ export class Drain {
       leaving.push(...plan.toDelete.map((p) => p.uid));
     }
     return leaving;
+  }
+
+  /**
+   * Dependency locks, told: a Warning Event on each promoted pod and for each cycle (once each), and
+   * the node's maintenance-required labels set to the components whose provider is held (NM-5.10, 5.11).
+   */
+  private async announceLocks(): Promise<void> {
+    for (const { pod, message } of this.locks.promoted) {
+      if (!this.st.warnings.some((w) => w.pod === podKey(pod) && w.warning === message)) this.st.warnings.push({ pod: podKey(pod), warning: message });
+      await this.podEventOnce(pod, 'DrainPromotedPod', message);
+    }
+    for (const message of this.locks.cycles) {
+      const uid = [...this.locks.held].find(([, m]) => m === message)![0];
+      if (!this.st.warnings.some((w) => w.warning === message)) this.st.warnings.push({ pod: '', warning: message });
+      await this.podEventOnce(this.lockPods.get(uid)!, 'DependencyCycle', message);
+    }
+    await this.setRequired(this.locks.required);
+  }
+
+  private async podEventOnce(pod: PodVerdict, reason: string, message: string): Promise<void> {
+    const key = `${pod.uid}/${reason}`;
+    if (this.lockState.announced.has(key)) return;
+    this.lockState.announced.add(key);
+    await act.recordEvent.executeWithOptions({ summary: `event on ${podKey(pod)}: ${reason}` }, [{
+      involved: { kind: 'Pod', apiVersion: 'v1', namespace: pod.namespace, name: pod.name, uid: pod.uid },
+      type: 'Warning',
+      reason,
+      message: `Slipway drain of node ${this.node}: ${message}`,
+      dedupKey: `${workflowInfo().workflowId}/${key}`,
+    }]);
+  }
+
+  /** The node's maintenance-required labels, written only when the set changes. */
+  private async setRequired(components: string[]): Promise<void> {
+    if (components.join(',') === this.lockState.required.join(',')) return;
+    await act.setMaintenanceRequired.executeWithOptions({ summary: components.length ? `label ${this.node} maintenance-required: ${components.join(', ')}` : `remove maintenance-required labels from ${this.node}` }, [
+      { nodeName: this.node, components },
+    ]);
+    this.lockState.required = components;
   }
 
   /** Books eviction answers: counts, refusals (kept since their first), returns. Returns the uids leaving. */
@@ -456,10 +524,15 @@ export class Drain {
     if (timeoutMs === undefined || policy === 'Wait') return [];
     const now = Date.now();
     const expired = [...this.refused.entries()].filter(([, b]) => now - b.sinceMs >= timeoutMs);
-    if (!expired.length) return [];
-    if (policy === 'Fail') {
-      this.fail(`eviction refused for longer than podEvictionTimeout (${timeoutMs / 1000}s): ${expired.map(([k, b]) => `${k}: ${b.reason}`).join('; ')}`, 'PodEvictionTimeout');
+    // A lock-held provider is never deleted by a policy (NM-5.12), but Fail may end the drain over it.
+    const heldTooLong = policy === 'Fail' ? [...this.lockState.heldSince].filter(([, since]) => now - since >= timeoutMs) : [];
+    if (policy === 'Fail' && (expired.length || heldTooLong.length)) {
+      const names = new Map(snap.pods.map((p) => [p.uid, podKey(p)]));
+      const why = [...expired.map(([k, b]) => `${k}: ${b.reason}`), ...heldTooLong.map(([uid]) => `${names.get(uid) ?? uid}: ${this.locks.held.get(uid) ?? 'held by a dependency lock'}`)];
+      if (heldTooLong.length) await this.setRequired([]); // the drain gives up: dependents need not act any more
+      this.fail(`eviction refused for longer than podEvictionTimeout (${timeoutMs / 1000}s): ${why.join('; ')}`, 'PodEvictionTimeout');
     }
+    if (!expired.length) return [];
     const onNode = new Map(snap.pods.map((p) => [podKey(p), p]));
     const pods = expired.map(([k]) => onNode.get(k)).filter((p): p is PodVerdict => p !== undefined);
     // Grace period honoured.
@@ -481,6 +554,7 @@ export class Drain {
     }
     const reasons = new Map([...this.refused].map(([k, b]) => [k, b.reason]));
     for (const p of plan.toEvict) if (returns.paused.has(p.uid)) reasons.set(podKey(p), returns.paused.get(p.uid)!.reason);
+    for (const p of plan.toEvict) if (this.locks.held.has(p.uid)) reasons.set(podKey(p), this.locks.held.get(p.uid)!);
     Object.assign(this.st, waveStatus(plan, reasons));
   }
 
@@ -491,18 +565,22 @@ export class Drain {
   private async waitForWave(plan: WavePlan, returns: ReturnsVerdict, snap: DrainSnapshot, leaving: string[]): Promise<void> {
     const now = Date.now();
     const refused = plan.toEvict.filter((p) => this.refused.has(podKey(p)));
-    const completion = plan.waitingCompletion.map((p) => p.uid);
+    // Pods holding implicit locks count as completions: the provider may go once one has left.
+    const completion = [...new Set([...plan.waitingCompletion.map((p) => p.uid), ...this.locks.holders])];
+    const held = [...this.locks.held.values()];
     const { podEvictionTimeoutMs: timeoutMs, podEvictionTimeoutPolicy: policy } = this.settings!;
-    const nextPolicy = timeoutMs !== undefined && policy !== 'Wait' ? Math.min(...[...this.refused.values()].map((b) => b.sinceMs + timeoutMs)) : Infinity;
+    // Fail also ends the drain over a provider held too long (NM-5.12): wake for it as for a refusal.
+    const heldSince = policy === 'Fail' ? [...this.lockState.heldSince.values()] : [];
+    const nextPolicy = timeoutMs !== undefined && policy !== 'Wait' ? Math.min(...[...this.refused.values()].map((b) => b.sinceMs), ...heldSince) + timeoutMs : Infinity;
     const nextPause = Math.min(...[...returns.paused.values()].map((p) => p.atMs));
     const windowMs = Math.max(0, Math.min(nextPolicy, nextPause, now + MAX_WINDOW_MS) - now);
-    if (!leaving.length && !completion.length && !refused.length) {
+    if (!leaving.length && !completion.length && !refused.length && !held.length) {
       // Nothing to watch: look again at once, or after the pause for pods that came back.
       if (Number.isFinite(nextPause) && !this.wake) await condition(() => this.wake, windowMs, { summary: 'pause before evicting pods that came back' });
       this.wake = false;
       return;
     }
-    const summary = waitSummary(plan, refused.map((p) => this.refused.get(podKey(p))!.reason), leaving.length, completion.length);
+    const summary = waitSummary(plan, refused.map((p) => this.refused.get(podKey(p))!.reason), leaving.length, completion.length, held);
     const r = await this.untilWoken(() =>
       (patched('wave-wait-answers-cancel') ? waveWaits : waits).waitForWave.executeWithOptions({ summary }, [{
         nodeName: this.node,
@@ -511,6 +589,7 @@ export class Drain {
         refused: refused.map(ref),
         known: snap.pods.map((p) => p.uid),
         drainRulesSeen: snap.drainRulesSeen,
+        ...(held.length ? { nodeLocks: snap.node.locks ?? {} } : {}),
         gracePeriodSeconds: snap.node.unreachable ? 1 : undefined,
         concurrency: this.settings!.evictionConcurrency,
         qps: this.settings!.evictionQPS,
@@ -618,6 +697,7 @@ export class Drain {
       skipped: [...this.skipBySignal],
       returns: this.returns.carry(),
       pending: { skips: this.newSkips, forceDeletes: this.forceDeletes },
+      locks: { heldSince: [...this.lockState.heldSince], announced: [...this.lockState.announced], required: this.lockState.required },
     };
     const next: DrainInput = { nodeName: this.node, options: this.input.options, reportTo: this.input.reportTo, carry };
     if (this.st.targets) next.targets = this.st.targets;
@@ -626,8 +706,12 @@ export class Drain {
 }
 
 /** What the Web UI's pending activity says while the wave is out: the PDB that blocks it, first. */
-function waitSummary(plan: WavePlan, refusals: string[], leaving: number, completion: number): string {
+function waitSummary(plan: WavePlan, refusals: string[], leaving: number, completion: number, held: string[] = []): string {
   const wave = `(wave ${plan.order})`;
+  if (held.length && !refusals.length) {
+    const first = held[0]!.length > 120 ? `${held[0]!.slice(0, 117)}...` : held[0]!;
+    return `${held.length} pod${held.length === 1 ? '' : 's'} ${first}${held.length > 1 ? ' ...' : ''} ${wave}`;
+  }
   if (refusals.length) {
     const pdbs = [...new Set(refusals.flatMap(pdbNames))];
     const by = pdbs.length ? `PDB ${truncate(pdbs, 2)}` : truncate([...new Set(refusals)], 1);
