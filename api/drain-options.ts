@@ -33,6 +33,8 @@ export const DrainOptions = z
     drainPlan: z.array(DrainPlanEntry).max(64).optional(),
     /** Evictions in flight at once. */
     evictionConcurrency: z.int32().min(1).max(200).default(16),
+    /** How long an evacuator may go without progress before the next one (or eviction) takes over (NM-5.2). Unset: 30m. */
+    evacuationProgressDeadline: duration(DURATION_BOUNDS.evacuationProgressDeadline).optional(),
     /** Client-side limit on eviction requests per second. */
     evictionQPS: z.number().positive().max(1000).default(50),
   });

@@ -43,6 +43,8 @@ export interface PodVerdict extends PodRef {
   provides?: string[];
   /** Components it requires (slipway.dev/requires): an implicit lock on each until it has left (NM-5.9). */
   requires?: string[];
+  /** Its valid evacuators (evacuator.slipway.dev/<name>), highest priority first: it gets an Evacuation, not an eviction (NM-5.1). */
+  evacuators?: string[];
 }
 
 export interface NodeFacts {
@@ -62,6 +64,8 @@ export interface DrainSettings {
   volumeDetachTimeoutMs?: number;
   evictionConcurrency: number;
   evictionQPS: number;
+  /** How long an evacuator may go without progress before the next takes over (NM-5.2); used when creating an Evacuation. */
+  evacuationProgressDeadlineSeconds?: number;
 }
 
 export interface DrainSnapshot {

@@ -3,6 +3,7 @@
 // (emptyDir, no controller) are collected for pods that are drained. Pure: the snapshot activity
 // gathers the facts (DaemonSets, namespaces, rules) and calls classifyPod.
 import { parseComponents, PROVIDES_ANNOTATION, REQUIRES_ANNOTATION } from '../../api/dependency-locks.js';
+import { evacuatorsOf } from '../../api/evacuation.js';
 import type { DrainPlanEntry } from '../../api/drain-options.js';
 import { targeted as matchesLane, type Lane } from '../../api/drain-plan.js';
 import type { DrainRule } from '../../api/drain-rule.js';
@@ -183,7 +184,10 @@ function classifyForTargets(p: PodFacts, ctx: ClassifyContext, lanes: Lane[]): P
     }
   }
   let kept = false;
-  if (d.action !== 'Skip' && type !== 'Default' && targeted) {
+  if (d.action !== 'Skip' && type !== 'Default' && targeted && evacuatorsOf(p.annotations).evacuators.length) {
+    // NM-5.8: an evacuator is the one way a DaemonSet or static pod leaves; without one left it is kept after all.
+    d = { action: 'Evict', order: d.order ?? 0, reason: `${type} pod with evacuator: evacuated, never evicted` };
+  } else if (d.action !== 'Skip' && type !== 'Default' && targeted) {
     kept = true;
     const rule = daemonLikeRule(p);
     d = { action: 'Skip', reason: rule ? `${keptReason(type)} (${rule})` : keptReason(type) };
@@ -198,19 +202,23 @@ function classifyForTargets(p: PodFacts, ctx: ClassifyContext, lanes: Lane[]): P
   };
 }
 
-/** The dependency-lock declarations of a pod (NM-5.9), only when it has any: most pods have none. */
-function dependencies(p: PodFacts): Pick<PodVerdict, 'provides' | 'requires'> & { warnings: string[] } {
+/** What a pod declares to the drain: dependency locks (NM-5.9) and evacuators (spec §5), only when it has any: most pods have none. */
+function declarations(p: PodFacts): Pick<PodVerdict, 'provides' | 'requires' | 'evacuators'> & { warnings: string[] } {
   const provides = parseComponents(PROVIDES_ANNOTATION, p.annotations[PROVIDES_ANNOTATION]);
   const requires = parseComponents(REQUIRES_ANNOTATION, p.annotations[REQUIRES_ANNOTATION]);
+  const evac = evacuatorsOf(p.annotations);
+  // An invalid registration is reported; with no valid evacuator left the pod is evicted as any other.
+  const evacWarnings = evac.invalid.map((w) => `${w}; ${evac.evacuators.length ? 'ignored' : 'the pod is evicted instead'}`);
   return {
     ...(provides.components.length ? { provides: provides.components } : {}),
     ...(requires.components.length ? { requires: requires.components } : {}),
-    warnings: [...provides.warnings, ...requires.warnings],
+    ...(evac.evacuators.length ? { evacuators: evac.evacuators.map((e) => e.name) } : {}),
+    warnings: [...provides.warnings, ...requires.warnings, ...evacWarnings],
   };
 }
 
 function verdict(p: PodFacts, type: PodType, d: Decision, order: number, warnings: string[]): PodVerdict {
-  const { warnings: declared, ...deps } = dependencies(p);
+  const { warnings: declared, ...deps } = declarations(p);
   return {
     namespace: p.namespace,
     name: p.name,

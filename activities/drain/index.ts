@@ -3,7 +3,7 @@
 // and the Evacuations of pods that evacuators move out (NM-5).
 import type { Kube } from '../kube.js';
 import { createEventActivities } from '../events.js';
-import { createEvacuationActivities } from './evacuation.js';
+import { createEvacuateActivities } from './evacuate.js';
 import { createEvictActivities } from './evict.js';
 import { createNodeActivities } from './node.js';
 import { createSnapshotActivities } from './snapshot.js';
@@ -20,6 +20,6 @@ export function createDrainActivities(kube: Kube) {
     ...createRuleWaitActivities(kube),
     ...createVolumeActivities(kube),
     ...createEventActivities(kube),
-    ...createEvacuationActivities(kube),
+    ...createEvacuateActivities(kube),
   };
 }

@@ -61,6 +61,7 @@ export function drainSettings(o: DrainOptions): DrainSettings {
     volumeDetachTimeoutMs: o.volumeDetachTimeout ? parseDuration(o.volumeDetachTimeout) : undefined,
     evictionConcurrency: o.evictionConcurrency,
     evictionQPS: o.evictionQPS,
+    ...(o.evacuationProgressDeadline ? { evacuationProgressDeadlineSeconds: Math.round(parseDuration(o.evacuationProgressDeadline) / 1000) } : {}),
   };
 }
 

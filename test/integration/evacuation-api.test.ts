@@ -6,7 +6,7 @@ import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type V1Pod } from '@
 import { apiStatus } from '../../activities/kube.js';
 import { createEvacuationActivities, requesterFieldManager, type EvacuationObject } from '../../activities/drain/evacuation.js';
 import { ACTIVE_EVACUATOR_LABEL, EVACUATION, cycleRequester, maintenanceRequester } from '../../api/evacuation.js';
-import { nextEvacuationStep } from '../../workflows/drain/evacuation.js';
+import { nextEvacuationStep } from '../../shared/evacuation.js';
 import { createNamespace, testCluster, uniqueName } from '../support/cluster.js';
 import { waitFor } from '../support/wait.js';
 

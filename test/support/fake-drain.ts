@@ -13,6 +13,7 @@ import { targeted, type Lane } from '../../api/drain-plan.js';
 import type { VolumeWaitInput, VolumeWaitResult } from '../../activities/drain/volumes.js';
 import type { WaveWaitEnd, WaveWaitInput, WaveWaitResult } from '../../activities/drain/wave-wait.js';
 import type { EventInput } from '../../activities/events.js';
+import type { EvacuateInput, EvacuationState } from '../../activities/drain/evacuate.js';
 import type { Client, WorkflowHandle, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { DrainResult } from '../../workflows/drain/drain.js';
@@ -81,6 +82,13 @@ export class FakeDrain extends CallLog {
 
   /** The node's maintenance-required components, as setMaintenanceRequired last left them. */
   required: string[] = [];
+
+  /**
+   * Where each pod's Evacuation stands, as progressEvacuations reports it (NM-5.1–5.5). Default: its
+   * first evacuator is active, "moving", looked at again after the workflow's poll. A pod gone from
+   * `pods` is reported left, as the real activity does.
+   */
+  evacuation: (p: PodVerdict) => EvacuationState = (p) => ({ uid: p.uid, state: 'evacuating', evacuator: p.evacuators![0]!, message: `evacuating by ${p.evacuators![0]}: moving`, untilMs: Date.now() + 3_600_000 });
 
   /** A DrainRule was created, changed or deleted (ends waitForDrainRuleChange and waitForWave). */
   rulesChanged(heldBy: string[] = this.heldBy): void {
@@ -169,6 +177,13 @@ export class FakeDrain extends CallLog {
         const seen = input.since === undefined ? this.rules : Number(input.since);
         return until(() => this.rules !== seen, input.timeoutMs);
       }),
+      progressEvacuations: logged('progressEvacuations', async (input: EvacuateInput): Promise<EvacuationState[]> =>
+        input.pods.map((r) => {
+          const p = this.on(r);
+          return p ? this.evacuation(p) : { uid: r.uid, state: 'left' as const };
+        }),
+      ),
+      withdrawEvacuations: logged('withdrawEvacuations', async (input: { requester: string; pods: PodRef[] }) => input.pods.map((p) => ({ uid: p.uid, result: 'deleted' }))),
       setMaintenanceRequired: logged('setMaintenanceRequired', async (input: { nodeName: string; components: string[] }) => {
         this.required = [...input.components];
         return { exists: this.node.exists };
@@ -182,7 +197,7 @@ export class FakeDrain extends CallLog {
   /** Targets mode, as classify does it: untargeted pods are marked, targeted DaemonSet and static pods kept. */
   private judge(p: PodVerdict, lanes: Lane[]): PodVerdict {
     const hit = targeted(lanes, { podType: p.podType, priority: this.priorities.get(podKey(p)) ?? 0, labels: {} });
-    if (hit && p.podType !== 'Default' && p.action !== 'Skip') return { ...p, action: 'Skip', reason: keptReason(p.podType), order: 0, targeted: true, kept: true };
+    if (hit && p.podType !== 'Default' && p.action !== 'Skip' && !p.evacuators?.length) return { ...p, action: 'Skip', reason: keptReason(p.podType), order: 0, targeted: true, kept: true };
     return { ...p, targeted: hit };
   }
 
@@ -229,8 +244,9 @@ export class FakeDrain extends CallLog {
 export async function runDrain(
   t: WorkflowTestEnv,
   fake: FakeDrain,
-  { options, during, workflowId = `drain/${fake.node.name}`, worker, targets, reportTo }: {
+  { options, during, workflowId = `drain/${fake.node.name}`, worker, targets, reportTo, requester }: {
     options?: DrainOptionsInput;
+    requester?: { name: string; reason?: string };
     targets?: DrainTargets;
     reportTo?: string;
     during?: (h: WorkflowHandleWithFirstExecutionRunId<typeof drainWorkflow>) => Promise<void>;
@@ -241,7 +257,7 @@ export async function runDrain(
   return t.withWorker(
     fake.activities(),
     async (taskQueue) => {
-      const args = { nodeName: fake.node.name, options, ...(targets ? { targets } : {}), ...(reportTo ? { reportTo } : {}) };
+      const args = { nodeName: fake.node.name, options, ...(targets ? { targets } : {}), ...(reportTo ? { reportTo } : {}), ...(requester ? { requester } : {}) };
       const h = await t.client.workflow.start(drainWorkflow, { taskQueue, workflowId, args: [args] });
       await during?.(h);
       return h.result();

@@ -103,6 +103,29 @@ describe('NM-6.7 daemon-like pods in drains', () => {
     expect(v.reason).toBe(`${keptReason('DaemonSet')} (${daemonLikeRule(pod())})`);
   });
 
+  test('NM-5.8: a targeted daemon-like pod with an evacuator is evacuated, not kept; an invalid registration keeps it kept, with a warning', () => {
+    const withEvac = pod({ annotations: { 'evacuator.slipway.dev/l2-operator': '10' } });
+    expect(classifyPod(withEvac, ctx({ targets: [D, DS] }))).toMatchObject({ targeted: true, action: 'Evict', podType: 'DaemonSet', evacuators: ['l2-operator'] });
+    expect(classifyPod(withEvac, ctx({ targets: [D, DS] })).kept).toBeUndefined();
+    const bad = classifyPod(pod({ annotations: { 'evacuator.slipway.dev/l2-operator': 'high' } }), ctx({ targets: [D, DS] }));
+    expect(bad).toMatchObject({ action: 'Skip', kept: true });
+    expect(bad.evacuators).toBeUndefined();
+  });
+
+  test('evacuator registrations on a Default pod: valid ones ordered by priority then name; an invalid priority is reported and, with none valid, the pod is evicted', () => {
+    const web = (annotations: Record<string, string>) => pod({ controller: { kind: 'ReplicaSet', name: 'web-abc', apiVersion: 'apps/v1' }, pinnedTo: undefined, annotations });
+    expect(classifyPod(web({ 'evacuator.slipway.dev/b': '5', 'evacuator.slipway.dev/a': '5', 'evacuator.slipway.dev/c': '100' }), ctx()).evacuators).toEqual(['c', 'a', 'b']);
+    for (const bad of ['-1', '100001', '1.5', 'high', '']) {
+      const v = classifyPod(web({ 'evacuator.slipway.dev/db-op': bad }), ctx());
+      expect(v).toMatchObject({ action: 'Evict' });
+      expect(v.evacuators).toBeUndefined();
+      expect(v.warnings).toContainEqual(expect.stringContaining('the pod is evicted instead'));
+    }
+    const mixed = classifyPod(web({ 'evacuator.slipway.dev/db-op': 'x', 'evacuator.slipway.dev/ok': '1' }), ctx());
+    expect(mixed.evacuators).toEqual(['ok']);
+    expect(mixed.warnings).toContainEqual(expect.stringContaining('; ignored'));
+  });
+
   test('NM-6.7: a Deployment pod with a tolerate-all toleration but no pinning is Default and evicted by a maintenance', () => {
     const web = pod({ controller: { kind: 'ReplicaSet', name: 'web-abc', apiVersion: 'apps/v1' }, pinnedTo: undefined });
     expect(classifyPod(web, ctx({ targets: [D] }))).toMatchObject({ targeted: true, action: 'Evict', podType: 'Default' });

@@ -88,6 +88,13 @@ describe('waveStatus', () => {
     expect(s.wave).toBeUndefined();
     expect(s.skipped).toEqual([{ pod: 'kube-system/ds', reason: 'DaemonSet-managed' }]);
   });
+
+  test('a pod skipped by the workflow (skipPod) is listed with the operator\'s reason, not its classify reason', () => {
+    const plan = planWave([v('app/db'), v('app/web')], { skipped: new Set(['app/db']) });
+    const s = waveStatus(plan, new Map(), new Map([['app/db', 'keep the primary']]));
+    expect(s.skipped).toEqual([{ pod: 'app/db', reason: 'keep the primary' }]);
+    expect(s.wave!.evicting).toEqual(['app/web']);
+  });
 });
 
 describe('drainMessage', () => {

@@ -37,6 +37,8 @@ export interface NodeCycleInput {
   provider: string;
   settings: ResolvedCycle['settings'];
   drain?: DrainOptionsInput;
+  /** cyclenoderequest/<ns>/<name>: the requester in the Evacuations the drain joins (NM-5.8). */
+  requester?: string;
 }
 
 export async function cycleNodeWorkflow(input: NodeCycleInput): Promise<CycleNodeStatus> {
@@ -178,7 +180,7 @@ async function drainNode({ input, deadline, phase, fail }: NodeCycle): Promise<n
   const drain = drainScope.run(() =>
     executeChild(drainWorkflow, {
       workflowId: nodeDrainWorkflowId(workflowInfo().workflowId),
-      args: [{ nodeName: node.name, options: input.drain, reportTo: input.parentId }],
+      args: [{ nodeName: node.name, options: input.drain, reportTo: input.parentId, ...(input.requester ? { requester: { name: input.requester } } : {}) }],
     }),
   );
   let timedOut = false;

@@ -37,6 +37,7 @@ import { HeldLocks } from './lock.js';
 import { cycleNodeWorkflow } from './node.js';
 import { nodeCycleWorkflowId, type CycleRequestInput, type CycleStatus, type CycleNodeStatus } from './types.js';
 import { longSteps, steps } from '../proxies.js';
+import { cycleRequester } from '../../api/evacuation.js';
 
 const act = steps;
 const waits = longSteps('30 minutes');
@@ -402,7 +403,7 @@ export class Request {
     this.c.active.push(n.name);
     const child = await startChild(cycleNodeWorkflow, {
       workflowId: nodeCycleWorkflowId(this.selfId, n.name),
-      args: [{ parentId: this.selfId, node: n, provider: r.provider, settings: r.settings, drain: this.input.spec.drain }],
+      args: [{ parentId: this.selfId, node: n, provider: r.provider, settings: r.settings, drain: this.input.spec.drain, requester: cycleRequester(this.input.request.namespace, this.input.request.name) }],
       // Outlives this run when it continues as new; reports its end to the request's workflow ID.
       parentClosePolicy: ParentClosePolicy.ABANDON,
     });

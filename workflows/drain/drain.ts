@@ -40,6 +40,8 @@ import { drainMarkdown, drainMessage, emptyStatus, pdbNames, waveStatus, type Dr
 import { podKey, truncate, type DrainSettings, type DrainSnapshot, type NodeFacts, type PodRef, type PodVerdict } from '../../shared/drain.js';
 import { planWave, type WavePlan } from './waves.js';
 import { applyLocks, NO_LOCKS, type LockVerdict } from './locks.js';
+import { EvacuationLedger, type EvacuationsCarry, type Requesting } from './evacuations.js';
+import { drainRequester } from '../../api/evacuation.js';
 import { ReturnsLedger, type ReturnsCarry, type ReturnsVerdict } from './returns.js';
 import { latestOnly, whenSettled, type ProgressReporter } from '../progress.js';
 import { NodesAttr, PhaseAttr } from '../search-attributes.js';
@@ -73,6 +75,7 @@ export interface DrainCarry {
   /** Operator signals received but not yet acted on (a signal may wake the pass that continues as new). */
   pending?: { skips: PodTarget[]; forceDeletes: PodTarget[] };
   locks?: LocksCarry;
+  evacuations?: EvacuationsCarry;
 }
 
 /** Dependency locks (NM-5.9–5.12) across passes: since when each provider is held, what was announced, the labels set. */
@@ -97,6 +100,8 @@ export interface DrainInput {
    * for more; at final targets it ends Drained. Absent: a whole-node drain, exactly as before.
    */
   targets?: DrainTargets;
+  /** Who asks pods to leave, in the Evacuations this drain joins (NM-5.1, 5.8); default drain/<node>. */
+  requester?: { name: string; reason?: string };
 }
 
 export interface DrainResult {
@@ -119,16 +124,22 @@ export async function drainWorkflow(input: DrainInput): Promise<DrainResult> {
   // drains that started before this change replay without these commands.
   d.searchable = patched('drain-search-attributes');
   d.upsertPhase([{ key: NodesAttr, value: [input.nodeName] }]);
-  while (d.st.phase !== 'Drained') {
-    const from = d.st.phase;
-    d.st.phase = await PHASES[d.st.phase as Step](d);
-    if (d.st.phase !== from) d.upsertPhase();
-    if (d.st.phase === 'Drained' && d.st.targets) d.st.finished = true; // also a node gone: nothing is left on it
-    d.publish();
-    if (d.st.phase !== 'Drained' && workflowInfo().continueAsNewSuggested) {
-      await d.flushReports(); // targets mode: the coordinator must not miss a finished report
-      await continueAsNew<typeof drainWorkflow>(d.carry());
+  try {
+    while (d.st.phase !== 'Drained') {
+      const from = d.st.phase;
+      d.st.phase = await PHASES[d.st.phase as Step](d);
+      if (d.st.phase !== from) d.upsertPhase();
+      if (d.st.phase === 'Drained' && d.st.targets) d.st.finished = true; // also a node gone: nothing is left on it
+      d.publish();
+      if (d.st.phase !== 'Drained' && workflowInfo().continueAsNewSuggested) {
+        await d.flushReports(); // targets mode: the coordinator must not miss a finished report
+        await continueAsNew<typeof drainWorkflow>(d.carry());
+      }
     }
+  } catch (err) {
+    // Cancelled (a maintenance completed, NM-5.6): leave the Evacuations this drain joined.
+    if (isCancellation(err)) await CancellationScope.nonCancellable(() => d.withdrawEvacuations());
+    throw err;
   }
   await d.flushReports();
   return { status: d.st };
@@ -151,6 +162,8 @@ export class Drain {
   private locks: LockVerdict = NO_LOCKS;
   /** The pods the locks were judged on, by uid (for the Events about them). */
   private lockPods = new Map<string, PodVerdict>();
+  /** Evacuations (evacuations.ts): pods that leave by an evacuator, not by eviction. */
+  private readonly evac: EvacuationLedger;
   private wake = false;
   searchable = false;
   /** The latest read of the node, valid for the next step only. */
@@ -173,6 +186,7 @@ export class Drain {
     this.newSkips = [...(input.carry?.pending?.skips ?? [])];
     this.forceDeletes = [...(input.carry?.pending?.forceDeletes ?? [])];
     const l = input.carry?.locks;
+    this.evac = new EvacuationLedger(input.carry?.evacuations);
     this.lockState = { heldSince: new Map(l?.heldSince ?? []), announced: new Set(l?.announced ?? []), required: l?.required ?? [] };
     if (input.targets && !(this.st.targets && this.st.targets.seq >= input.targets.seq)) this.st.targets = input.targets;
     this.listen();
@@ -269,10 +283,16 @@ export class Drain {
       return 'WaitingForVolumeDetach';
     }
     if (this.st.targets) this.st.finished = false;
-    const leaving = await this.evictDue(plan, returns, snap.node);
+    const stay = await this.evac.pass(plan.toEvict.filter((p) => !this.locks.held.has(p.uid)), this.node, this.requesting());
+    if (stay.length) {
+      // NM-5.8: a DaemonSet or static pod whose evacuators all gave up is not evicted: kept, as without one.
+      for (const p of stay) this.skipBySignal.set(podKey(p), `${p.podType} pod: no evacuator left; left for node shutdown`);
+      return 'Draining';
+    }
+    const leaving = [...(await this.evictDue(plan, returns, snap.node)), ...this.evac.left];
     leaving.push(...(await this.applyTimeoutPolicy(snap)));
     this.showWave(plan, returns, snap);
-    this.countPods(snap, leaving);
+    this.countPods(snap, [...leaving, ...this.evac.evacuating.keys()]);
     this.publish();
     await this.waitForWave(plan, returns, snap, leaving);
     return 'Draining';
@@ -396,6 +416,7 @@ export class Drain {
       }
       this.skipBySignal.set(podKey(t), t.reason ?? 'skipped by operator');
       this.refused.delete(podKey(t));
+      await this.evac.withdraw(this.requesting().requester, [pod.uid]); // NM-5.7: skipPod beats evacuation
       await this.recordForced(pod, 'Skip', 'signal', t.reason ?? 'skipped by operator');
     }
     const forced = this.forceDeletes.splice(0).flatMap((t) => {
@@ -430,7 +451,7 @@ export class Drain {
     if (wave && (plan.done || plan.order !== wave.order) && !this.st.completedWaves.includes(wave.order)) this.st.completedWaves.push(wave.order);
     if (plan.done) {
       this.st.wave = undefined;
-      Object.assign(this.st, waveStatus(plan, new Map()));
+      Object.assign(this.st, waveStatus(plan, new Map(), this.skipBySignal));
     }
     // Forget refusals of pods that are no longer waiting for eviction.
     const evictable = new Set(plan.toEvict.filter((p) => !locks.held.has(p.uid)).map(podKey));
@@ -441,7 +462,7 @@ export class Drain {
   /** Evicts the wave's pods not yet tried (refusals are retried by the wait), deletes finished ones. Returns uids now leaving. */
   private async evictDue(plan: WavePlan, returns: ReturnsVerdict, node: NodeFacts): Promise<string[]> {
     const leaving = plan.terminating.map((p) => p.uid);
-    const due = plan.toEvict.filter((p) => !this.refused.has(podKey(p)) && !returns.paused.has(p.uid) && !this.locks.held.has(p.uid));
+    const due = plan.toEvict.filter((p) => !this.refused.has(podKey(p)) && !returns.paused.has(p.uid) && !this.locks.held.has(p.uid) && !this.evac.spared(p));
     if (due.length) {
       const results: EvictResult[] = await evictions.evictPods.executeWithOptions({ summary: `evict ${due.length} pods (wave ${plan.order})` }, [{
         nodeName: this.node,
@@ -487,6 +508,20 @@ export class Drain {
       message: `Slipway drain of node ${this.node}: ${message}`,
       dedupKey: `${workflowInfo().workflowId}/${key}`,
     }]);
+  }
+
+  /** Who this drain asks pods to leave for, in the Evacuations it joins. */
+  private requesting(): Requesting {
+    return {
+      requester: this.input.requester?.name ?? drainRequester(this.node),
+      ...(this.input.requester?.reason !== undefined ? { reason: this.input.requester.reason } : {}),
+      progressDeadlineSeconds: this.settings?.evacuationProgressDeadlineSeconds ?? 1800,
+    };
+  }
+
+  /** NM-5.6: leaves every Evacuation it joined (on cancellation). */
+  async withdrawEvacuations(): Promise<void> {
+    await this.evac.withdraw(this.requesting().requester);
   }
 
   /** The node's maintenance-required labels, written only when the set changes. */
@@ -555,7 +590,14 @@ export class Drain {
     const reasons = new Map([...this.refused].map(([k, b]) => [k, b.reason]));
     for (const p of plan.toEvict) if (returns.paused.has(p.uid)) reasons.set(podKey(p), returns.paused.get(p.uid)!.reason);
     for (const p of plan.toEvict) if (this.locks.held.has(p.uid)) reasons.set(podKey(p), this.locks.held.get(p.uid)!);
-    Object.assign(this.st, waveStatus(plan, reasons));
+    Object.assign(this.st, waveStatus(plan, reasons, this.skipBySignal));
+    // NM-5.4: a pod an evacuator moves is active, reported with the evacuator's own words.
+    const evacuating = [...this.evac.evacuating.values()];
+    if (this.st.wave && evacuating.length) {
+      const moving = new Set(evacuating.map((e) => e.pod));
+      this.st.wave.evicting = this.st.wave.evicting.filter((k) => !moving.has(k));
+      this.st.wave.evacuating = evacuating.map((e) => ({ pod: e.pod, message: e.message })).sort((a, b) => (a.pod < b.pod ? -1 : 1));
+    }
   }
 
   /**
@@ -566,14 +608,14 @@ export class Drain {
     const now = Date.now();
     const refused = plan.toEvict.filter((p) => this.refused.has(podKey(p)));
     // Pods holding implicit locks count as completions: the provider may go once one has left.
-    const completion = [...new Set([...plan.waitingCompletion.map((p) => p.uid), ...this.locks.holders])];
+    const completion = [...new Set([...plan.waitingCompletion.map((p) => p.uid), ...this.locks.holders, ...this.evac.evacuating.keys()])];
     const held = [...this.locks.held.values()];
     const { podEvictionTimeoutMs: timeoutMs, podEvictionTimeoutPolicy: policy } = this.settings!;
     // Fail also ends the drain over a provider held too long (NM-5.12): wake for it as for a refusal.
     const heldSince = policy === 'Fail' ? [...this.lockState.heldSince.values()] : [];
     const nextPolicy = timeoutMs !== undefined && policy !== 'Wait' ? Math.min(...[...this.refused.values()].map((b) => b.sinceMs), ...heldSince) + timeoutMs : Infinity;
     const nextPause = Math.min(...[...returns.paused.values()].map((p) => p.atMs));
-    const windowMs = Math.max(0, Math.min(nextPolicy, nextPause, now + MAX_WINDOW_MS) - now);
+    const windowMs = Math.max(0, Math.min(nextPolicy, nextPause, this.evac.nextLookMs(now), now + MAX_WINDOW_MS) - now);
     if (!leaving.length && !completion.length && !refused.length && !held.length) {
       // Nothing to watch: look again at once, or after the pause for pods that came back.
       if (Number.isFinite(nextPause) && !this.wake) await condition(() => this.wake, windowMs, { summary: 'pause before evicting pods that came back' });
@@ -698,8 +740,9 @@ export class Drain {
       returns: this.returns.carry(),
       pending: { skips: this.newSkips, forceDeletes: this.forceDeletes },
       locks: { heldSince: [...this.lockState.heldSince], announced: [...this.lockState.announced], required: this.lockState.required },
+      evacuations: this.evac.carry(),
     };
-    const next: DrainInput = { nodeName: this.node, options: this.input.options, reportTo: this.input.reportTo, carry };
+    const next: DrainInput = { nodeName: this.node, options: this.input.options, reportTo: this.input.reportTo, carry, ...(this.input.requester ? { requester: this.input.requester } : {}) };
     if (this.st.targets) next.targets = this.st.targets;
     return next;
   }

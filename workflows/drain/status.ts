@@ -36,6 +36,8 @@ export interface DrainStatus {
     evicting: string[];
     blocked: BlockedGroup[];
     waitingCompletion: string[];
+    /** Pods an evacuator is moving (NM-5.4): the evacuator's name and message; never evicted meanwhile. */
+    evacuating?: Array<{ pod: string; message: string }>;
   };
   later: Array<{ order: number; pods: string[] }>;
   skipped: Array<{ pod: string; reason: string }>;
@@ -82,7 +84,8 @@ export function pdbNames(reason: string): string[] {
 }
 
 /** The wave part of the status from a plan and the pods currently refused. */
-export function waveStatus(plan: WavePlan, blocked: Map<string, string>): Pick<DrainStatus, 'wave' | 'later' | 'skipped'> {
+/** `skippedBy`: pods skipped by the workflow itself (skipPod, a DaemonSet pod kept), ns/name → why: their own words, not the classify reason. */
+export function waveStatus(plan: WavePlan, blocked: Map<string, string>, skippedBy: ReadonlyMap<string, string> = new Map()): Pick<DrainStatus, 'wave' | 'later' | 'skipped'> {
   const blockedHere = new Map([...blocked].filter(([k]) => plan.toEvict.some((p) => podKey(p) === k)));
   return {
     wave:
@@ -95,7 +98,7 @@ export function waveStatus(plan: WavePlan, blocked: Map<string, string>): Pick<D
             waitingCompletion: plan.waitingCompletion.map(podKey),
           },
     later: plan.later.map((l) => ({ order: l.order, pods: l.pods.map(podKey) })),
-    skipped: plan.skipped.map((p) => ({ pod: podKey(p), reason: p.reason })),
+    skipped: plan.skipped.map((p) => ({ pod: podKey(p), reason: skippedBy.get(podKey(p)) ?? p.reason })),
   };
 }
 
@@ -140,6 +143,8 @@ export function drainMessage(s: DrainStatus): string {
   const other = s.wave.blocked.slice(5).reduce((n, g) => n + g.pods.length, 0);
   if (other) lines.push(`* ${other} ${pods(other)} with other issues`);
   if (s.wave.waitingCompletion.length) lines.push(`* ${pods(s.wave.waitingCompletion.length)} ${truncate(s.wave.waitingCompletion)}: waiting for completion`);
+  for (const e of (s.wave.evacuating ?? []).slice(0, 5)) lines.push(`* Pod ${e.pod}: ${e.message}`);
+  if ((s.wave.evacuating?.length ?? 0) > 5) lines.push(`* ${s.wave.evacuating!.length - 5} more Pods evacuating`);
   lines.push(...returningLine(s.returning));
   const later = s.later.flatMap((l) => l.pods);
   if (later.length) lines.push(`After above Pods have been removed from the Node, the following Pods will be evicted: ${truncate(later)}`);
@@ -158,6 +163,7 @@ export function drainMarkdown(s: DrainStatus): string {
   if (s.heldBy.length) out.push(`- **held** by invalid DrainRules (fix or delete them to resume):`, ...s.heldBy.map((h) => `  - ${h}`));
   if (s.completedWaves.length) out.push(`Waves done: ${s.completedWaves.join(', ')}`);
   if (s.wave?.evicting.length) out.push(`- leaving (${s.wave.evicting.length}): ${truncate(s.wave.evicting, 5)}`);
+  for (const e of s.wave?.evacuating ?? []) out.push(`- **evacuating** \`${e.pod}\`: ${e.message}`);
   for (const g of s.wave?.blocked ?? []) {
     out.push(`- **blocked** (${g.pods.length})${g.pdbs.length ? ` by PDB ${g.pdbs.map((p) => `\`${p}\``).join(', ')}` : ''}: ${truncate(g.pods, 5)}  \n  _${g.reason}_`);
   }

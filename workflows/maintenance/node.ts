@@ -38,6 +38,7 @@ import {
 import { steps } from '../proxies.js';
 import { NodesAttr, PhaseAttr } from '../search-attributes.js';
 import { drainWorkflow } from '../drain/drain.js';
+import { maintenanceRequester } from '../../api/evacuation.js';
 import { fastForwardMessage, fastForwardedBy, limitedBy, limiting, nodeLevelMessage, updateTargets, type FastForward, type NodeTargetsState } from './targets.js';
 import type { HolderInfo, NodeCounts, NodeReport } from './types.js';
 
@@ -274,10 +275,12 @@ class Coordinator {
     const targets = { lanes: next.state.lanes, final: next.final, seq: this.seq };
     const id = maintenanceDrainWorkflowId(this.node);
     if (!this.drainStarted) {
-      const options = holders.find((h) => h.stage === 'Drain')?.drain;
+      const first = holders.find((h) => h.stage === 'Drain');
+      // The oldest draining maintenance is the requester of the Evacuations the drain joins (NM-5.1, 5.8).
+      const requester = first ? { name: maintenanceRequester(first.name), ...(first.reason ? { reason: first.reason } : {}) } : undefined;
       const child = await startChild(drainWorkflow, {
         workflowId: id,
-        args: [{ nodeName: this.node, options, reportTo: workflowInfo().workflowId, targets }],
+        args: [{ nodeName: this.node, options: first?.drain, reportTo: workflowInfo().workflowId, targets, ...(requester ? { requester } : {}) }],
         // The drain outlives this run (continue-as-new) and reports to the coordinator's ID.
         parentClosePolicy: ParentClosePolicy.ABANDON,
         workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,

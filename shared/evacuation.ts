@@ -1,11 +1,11 @@
 // The next step for one due pod that has evacuators (NM-5.1–5.5): create its Evacuation, make an
 // evacuator active, hand control to the next one, fall back to eviction, wait, or stop because the
 // pod has left. Pure and deterministic (the time is an argument), so the drain workflow can call it
-// on every pass and a test can walk every branch; the activities in activities/drain/evacuation.ts
+// on every pass and a test can walk every branch; progressEvacuations (activities/drain/evacuation.ts)
 // carry the step out.
-import { byPriority, type EvacuationSpec, type EvacuationStatus, type EvacuatorRef } from '../../api/evacuation.js';
+import { byPriority, type EvacuationSpec, type EvacuationStatus, type EvacuatorRef } from '../api/evacuation.js';
 
-export { withdraw, type Withdrawal } from '../../api/evacuation.js';
+export { withdraw, type Withdrawal } from '../api/evacuation.js';
 
 /** The parts of an Evacuation the decision reads (status as stored: any field may be missing). */
 export interface EvacuationView {

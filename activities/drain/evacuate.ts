@@ -1,0 +1,119 @@
+// Evacuation instead of eviction (NM-5.1–5.5, 5.7): for each due pod with evacuators, carry its
+// Evacuation forward by as many steps as are due now (create or join, activate, hand over, fall back)
+// and say where it stands. The decision is shared/evacuation.ts, taken on a fresh read with the times
+// the object records, so a retry after a crash at any line neither duplicates the object nor restarts
+// a deadline. Hand-overs and the fallback are recorded as Events on the Evacuation.
+import { heartbeat } from '@temporalio/activity';
+import { EVACUATION } from '../../api/evacuation.js';
+import { nextEvacuationStep, type EvacuationStep } from '../../shared/evacuation.js';
+import { podKey, type PodRef } from '../../shared/drain.js';
+import { createEventActivities } from '../events.js';
+import { apiStatus, type Kube } from '../kube.js';
+import { createEvacuationActivities, type EvacuationObject } from './evacuation.js';
+
+export interface EvacuateInput {
+  nodeName: string;
+  pods: PodRef[];
+  /** nodemaintenance/<name>, cyclenoderequest/<ns>/<name> or drain/<node>. */
+  requester: string;
+  /** The maintenance's reason (NM-5.8), in the requester entry and the Events. */
+  reason?: string;
+  progressDeadlineSeconds: number;
+}
+
+export type EvacuationState =
+  /** An evacuator is in control: no eviction, no deletion; look again by `untilMs` at the latest. */
+  | { uid: string; state: 'evacuating'; evacuator: string; message: string; untilMs: number }
+  /** No evacuator left (NM-5.3): the drain evicts the pod as any other. */
+  | { uid: string; state: 'fallback' }
+  /** Gone or terminal (NM-5.5). */
+  | { uid: string; state: 'left' };
+
+/** Steps one pod's Evacuation may take in one call: create, activate, a hand-over per evacuator, fallback. */
+const MAX_STEPS = 12;
+
+export function createEvacuateActivities(kube: Kube) {
+  const objects = createEvacuationActivities(kube);
+  const { recordEvent } = createEventActivities(kube);
+
+  const event = (o: EvacuationObject, reason: string, message: string, key: string) =>
+    recordEvent({
+      involved: { kind: EVACUATION.kind, apiVersion: `${EVACUATION.group}/${EVACUATION.version}`, namespace: o.metadata.namespace, name: o.metadata.name, uid: o.metadata.uid },
+      type: reason === 'EvictionFallback' ? 'Warning' : 'Normal',
+      reason,
+      message,
+      dedupKey: `${o.metadata.uid}/${key}`,
+    });
+
+  async function progress(input: EvacuateInput, pod: PodRef): Promise<EvacuationState> {
+    const ref = { namespace: pod.namespace, name: pod.uid };
+    const by = input.reason ? ` (${input.requester}: ${input.reason})` : ` (${input.requester})`;
+    let o: EvacuationObject | undefined;
+    for (let i = 0; i < MAX_STEPS; i++) {
+      const live = await kube.core.readNamespacedPod({ namespace: pod.namespace, name: pod.name }).catch((err: unknown) => {
+        if (apiStatus(err) === 404) return undefined;
+        throw err;
+      });
+      const presence = live?.metadata?.uid === pod.uid ? { exists: true, phase: live.status?.phase } : { exists: false };
+      // Join first: every requester is listed (NM-5.1), whoever created the object.
+      if (presence.exists && !o) {
+        o = await objects.ensureEvacuation({
+          pod: { namespace: pod.namespace, name: pod.name, uid: pod.uid, labels: live!.metadata?.labels, annotations: live!.metadata?.annotations },
+          requester: input.requester,
+          reason: input.reason,
+          progressDeadlineSeconds: input.progressDeadlineSeconds,
+        });
+      }
+      const step: EvacuationStep = nextEvacuationStep(o, presence, Date.now());
+      switch (step.kind) {
+        case 'done':
+          return { uid: pod.uid, state: 'left' };
+        case 'create':
+          o = undefined; // deleted between the ensure and now: create it again
+          continue;
+        case 'wait':
+          return { uid: pod.uid, state: 'evacuating', evacuator: step.name, message: step.message, untilMs: step.until };
+        case 'activate':
+          o = await objects.setActiveEvacuator({ ...ref, active: step.name });
+          if (o) await event(o, 'EvacuatorActivated', `evacuator ${step.name} is active for pod ${podKey(pod)}${by}`, `activate/${step.name}`);
+          continue;
+        case 'handOver':
+          o = await objects.setActiveEvacuator({ ...ref, active: step.to });
+          if (o) await event(o, 'EvacuatorHandOver', `${step.from} ${step.reason === 'completed' ? 'withdrew' : `made no progress within ${o.spec.progressDeadlineSeconds}s`}: ${step.to} takes over${by}`, `handover/${step.from}/${step.to}`);
+          continue;
+        case 'fallback': {
+          const already = o?.status?.activeEvacuator === '';
+          if (!already) {
+            const why = step.from ? `${step.from} ${step.reason === 'completed' ? 'withdrew' : 'made no progress within the deadline'}` : 'no evacuator registered';
+            o = await objects.setActiveEvacuator({ ...ref, fallback: true, message: `${why}; no evacuator left: evicting through the eviction API${by}` });
+            if (o) await event(o, 'EvictionFallback', `${why}; no evacuator left: pod ${podKey(pod)} is evicted through the eviction API, PDBs respected${by}`, 'fallback');
+          }
+          return { uid: pod.uid, state: 'fallback' };
+        }
+      }
+    }
+    throw new Error(`evacuation of ${podKey(pod)} did not settle in ${MAX_STEPS} steps`);
+  }
+
+  return {
+    /** Where each pod's evacuation stands, after the steps due now (NM-5.1–5.5). */
+    async progressEvacuations(input: EvacuateInput): Promise<EvacuationState[]> {
+      const out: EvacuationState[] = [];
+      for (const pod of input.pods) {
+        out.push(await progress(input, pod));
+        heartbeat({ done: out.length, of: input.pods.length });
+      }
+      return out;
+    },
+
+    /** NM-5.6 / NM-5.7: this requester leaves these pods' Evacuations (the last one out deletes unless Forbid). */
+    async withdrawEvacuations(input: { requester: string; pods: PodRef[] }): Promise<Array<{ uid: string; result: string }>> {
+      const out: Array<{ uid: string; result: string }> = [];
+      for (const pod of input.pods) {
+        out.push({ uid: pod.uid, result: await objects.withdrawEvacuation({ namespace: pod.namespace, name: pod.uid, requester: input.requester }) });
+        heartbeat({ done: out.length, of: input.pods.length });
+      }
+      return out;
+    },
+  };
+}

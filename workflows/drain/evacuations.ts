@@ -1,0 +1,85 @@
+// Evacuations in a drain (NM-5.1–5.8): pods that register evacuators leave by an Evacuation, not an
+// eviction. Each pass hands the due ones to progressEvacuations (activities/drain/evacuate.ts), which
+// steps their objects forward from the times they record; this ledger remembers what the drain needs
+// across passes: which pods fell back to eviction, and which Evacuations it joined (to withdraw).
+import { podKey, type PodRef, type PodVerdict } from '../../shared/drain.js';
+import type { EvacuationState } from '../../activities/drain/evacuate.js';
+import { longSteps } from '../proxies.js';
+
+const evacuate = longSteps('10 minutes');
+
+/** How often an evacuating pod is looked at again: a withdrawal (completed: true) is noticed within this. */
+export const EVACUATION_POLL_MS = 10_000;
+
+export interface EvacuationsCarry {
+  fallback: string[];
+  joined: PodRef[];
+}
+
+export interface Requesting {
+  requester: string;
+  reason?: string;
+  progressDeadlineSeconds: number;
+}
+
+export class EvacuationLedger {
+  /** uids whose evacuators are all gone: evicted as any other pod (NM-5.3). */
+  private readonly fallback: Set<string>;
+  /** The Evacuations this drain is a requester of, by pod uid. */
+  private readonly joined: Map<string, PodRef>;
+  /** This pass: uid → the evacuator's report, and when to look again at the latest. */
+  readonly evacuating = new Map<string, { pod: string; message: string; untilMs: number }>();
+  /** This pass: pods whose evacuation ended because they left (NM-5.5). */
+  readonly left: string[] = [];
+
+  constructor(carry: EvacuationsCarry | undefined) {
+    this.fallback = new Set(carry?.fallback ?? []);
+    this.joined = new Map((carry?.joined ?? []).map((p) => [p.uid, p]));
+  }
+
+  /** An eviction is not for this pod (yet): it has evacuators and has not fallen back. */
+  spared(p: PodVerdict): boolean {
+    return !!p.evacuators?.length && !this.fallback.has(p.uid);
+  }
+
+  /** Steps the due pods' Evacuations. Returns the non-Default pods whose evacuators all gave up: they stay (NM-6.7). */
+  async pass(due: PodVerdict[], node: string, r: Requesting): Promise<PodVerdict[]> {
+    this.evacuating.clear();
+    this.left.length = 0;
+    const pods = due.filter((p) => this.spared(p) && !p.terminating);
+    if (!pods.length) return [];
+    for (const p of pods) this.joined.set(p.uid, { namespace: p.namespace, name: p.name, uid: p.uid });
+    const states: EvacuationState[] = await evacuate.progressEvacuations.executeWithOptions(
+      { summary: `evacuations of ${pods.length} pods on ${node}` },
+      [{ nodeName: node, pods: pods.map((p) => ({ namespace: p.namespace, name: p.name, uid: p.uid })), ...r }],
+    );
+    const byUid = new Map(pods.map((p) => [p.uid, p]));
+    const kept: PodVerdict[] = [];
+    for (const s of states) {
+      const p = byUid.get(s.uid)!;
+      if (s.state === 'evacuating') this.evacuating.set(s.uid, { pod: podKey(p), message: s.message, untilMs: s.untilMs });
+      else if (s.state === 'left') this.left.push(s.uid);
+      else if (p.podType === 'Default') this.fallback.add(s.uid);
+      else kept.push(p);
+    }
+    return kept;
+  }
+
+  /** When the next look is due: the earliest deadline, at most a poll away. */
+  nextLookMs(now: number): number {
+    if (!this.evacuating.size) return Infinity;
+    return Math.min(now + EVACUATION_POLL_MS, ...[...this.evacuating.values()].map((e) => e.untilMs));
+  }
+
+  /** NM-5.6/5.7: leave these pods' Evacuations (all joined ones when no uids are given). */
+  async withdraw(requester: string, uids?: string[]): Promise<void> {
+    const pods = [...this.joined.values()].filter((p) => !uids || uids.includes(p.uid));
+    if (!pods.length) return;
+    await evacuate.withdrawEvacuations.executeWithOptions({ summary: `withdraw from ${pods.length} Evacuations` }, [{ requester, pods }]);
+    for (const p of pods) this.joined.delete(p.uid);
+  }
+
+  carry(): EvacuationsCarry {
+    return { fallback: [...this.fallback], joined: [...this.joined.values()] };
+  }
+}
