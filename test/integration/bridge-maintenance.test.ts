@@ -331,6 +331,7 @@ describe('with the real maintenance workflow', () => {
       // object runs Complete (the node is uncordoned) before the bridge lets the object go.
       const group = uniqueName('it-bridge-nm-real');
       const [node] = await ensureFakeNodeGroup(f.c.core, group, 1);
+      await ensureFakeNodeGroup(f.c.core, `${group}-by`, 1); // not every node in the cluster (NM-4.8), even on a fresh stack
       try {
         const held = uniqueName('nm-real-cordon');
         const m = await nm.create(held, { nodeSelector: { nodeSelectorTerms: [{ matchExpressions: [{ key: NODE_GROUP_LABEL, operator: 'In', values: [group] }] }] }, stage: 'Cordon' });
@@ -346,6 +347,7 @@ describe('with the real maintenance workflow', () => {
         expect(f.logs.some((l) => l.includes(`/${held}: deleted; spec.stage set to Complete`))).toBe(true);
       } finally {
         await deleteGroupNodes(f.c, group);
+        await deleteGroupNodes(f.c, `${group}-by`);
       }
     } finally {
       await f.stopBridge(b).catch(() => undefined);

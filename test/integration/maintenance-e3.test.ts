@@ -1,6 +1,7 @@
 // The spec's worked example E3 (fast-forward and late pods) and NM-2.8 (pods that appear on a
 // covered node; controllers whose pods keep coming back) end to end on the local stack, judged
 // from the apiserver's audit log and the maintenances' status, as E1/E2 are (maintenance.test.ts).
+import { POD_TYPE_LABEL } from '../../activities/drain/classify.js';
 import { entryString } from '../../api/drain-plan.js';
 import { setStageUpdate } from '../../workflows/messages.js';
 import type { MaintenanceStatus } from '../../workflows/maintenance/types.js';
@@ -16,8 +17,13 @@ const nodeStatus = (s: MaintenanceStatus, node: string) => s.nodeStatuses.find((
 const targets = (s: MaintenanceStatus, node: string) => (nodeStatus(s, node)?.drainTargets ?? []).map(entryString);
 const UNSCHEDULABLE_TOLERATION = { key: 'node.kubernetes.io/unschedulable', operator: 'Exists', effect: 'NoSchedule' };
 
-/** A one-replica Deployment pinned to `node` whose pods tolerate the cordon: the scheduler binds each replacement straight back. */
-const stickyDeployment = (f: MaintenanceFixture, name: string, node: string, priority: number) => f.pod(name, node, priority, {}, { tolerations: [UNSCHEDULABLE_TOLERATION] });
+/**
+ * A one-replica Deployment pinned to `node` whose pods tolerate the cordon: the scheduler binds each
+ * replacement straight back. Pinned and tolerating, it would be daemon-like (NM-6.6 c) and kept; the
+ * label opts it out, so it is the Default pod that keeps coming back these tests are about.
+ */
+const stickyDeployment = (f: MaintenanceFixture, name: string, node: string, priority: number) =>
+  f.pod(name, node, priority, { [POD_TYPE_LABEL]: 'Default' }, { tolerations: [UNSCHEDULABLE_TOLERATION] });
 
 /** Audit helpers over one snapshot of the log. */
 function auditOf(f: MaintenanceFixture, audit: AuditEvent[]) {

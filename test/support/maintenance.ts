@@ -40,9 +40,17 @@ export class MaintenanceFixture {
     this.scheduling = this.c.config.makeApiClient(SchedulingV1Api);
   }
 
+  /** The group of the bystander node (see setup). */
+  get bystanders(): string {
+    return `${this.group}-by`;
+  }
+
   /** `worker: false` leaves the task queue (the group's name) to a worker the test runs itself. */
   async setup(nodes: number, { worker: inProcess = true } = {}): Promise<this> {
     this.nodes = await ensureFakeNodeGroup(this.c.core, this.group, nodes);
+    // A node no test selects: a selector over all of this fixture's nodes must not be "every node in
+    // the cluster" (NM-4.8), whatever else the cluster holds (on a fresh stack, nothing).
+    await ensureFakeNodeGroup(this.c.core, this.bystanders, 1);
     await createNamespace(this.c, this.ns);
     this.client = await connectClient();
     if (!inProcess) return this;
@@ -68,6 +76,7 @@ export class MaintenanceFixture {
     await this.c.core.deleteNamespace({ name: this.ns }).catch(() => undefined);
     for (const name of this.classes) await this.scheduling.deletePriorityClass({ name }).catch(() => undefined);
     await deleteGroupNodes(this.c, this.group);
+    await deleteGroupNodes(this.c, this.bystanders);
   }
 
   private where(name: string) {
