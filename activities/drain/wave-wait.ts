@@ -34,6 +34,8 @@ export interface WaveWaitInput {
   concurrency: number;
   qps: number;
   timeoutMs: number;
+  /** Epoch ms the window ends at, whichever attempt runs it: a retry after a worker crash does not start a whole window again. */
+  endsAt?: number;
 }
 
 /**
@@ -67,6 +69,7 @@ export function createWaveWaitActivities(kube: Kube) {
     async waitForWave(input: WaveWaitInput): Promise<WaveWaitResult> {
       const ctx = Context.current();
       const started = Date.now();
+      const windowMs = input.endsAt === undefined ? input.timeoutMs : Math.max(0, Math.min(input.timeoutMs, input.endsAt - started));
       const known = new Set([...input.known, ...input.leaving]);
       const leaving = new Set(input.leaving);
       const refused = new Map(input.refused.map((p) => [p.uid, p]));
@@ -151,7 +154,7 @@ export function createWaveWaitActivities(kube: Kube) {
           end ??= evaluate();
           return end !== undefined;
         },
-        timeoutMs: input.timeoutMs,
+        timeoutMs: windowMs,
         onTick: () => heartbeat(details()),
         signal: watchAbort.signal,
       });
@@ -165,10 +168,10 @@ export function createWaveWaitActivities(kube: Kube) {
           if (node?.spec?.unschedulable !== true) return true; // uncordoned or deleted
           return input.nodeLocks !== undefined && JSON.stringify(nodeLocks(node.metadata?.annotations)) !== JSON.stringify(input.nodeLocks);
         },
-        timeoutMs: input.timeoutMs,
+        timeoutMs: windowMs,
         signal: watchAbort.signal,
       });
-      const rulesChanged = untilDrainRulesChange(kube, { timeoutMs: input.timeoutMs, since: input.drainRulesSeen, signal: watchAbort.signal });
+      const rulesChanged = untilDrainRulesChange(kube, { timeoutMs: windowMs, since: input.drainRulesSeen, signal: watchAbort.signal });
       const never = new Promise<never>(() => {});
       try {
         const first = await Promise.race([

@@ -51,8 +51,9 @@ describe('evacuation (E5 a, a′)', () => {
       // The evacuator worked 16 s, beyond the 10 s deadline, kept alive by its heartbeats: never evicted.
       expect(evacuator.heartbeats.get(uid)).toBeGreaterThanOrEqual(3);
       expect(await podEvictions(db!.metadata!.name!)).toEqual([]);
-      const after = await evacuation(uid);
-      expect(after?.status?.activeEvacuator).toBe(EVACUATOR); // no hand-over happened
+      // No hand-over and no fallback happened: only the activation is on record.
+      const events = (await f.c.core.listNamespacedEvent({ namespace: f.ns, fieldSelector: `involvedObject.name=${uid}` })).items.map((x) => x.reason).sort();
+      expect(events).toEqual(['EvacuatorActivated']);
       await waitFor('the Evacuation garbage-collected with its pod', async () => (await evacuation(uid)) === undefined, { timeoutMs: 60_000 });
       await h.executeUpdate(setStageUpdate, { args: [{ stage: 'Complete' }] });
       await h.result();

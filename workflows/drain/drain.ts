@@ -636,6 +636,7 @@ export class Drain {
         concurrency: this.settings!.evictionConcurrency,
         qps: this.settings!.evictionQPS,
         timeoutMs: windowMs,
+        endsAt: now + windowMs,
       }]),
     );
     if (!r) return;
