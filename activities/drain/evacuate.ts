@@ -71,8 +71,12 @@ export function createEvacuateActivities(kube: Kube) {
         case 'create':
           o = undefined; // deleted between the ensure and now: create it again
           continue;
-        case 'wait':
-          return { uid: pod.uid, state: 'evacuating', evacuator: step.name, message: step.message, untilMs: step.until };
+        case 'wait': {
+          // The age of the evacuator's last sign of progress, for the status line (NM-5.4).
+          const progressMs = step.until - (o?.spec.progressDeadlineSeconds ?? 0) * 1000;
+          const age = Math.max(0, Math.round((Date.now() - progressMs) / 1000));
+          return { uid: pod.uid, state: 'evacuating', evacuator: step.name, message: `${step.message} (last progress ${age}s ago)`, untilMs: step.until };
+        }
         case 'activate':
           o = await objects.setActiveEvacuator({ ...ref, active: step.name });
           if (o) await event(o, 'EvacuatorActivated', `evacuator ${step.name} is active for pod ${podKey(pod)}${by}`, `activate/${step.name}`);
