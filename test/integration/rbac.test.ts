@@ -4,7 +4,7 @@
 // manifest grants it); and the bridge really runs with nothing but its service account's token.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { AuthorizationV1Api, KubernetesObjectApi, PatchStrategy, loadAllYaml, type KubernetesObject } from '@kubernetes/client-node';
+import { AuthorizationV1Api, KubernetesObjectApi, PatchStrategy, RbacAuthorizationV1Api, loadAllYaml, type KubernetesObject } from '@kubernetes/client-node';
 import { apiStatus } from '../../activities/kube.js';
 import { FINALIZER } from '../../starter/bridge/names.js';
 import type { CycleNodeRequestObject } from '../../starter/bridge/objects.js';
@@ -315,5 +315,73 @@ describe('the worker service account', () => {
     ] as Perm[]) {
       expect([permKey(p), await can('slipway-worker', p)]).toEqual([permKey(p), false]);
     }
+  });
+});
+
+describe('the roles users are granted (deploy/user-rbac.yaml): the trust boundary', () => {
+  const users = { viewer: uniqueName('it-viewer'), editor: uniqueName('it-editor'), nsEditor: uniqueName('it-ns-editor'), evacuator: uniqueName('it-evacuator') };
+  const ns = 'some-team';
+  const rbac = () => f.c.config.makeApiClient(RbacAuthorizationV1Api);
+  const bindings: string[] = [];
+  async function bind(user: string, role: string, namespace?: string): Promise<void> {
+    const body = { metadata: { name: user }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role }, subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: user }] };
+    if (namespace) await rbac().createNamespacedRoleBinding({ namespace, body });
+    else await rbac().createClusterRoleBinding({ body });
+    bindings.push(namespace ? `${namespace}/${user}` : user);
+  }
+  async function userCan(user: string, p: Perm): Promise<boolean> {
+    const res = await authz.createSubjectAccessReview({
+      body: { spec: { user, groups: ['system:authenticated'], resourceAttributes: { group: p.group, resource: p.resource, subresource: p.subresource, verb: p.verb, namespace: p.namespace, name: p.name } } },
+    });
+    return res.status?.allowed === true;
+  }
+
+  beforeAll(async () => {
+    await applyManifest('deploy/user-rbac.yaml');
+    await f.c.core.createNamespace({ body: { metadata: { name: ns } } }).catch((err: unknown) => {
+      if (apiStatus(err) !== 409) throw err;
+    });
+    await bind(users.viewer, 'slipway-view');
+    await bind(users.editor, 'slipway-edit');
+    await bind(users.nsEditor, 'edit', ns); // a namespace's ordinary editor
+    await bind(users.evacuator, 'slipway-evacuator');
+    // slipway-edit's rules are filled in by the controller-manager's aggregation controller.
+    await waitFor('slipway-edit aggregated', async () => ((await rbac().readClusterRole({ name: 'slipway-edit' })).rules ?? []).length >= 3, { timeoutMs: 30_000 });
+    // ... and the built-in view (then edit, which includes view) takes slipway-view's rules, eventually.
+    await waitFor('view aggregated into edit', () => userCan(users.nsEditor, { group: 'slipway.dev', resource: 'cyclenoderequests', verb: 'list', namespace: ns }), { timeoutMs: 60_000 });
+  });
+  afterAll(async () => {
+    for (const b of bindings) {
+      const [namespace, name] = b.includes('/') ? b.split('/') : [undefined, b];
+      if (namespace) await rbac().deleteNamespacedRoleBinding({ namespace, name: name! }).catch(() => undefined);
+      else await rbac().deleteClusterRoleBinding({ name: name! }).catch(() => undefined);
+    }
+  });
+
+  const S = 'slipway.dev';
+  const cases: Array<[keyof typeof users, Perm, boolean]> = [
+    ['viewer', { group: S, resource: 'nodemaintenances', verb: 'list' }, true],
+    ['viewer', { group: S, resource: 'cyclenoderequests', verb: 'watch', namespace: ns }, true],
+    ['viewer', { group: S, resource: 'evacuations', verb: 'get', namespace: ns }, true],
+    ['viewer', { group: S, resource: 'nodemaintenances', verb: 'create' }, false],
+    ['viewer', { group: S, resource: 'cyclenoderequests', verb: 'create', namespace: ns }, false],
+    ['editor', { group: S, resource: 'nodemaintenances', verb: 'create' }, true],
+    ['editor', { group: S, resource: 'cyclenoderequests', verb: 'create', namespace: ns }, true],
+    ['editor', { group: S, resource: 'drainrules', verb: 'delete' }, true],
+    ['editor', { group: S, resource: 'nodemaintenances', verb: 'list' }, true], // edit includes view
+    ['editor', { group: S, resource: 'nodemaintenances', subresource: 'status', verb: 'patch' }, false], // status is Slipway's
+    ['editor', { group: S, resource: 'evacuations', verb: 'create', namespace: ns }, false],
+    ['editor', { group: '', resource: 'nodes', verb: 'patch' }, false],
+    // The trust boundary: a namespace's editor may not ask for node disruption, but may read requests (aggregated into view).
+    ['nsEditor', { group: S, resource: 'cyclenoderequests', verb: 'create', namespace: ns }, false],
+    ['nsEditor', { group: S, resource: 'cyclenoderequests', verb: 'list', namespace: ns }, true],
+    ['nsEditor', { group: S, resource: 'nodemaintenances', verb: 'create' }, false],
+    ['evacuator', { group: S, resource: 'evacuations', verb: 'watch', namespace: ns }, true],
+    ['evacuator', { group: S, resource: 'evacuations', subresource: 'status', verb: 'patch', namespace: ns }, true],
+    ['evacuator', { group: S, resource: 'evacuations', verb: 'patch', namespace: ns }, false],
+    ['evacuator', { group: S, resource: 'evacuations', verb: 'delete', namespace: ns }, false],
+  ];
+  test.each(cases.map(([who, p, ok]) => [`${who} ${ok ? 'may' : 'may not'} ${permKey(p)}${p.namespace ? ` in ${p.namespace}` : ''}`, who, p, ok] as const))('%s', async (_t, who, p, ok) => {
+    expect(await userCan(users[who], p)).toBe(ok);
   });
 });
