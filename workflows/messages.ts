@@ -13,6 +13,8 @@ export interface PodTarget {
   name: string;
   /** Recorded in status and in the Event on the pod. */
   reason?: string;
+  /** Who asked (the CLI sends user@host): recorded with the forced action and in the Event, beside the client identity Temporal keeps in the history. */
+  requestedBy?: string;
 }
 
 /** Leave this pod on the node: the drain stops waiting for it and never evicts it. */

@@ -6,6 +6,7 @@ import { apiStatus } from '../../activities/kube.js';
 import { webUiLink } from '../../shared/temporal.js';
 import { cycleWorkflowId, maintenanceNodeWorkflowId, parseWorkflowId } from '../../workflows/ids.js';
 import { forceDeletePodSignal, retryNowSignal, skipPodSignal } from '../../workflows/messages.js';
+import { callerIdentity } from '../client.js';
 import { closedCycleMessage, createCycle, cycleSpec, dryRun, followCycleId, queryCycle, renderCycle, type CycleArgs } from '../cycle-cli.js';
 import { renderInventory, runInventory } from '../inventory.js';
 import type { Command } from './args.js';
@@ -100,7 +101,7 @@ async function signal(session: Session, c: Of<'skip-pod' | 'force-delete-pod' | 
   }
   const handle = client.workflow.getHandle(t.id);
   if (c.cmd === 'retry-now') await handle.signal(retryNowSignal);
-  else await handle.signal(c.cmd === 'skip-pod' ? skipPodSignal : forceDeletePodSignal, { ...pod!, reason: c.reason });
+  else await handle.signal(c.cmd === 'skip-pod' ? skipPodSignal : forceDeletePodSignal, { ...pod!, reason: c.reason, requestedBy: callerIdentity() });
   io.out(`sent ${c.cmd}${podKey ? ` ${podKey}` : ''} to ${t.id}`);
   return 0;
 }

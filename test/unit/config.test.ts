@@ -1,8 +1,9 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { temporalSettings, webUiLink } from '../../shared/temporal.js';
 import { awsSettings } from '../../activities/aws.js';
+import { callerIdentity } from '../../starter/client.js';
 
 describe('Temporal settings', () => {
   test('default to the local dev server without TLS', () => {
@@ -52,5 +53,19 @@ describe('AWS settings', () => {
       region: 'eu-west-1',
     });
     expect(awsSettings({}).endpoint).toBeUndefined();
+  });
+});
+
+describe('caller identity (recorded by Temporal with every signal and update)', () => {
+  const saved = process.env.SLIPWAY_IDENTITY;
+  afterEach(() => {
+    if (saved === undefined) delete process.env.SLIPWAY_IDENTITY;
+    else process.env.SLIPWAY_IDENTITY = saved;
+  });
+  test('SLIPWAY_IDENTITY wins; otherwise user@host of this process', () => {
+    process.env.SLIPWAY_IDENTITY = 'ci-bot@pipeline';
+    expect(callerIdentity()).toBe('ci-bot@pipeline');
+    delete process.env.SLIPWAY_IDENTITY;
+    expect(callerIdentity()).toBe(`${userInfo().username}@${hostname()}`);
   });
 });

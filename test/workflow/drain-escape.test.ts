@@ -93,6 +93,18 @@ describe('operator signals', () => {
     expect(fake.evictionsAsked().filter((k) => k === 'app/web')).toHaveLength(1);
   });
 
+  test.concurrent('who asked for a forced action (requestedBy) is kept with it in status and named in the Event on the pod', async () => {
+    const fake = blocked('force-who');
+    const result = await runDrain(env(), fake, {
+      during: async (h) => {
+        await statusWhen(h, 'the drain blocked', isBlocked);
+        await h.signal(forceDeletePodSignal, { namespace: 'app', name: 'web', reason: 'disk gone', requestedBy: 'alice@ops-box' });
+      },
+    });
+    expect(result.status.forced).toEqual([{ pod: 'app/web', action: 'ForceDelete', by: 'signal', requestedBy: 'alice@ops-box', at: expect.any(String), reason: 'disk gone' }]);
+    expect(fake.events.map((e) => e.message)).toEqual(['Slipway drain of node force-who: ForceDelete by signal from alice@ops-box: disk gone']);
+  });
+
   test.concurrent('forceDeletePod deletes the pod at once with grace 0, bypassing its PDB, and records an Event', async () => {
     const fake = blocked('force');
     let wait: Call | undefined;

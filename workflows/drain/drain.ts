@@ -417,11 +417,11 @@ export class Drain {
       this.skipBySignal.set(podKey(t), t.reason ?? 'skipped by operator');
       this.refused.delete(podKey(t));
       await this.evac.withdraw(this.requesting().requester, [pod.uid]); // NM-5.7: skipPod beats evacuation
-      await this.recordForced(pod, 'Skip', 'signal', t.reason ?? 'skipped by operator');
+      await this.recordForced(pod, 'Skip', 'signal', t.reason ?? 'skipped by operator', t.requestedBy);
     }
     const forced = this.forceDeletes.splice(0).flatMap((t) => {
       const pod = find(t, 'forceDeletePod');
-      return pod ? [{ pod, reason: t.reason ?? 'force-deleted by operator' }] : [];
+      return pod ? [{ pod, reason: t.reason ?? 'force-deleted by operator', requestedBy: t.requestedBy }] : [];
     });
     if (!forced.length) return false;
     await act.deletePods.executeWithOptions({ summary: `force-delete ${forced.map((f) => podKey(f.pod)).join(', ')}` }, [
@@ -429,7 +429,7 @@ export class Drain {
     ]);
     for (const f of forced) {
       this.refused.delete(podKey(f.pod));
-      await this.recordForced(f.pod, 'ForceDelete', 'signal', f.reason);
+      await this.recordForced(f.pod, 'ForceDelete', 'signal', f.reason, f.requestedBy);
     }
     return true;
   }
@@ -716,13 +716,13 @@ export class Drain {
     throw ApplicationFailure.nonRetryable(message, type);
   }
 
-  private async recordForced(pod: PodVerdict, action: ForcedAction['action'], by: ForcedAction['by'], reason: string): Promise<void> {
-    this.st.forced.push({ pod: podKey(pod), action, by, at: new Date().toISOString(), reason });
+  private async recordForced(pod: PodVerdict, action: ForcedAction['action'], by: ForcedAction['by'], reason: string, requestedBy?: string): Promise<void> {
+    this.st.forced.push({ pod: podKey(pod), action, by, ...(requestedBy ? { requestedBy } : {}), at: new Date().toISOString(), reason });
     await act.recordEvent.executeWithOptions({ summary: `event on ${podKey(pod)}: ${action}` }, [{
       involved: { kind: 'Pod', apiVersion: 'v1', namespace: pod.namespace, name: pod.name, uid: pod.uid },
       type: 'Warning',
       reason: { Skip: 'DrainSkippedPod', ForceDelete: 'DrainForceDeletedPod', DeleteAfterTimeout: 'DrainDeletedPodAfterTimeout' }[action],
-      message: `Slipway drain of node ${this.node}: ${action} by ${by}: ${reason}`,
+      message: `Slipway drain of node ${this.node}: ${action} by ${by}${requestedBy ? ` from ${requestedBy}` : ''}: ${reason}`,
       dedupKey: `${workflowInfo().workflowId}/${pod.uid}/${action}`,
     }]);
   }

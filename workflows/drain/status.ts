@@ -21,6 +21,8 @@ export interface ForcedAction {
   pod: string;
   action: 'Skip' | 'ForceDelete' | 'DeleteAfterTimeout';
   by: 'signal' | 'policy';
+  /** A signal's sender, as it named itself (PodTarget.requestedBy). */
+  requestedBy?: string;
   at: string;
   reason: string;
 }
