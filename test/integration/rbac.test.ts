@@ -307,7 +307,7 @@ describe('the worker service account', () => {
       { group: '', resource: 'secrets', verb: 'get', namespace: 'team-a' },
       { group: '', resource: 'nodes', verb: 'update' },
       { group: '', resource: 'pods', verb: 'create', namespace: 'team-a' },
-      { group: '', resource: 'pods', verb: 'get', namespace: 'team-a' },
+      { group: '', resource: 'pods', verb: 'update', namespace: 'team-a' },
       { group: '', resource: 'namespaces', verb: 'delete' },
       { group: 'apps', resource: 'deployments', verb: 'update', namespace: 'team-a' },
       { group: 'slipway.dev', resource: 'drainrules', verb: 'create' },
