@@ -29,6 +29,8 @@ export interface BridgeOptions {
   taskQueue: string;
   /** Watch only this namespace's CycleNodeRequests (default: all). */
   namespace?: string;
+  /** Act only on requests in these namespaces, refusing others with an Event (default: all watched). */
+  allowedNamespaces?: readonly string[];
   /** Reconcile NodeMaintenances too (default true). */
   maintenances?: boolean;
   /** A running maintenance workflow without an object is told it was deleted once it is this old (default 60 s). */
@@ -90,6 +92,7 @@ export class Bridge {
       isLeader: o.isLeader,
       stats: o.stats,
       log: o.log,
+      allowedNamespaces: o.allowedNamespaces,
     });
     if (o.maintenances !== false) this.maintenance = maintenanceTerm(o);
   }

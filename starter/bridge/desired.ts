@@ -33,6 +33,8 @@ export interface DesiredInput {
   /** A CycleNodeStatus from the cache by `namespace/name`. */
   nodeStatus: (key: string) => CycleNodeStatusObject | undefined;
   now: Date;
+  /** The namespaces whose requests the bridge may act on (SLIPWAY_ALLOWED_NAMESPACES); undefined: all. */
+  allowedNamespaces?: readonly string[];
 }
 
 /** One CycleNodeStatus to bring up to date: created first when missing, then its status patched. */
@@ -73,14 +75,17 @@ export function desired(i: DesiredInput): Desired {
     return out;
   }
   if (!i.workflow) {
+    // Who may create a request may disrupt nodes: only namespaces the bridge is configured for (the trust boundary).
+    const refused = namespaceRefusal(obj.metadata.namespace, i.allowedNamespaces);
     const parsed = CycleNodeRequestSpec.safeParse(obj.spec);
-    if (!parsed.success) {
-      const message = invalidSpecMessage(parsed.error);
+    const message = refused ?? (parsed.success ? undefined : invalidSpecMessage(parsed.error));
+    if (message !== undefined) {
+      const reason = refused ? 'NamespaceNotAllowed' : 'InvalidSpec';
       out.invalidSpec = message;
       const next = invalidSpecStatus(obj.status, message, obj.metadata.generation, i.now);
       if (statusChanged(obj.status, next)) {
         out.status = { next, patch: mergePatchOf(obj.status, next) };
-        out.events.push({ type: 'Warning', reason: 'InvalidSpec', message, dedup: `InvalidSpec/${obj.metadata.generation}/${message}` });
+        out.events.push({ type: 'Warning', reason, message, dedup: `${reason}/${obj.metadata.generation}/${message}` });
       }
       return out;
     }
@@ -88,6 +93,12 @@ export function desired(i: DesiredInput): Desired {
   if (!has) out.finalizers = [...(obj.metadata.finalizers ?? []), FINALIZER];
   if (i.workflow) Object.assign(out, mirror(obj, i.workflow, i.nodeStatus, i.now));
   return out;
+}
+
+/** Why a request in `namespace` is refused, or undefined when the bridge may act on it. */
+export function namespaceRefusal(namespace: string, allowed: readonly string[] | undefined): string | undefined {
+  if (!allowed || allowed.includes(namespace)) return undefined;
+  return `namespace ${namespace} is not one this bridge may act for (SLIPWAY_ALLOWED_NAMESPACES: ${allowed.join(', ') || 'none'}): no node is touched`;
 }
 
 /** The workflow's state as status (with the Events its change calls for) and as CycleNodeStatus objects. */

@@ -4,6 +4,7 @@
 //
 // Environment: the worker's (KUBECONFIG, TEMPORAL_*, SLIPWAY_TASK_QUEUE), plus
 //   SLIPWAY_WATCH_NAMESPACE   only this namespace's requests (default: all; NodeMaintenances are cluster-scoped)
+//   SLIPWAY_ALLOWED_NAMESPACES  comma-separated: requests elsewhere are refused with an Event (default: all watched)
 //   SLIPWAY_LEADER_NAMESPACE  the Lease's namespace (default: the pod's namespace in a cluster, else default)
 import { existsSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -30,6 +31,8 @@ export interface StartBridgeOptions {
   taskQueue?: string;
   /** Only this namespace's requests (default: SLIPWAY_WATCH_NAMESPACE, else all). NodeMaintenances are cluster-scoped: all. */
   namespace?: string;
+  /** Act only on requests in these namespaces (default: SLIPWAY_ALLOWED_NAMESPACES, else all watched). */
+  allowedNamespaces?: readonly string[];
   /** Reconcile NodeMaintenances too (default true). */
   maintenances?: boolean;
   /** A running maintenance workflow without an object is told it was deleted once it is this old (default 60 s). */
@@ -75,6 +78,7 @@ export async function startBridge(opts: StartBridgeOptions = {}): Promise<Runnin
   const client = opts.client ?? (await connectClient(settings));
   const taskQueue = opts.taskQueue ?? settings.taskQueue;
   const namespace = opts.namespace ?? (process.env.SLIPWAY_WATCH_NAMESPACE || undefined);
+  const allowedNamespaces = opts.allowedNamespaces ?? allowedFromEnv(process.env.SLIPWAY_ALLOWED_NAMESPACES);
   const stats = emptyStats();
   const leaseNamespace = opts.leaseNamespace ?? defaultLeaseNamespace();
   const leaseName = opts.leaseName ?? LEASE_NAME;
@@ -94,6 +98,7 @@ export async function startBridge(opts: StartBridgeOptions = {}): Promise<Runnin
         client,
         taskQueue,
         namespace,
+        allowedNamespaces,
         maintenances: opts.maintenances,
         orphanGraceMs: opts.orphanGraceMs,
         queryIntervalMs: opts.queryIntervalMs,
@@ -105,7 +110,7 @@ export async function startBridge(opts: StartBridgeOptions = {}): Promise<Runnin
         log,
       }),
     onStarted: () =>
-      log(`reconciling CycleNodeRequests in ${namespace ?? 'all namespaces'}${opts.maintenances === false ? '' : ' and NodeMaintenances (cluster-scoped)'}, task queue ${taskQueue}`),
+      log(`reconciling CycleNodeRequests in ${namespace ?? 'all namespaces'}${opts.maintenances === false ? '' : ' and NodeMaintenances (cluster-scoped)'}${allowedNamespaces ? ` (acting only for ${allowedNamespaces.join(', ')})` : ''}, task queue ${taskQueue}`),
   });
   log(`identity ${leading.identity}; lease ${leaseNamespace}/${leaseName}; Temporal ${settings.address} namespace ${settings.namespace}`);
 
@@ -144,4 +149,10 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     console.error(err);
     process.exit(1);
   });
+}
+
+/** SLIPWAY_ALLOWED_NAMESPACES: "a,b" → ["a", "b"]; unset or blank → undefined (every watched namespace). */
+export function allowedFromEnv(value: string | undefined): string[] | undefined {
+  const list = (value ?? '').split(',').map((n) => n.trim()).filter(Boolean);
+  return list.length ? list : undefined;
 }

@@ -58,6 +58,8 @@ export interface ReconcilerDeps {
   stats: BridgeStats;
   log: (msg: string) => void;
   now?: () => Date;
+  /** Requests in other namespaces are refused with an Event (desired.ts namespaceRefusal); undefined: all. */
+  allowedNamespaces?: readonly string[];
 }
 
 export class NotLeaderError extends Error {
@@ -113,7 +115,7 @@ export class Reconciler {
   }
 
   private desired(obj: CycleNodeRequestObject, workflow: Tracked | undefined): Desired {
-    return desired({ obj, workflow, nodeStatus: (k) => this.d.statuses.get(k), now: this.now() });
+    return desired({ obj, workflow, nodeStatus: (k) => this.d.statuses.get(k), now: this.now(), allowedNamespaces: this.d.allowedNamespaces });
   }
 
   /**

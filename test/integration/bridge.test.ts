@@ -562,3 +562,18 @@ describe('editing a running request', () => {
     }).finally(() => gate.close());
   }, 240_000);
 });
+
+test('the trust boundary: with SLIPWAY_ALLOWED_NAMESPACES not naming its namespace, a valid request is refused with a NamespaceNotAllowed Event and starts no workflow', async () => {
+  await f.bridge({ allowedNamespaces: ['slipway-ops'] });
+  const name = uniqueName('cnr');
+  const created = await f.createCnr(name, validSpec(GROUP));
+  const obj = await waitStatus(name, 'phase Failed', (o) => o.status?.phase === 'Failed');
+  expect(obj.status!.message).toBe(`namespace ${f.ns} is not one this bridge may act for (SLIPWAY_ALLOWED_NAMESPACES: slipway-ops): no node is touched`);
+  expect(obj.metadata.finalizers ?? []).not.toContain(FINALIZER);
+  const events = await waitFor('NamespaceNotAllowed event', async () => {
+    const e = (await f.events(name)).filter((x) => x.reason === 'NamespaceNotAllowed');
+    return e.length > 0 && e;
+  });
+  expect(events[0]).toMatchObject({ type: 'Warning', involvedObject: { kind: 'CycleNodeRequest', uid: created.metadata.uid } });
+  await expect(f.client.workflow.getHandle(cycleWorkflowId(created.metadata)).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
+});

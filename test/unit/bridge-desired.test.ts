@@ -1,6 +1,7 @@
 // The CycleNodeRequest reconciler's decisions as one pure function: finalizers, status, Events and
 // CycleNodeStatus writes, computed from the cached objects and the workflow's state, no cluster.
-import { desired, type DesiredInput, type WorkflowView } from '../../starter/bridge/desired.js';
+import { desired, namespaceRefusal, type DesiredInput, type WorkflowView } from '../../starter/bridge/desired.js';
+import { allowedFromEnv } from '../../starter/bridge/main.js';
 import { FINALIZER, REQUEST_LABEL } from '../../starter/bridge/names.js';
 import type { CycleNodeRequestObject, CycleNodeStatusObject } from '../../starter/bridge/objects.js';
 import type { CycleStatus } from '../../workflows/cycle/types.js';
@@ -33,6 +34,24 @@ const input = (obj: CycleNodeRequestObject, workflow: WorkflowView | undefined, 
   workflow,
   nodeStatus: (k) => statuses.find((s) => `${s.metadata.namespace}/${s.metadata.name}` === k),
   now,
+});
+
+test('the trust boundary: a request in a namespace the bridge may not act for is refused (status, NamespaceNotAllowed Event, no finalizer, no workflow); allowed ones and running workflows are untouched', () => {
+  const d = desired({ ...input(request({ finalizers: [] }), undefined), allowedNamespaces: ['ops'] });
+  expect(d.invalidSpec).toBe('namespace ns is not one this bridge may act for (SLIPWAY_ALLOWED_NAMESPACES: ops): no node is touched');
+  expect(d.finalizers).toBeUndefined();
+  expect(d.status?.next.phase).toBe('Failed');
+  expect(d.events.map((e) => `${e.type}/${e.reason}`)).toEqual(['Warning/NamespaceNotAllowed']);
+  expect(namespaceRefusal('ops', ['ops'])).toBeUndefined();
+  expect(namespaceRefusal('ns', undefined)).toBeUndefined();
+  const allowed = desired({ ...input(request({ finalizers: [] }), undefined), allowedNamespaces: ['ns'] });
+  expect(allowed.invalidSpec).toBeUndefined();
+  expect(allowed.finalizers).toEqual([FINALIZER]);
+  // A workflow started before the restriction keeps being mirrored: no surprises mid-cycle.
+  const w: WorkflowView = { workflowId: WF, runId: 'r1', generation: 1, state: running };
+  expect(desired({ ...input(request(), w), allowedNamespaces: ['ops'] }).invalidSpec).toBeUndefined();
+  expect(allowedFromEnv(' ops , team-a ,')).toEqual(['ops', 'team-a']);
+  expect(allowedFromEnv('')).toBeUndefined();
 });
 
 test('an invalid spec without a workflow gets status Failed/InvalidSpec and one Warning, and no finalizer', () => {
