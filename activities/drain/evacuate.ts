@@ -110,6 +110,11 @@ export function createEvacuateActivities(kube: Kube) {
       return out;
     },
 
+    /** NM-5.3: the refusals of fallen-back pods' evictions, as counted by the drain (the stored count never goes down). */
+    async recordFailedEvictions(input: { pods: Array<{ namespace: string; uid: string; failedEvictions: number }> }): Promise<void> {
+      for (const p of input.pods) await objects.recordFailedEviction({ namespace: p.namespace, name: p.uid, failedEvictions: p.failedEvictions });
+    },
+
     /** NM-5.6 / NM-5.7: this requester leaves these pods' Evacuations (the last one out deletes unless Forbid). */
     async withdrawEvacuations(input: { requester: string; pods: PodRef[] }): Promise<Array<{ uid: string; result: string }>> {
       const out: Array<{ uid: string; result: string }> = [];

@@ -53,6 +53,8 @@ export interface WaveWaitResult {
   evicted: EvictResult[];
   /** The latest answer for each pod still refused. */
   refusals: EvictResult[];
+  /** uid → how many times its eviction was refused during this wait (an Evacuation's failedEvictions, NM-5.3). */
+  refusedTimes?: Record<string, number>;
 }
 
 /** A long wait shows pods that have left only for so long: then the workflow refreshes its status. */
@@ -74,6 +76,7 @@ export function createWaveWaitActivities(kube: Kube) {
       const leaving = new Set(input.leaving);
       const refused = new Map(input.refused.map((p) => [p.uid, p]));
       const refusals = new Map<string, EvictResult>();
+      const refusedTimes: Record<string, number> = {};
       const evicted: EvictResult[] = [];
       let pods = new Map<string, V1Pod>();
       let lastRemaining = leaving.size;
@@ -102,7 +105,10 @@ export function createWaveWaitActivities(kube: Kube) {
               refused.delete(r.uid);
               refusals.delete(r.uid);
               evicted.push(r);
-            } else refusals.set(r.uid, r);
+            } else {
+              refusals.set(r.uid, r);
+              refusedTimes[r.uid] = (refusedTimes[r.uid] ?? 0) + 1;
+            }
           }
           heartbeat(details());
           if (evicted.length) return 'Evicted' as const;
@@ -191,7 +197,7 @@ export function createWaveWaitActivities(kube: Kube) {
         ctx.cancellationSignal.removeEventListener('abort', onCancel);
         await Promise.allSettled([watching, retrying, nodeChanged, rulesChanged]);
       }
-      return { end, remaining: remaining(), evicted, refusals: [...refusals.values()] };
+      return { end, remaining: remaining(), evicted, refusals: [...refusals.values()], refusedTimes };
     },
   };
 }

@@ -183,6 +183,7 @@ export class FakeDrain extends CallLog {
           return p ? this.evacuation(p) : { uid: r.uid, state: 'left' as const };
         }),
       ),
+      recordFailedEvictions: logged('recordFailedEvictions', async (_input: { pods: Array<{ namespace: string; uid: string; failedEvictions: number }> }) => undefined),
       withdrawEvacuations: logged('withdrawEvacuations', async (input: { requester: string; pods: PodRef[] }) => input.pods.map((p) => ({ uid: p.uid, result: 'deleted' }))),
       setMaintenanceRequired: logged('setMaintenanceRequired', async (input: { nodeName: string; components: string[] }) => {
         this.required = [...input.components];
@@ -236,7 +237,8 @@ export class FakeDrain extends CallLog {
       return { end: 'Cancelled', remaining: input.leaving.filter((u) => this.on({ uid: u } as PodRef)), evicted, refusals: [] };
     }
     const refusals = [...refused.values()].map((ref) => this.evictOne(ref)).filter((r) => r.outcome === 'Blocked');
-    return { end: met ? end! : 'Timeout', remaining: input.leaving.filter((u) => this.on({ uid: u } as PodRef)), evicted, refusals };
+    const refusedTimes = Object.fromEntries(refusals.map((r) => [r.uid, 1]));
+    return { end: met ? end! : 'Timeout', remaining: input.leaving.filter((u) => this.on({ uid: u } as PodRef)), evicted, refusals, refusedTimes };
   }
 }
 

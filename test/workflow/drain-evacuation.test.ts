@@ -57,6 +57,11 @@ describe('evacuation', () => {
     const deleted = fake.callsOf('deletePods')[0]!;
     expect(deleted.startedAt - fake.callsOf('evictPods')[0]!.startedAt).toBeGreaterThanOrEqual(2000);
     expect(result.status.forced).toEqual([expect.objectContaining({ pod: 'app/db', action: 'DeleteAfterTimeout' })]);
+    // NM-5.3: failedEvictions counts the refusals since the fallback, never going down.
+    const counts = fake.callsOf('recordFailedEvictions').map((c) => (c.input as { pods: Array<{ uid: string; failedEvictions: number }> }).pods.find((p) => p.uid === 'uid-db')!.failedEvictions);
+    expect(counts.length).toBeGreaterThanOrEqual(1);
+    expect(counts[0]).toBe(1);
+    expect(counts).toEqual([...counts].sort((a, b) => a - b));
   });
 
   test.concurrent('NM-5.4: policy Delete never deletes a pod whose evacuator is active, however long it takes', async () => {

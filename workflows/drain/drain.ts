@@ -472,6 +472,8 @@ export class Drain {
         qps: this.settings!.evictionQPS,
       }]);
       leaving.push(...this.account(results, due));
+      const refusedNow = results.filter((r) => !['Evicted', 'Gone', 'AlreadyTerminating', 'NotTried'].includes(r.outcome));
+      await this.evac.refused(Object.fromEntries(refusedNow.map((r) => [r.uid, 1])));
     }
     if (plan.toDelete.length) {
       await act.deletePods.executeWithOptions({ summary: `delete ${plan.toDelete.length} finished pods` }, [{ nodeName: this.node, pods: plan.toDelete.map(ref) }]);
@@ -641,6 +643,7 @@ export class Drain {
     );
     if (!r) return;
     this.account(r.evicted, refused);
+    await this.evac.refused(r.refusedTimes ?? {});
     for (const x of r.refusals) {
       const b = this.refused.get(podKey(x));
       if (b) b.reason = x.reason ?? x.outcome;

@@ -14,6 +14,8 @@ export const EVACUATION_POLL_MS = 10_000;
 export interface EvacuationsCarry {
   fallback: string[];
   joined: PodRef[];
+  /** uid → refused evictions since the fallback (NM-5.3). */
+  failed?: Array<[string, number]>;
 }
 
 export interface Requesting {
@@ -31,10 +33,26 @@ export class EvacuationLedger {
   readonly evacuating = new Map<string, { pod: string; message: string; untilMs: number }>();
   /** This pass: pods whose evacuation ended because they left (NM-5.5). */
   readonly left: string[] = [];
+  /** uid → refused evictions since the fallback, as written to the Evacuation's failedEvictions. */
+  private readonly failed: Map<string, number>;
 
   constructor(carry: EvacuationsCarry | undefined) {
     this.fallback = new Set(carry?.fallback ?? []);
     this.joined = new Map((carry?.joined ?? []).map((p) => [p.uid, p]));
+    this.failed = new Map(carry?.failed ?? []);
+  }
+
+  /** NM-5.3: counts refusals of fallen-back pods (uid → times) and writes the new totals to their Evacuations. */
+  async refused(times: Record<string, number>): Promise<void> {
+    const pods: Array<{ namespace: string; uid: string; failedEvictions: number }> = [];
+    for (const [uid, n] of Object.entries(times)) {
+      const pod = this.joined.get(uid);
+      if (!pod || !this.fallback.has(uid) || n <= 0) continue;
+      const total = (this.failed.get(uid) ?? 0) + n;
+      this.failed.set(uid, total);
+      pods.push({ namespace: pod.namespace, uid, failedEvictions: total });
+    }
+    if (pods.length) await evacuate.recordFailedEvictions.executeWithOptions({ summary: `failedEvictions of ${pods.length} Evacuations` }, [{ pods }]);
   }
 
   /** An eviction is not for this pod (yet): it has evacuators and has not fallen back. */
@@ -80,6 +98,6 @@ export class EvacuationLedger {
   }
 
   carry(): EvacuationsCarry {
-    return { fallback: [...this.fallback], joined: [...this.joined.values()] };
+    return { fallback: [...this.fallback], joined: [...this.joined.values()], failed: [...this.failed] };
   }
 }
