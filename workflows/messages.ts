@@ -57,6 +57,8 @@ export interface DrainTargets {
   final: boolean;
   /** Increases with every change, so reports can be matched to the targets they answer. */
   seq: number;
+  /** The maintenances draining the node, as Evacuation requesters (NM-5.1, 5.6); sent again when they change. */
+  requesters?: Array<{ name: string; reason?: string }>;
 }
 /** The node coordinator hands its drain new targets (never fewer lanes). */
 export const drainTargetsSignal = defineSignal<[DrainTargets]>('drainTargets');

@@ -16,6 +16,8 @@ export interface EvacuateInput {
   pods: PodRef[];
   /** nodemaintenance/<name>, cyclenoderequest/<ns>/<name> or drain/<node>. */
   requester: string;
+  /** More requesters that want the pod gone (other maintenances draining the same node, NM-5.6): each joins. */
+  alsoRequesters?: Array<{ name: string; reason?: string }>;
   /** The maintenance's reason (NM-5.8), in the requester entry and the Events. */
   reason?: string;
   progressDeadlineSeconds: number;
@@ -57,12 +59,14 @@ export function createEvacuateActivities(kube: Kube) {
       const presence = live?.metadata?.uid === pod.uid ? { exists: true, phase: live.status?.phase } : { exists: false };
       // Join first: every requester is listed (NM-5.1), whoever created the object.
       if (presence.exists && !o) {
-        o = await objects.ensureEvacuation({
-          pod: { namespace: pod.namespace, name: pod.name, uid: pod.uid, labels: live!.metadata?.labels, annotations: live!.metadata?.annotations },
-          requester: input.requester,
-          reason: input.reason,
-          progressDeadlineSeconds: input.progressDeadlineSeconds,
-        });
+        for (const r of [{ name: input.requester, reason: input.reason }, ...(input.alsoRequesters ?? [])]) {
+          o = await objects.ensureEvacuation({
+            pod: { namespace: pod.namespace, name: pod.name, uid: pod.uid, labels: live!.metadata?.labels, annotations: live!.metadata?.annotations },
+            requester: r.name,
+            ...(r.reason !== undefined ? { reason: r.reason } : {}),
+            progressDeadlineSeconds: input.progressDeadlineSeconds,
+          });
+        }
       }
       const step: EvacuationStep = nextEvacuationStep(o, presence, Date.now());
       switch (step.kind) {

@@ -5,7 +5,7 @@
 import type { EvictInput } from '../../activities/drain/evict.js';
 import type { EvacuateInput } from '../../activities/drain/evacuate.js';
 import { MAX_PRIORITY } from '../../api/drain-plan.js';
-import { skipPodSignal } from '../../workflows/messages.js';
+import { drainTargetsSignal, skipPodSignal } from '../../workflows/messages.js';
 import { FakeDrain, fakeWhen, pod, runDrain, statusWhen } from '../support/fake-drain.js';
 import { useWorkflowEnv } from '../support/workflow-env.js';
 
@@ -107,6 +107,30 @@ describe('evacuation', () => {
     const w = fake.callsOf('withdrawEvacuations')[0]!.input as { requester: string; pods: Array<{ name: string }> };
     expect(w.requester).toBe('nodemaintenance/m2');
     expect(w.pods.map((p) => p.name).sort()).toEqual(['cache', 'db']);
+    expect(fake.callsOf('evictPods')).toHaveLength(0);
+  });
+
+  test.concurrent('NM-5.6 with two maintenances on the node: both join; when one completes (newer targets without it) it alone leaves, the other keeps the pod leaving', async () => {
+    const fake = new FakeDrain('evac-two', [pod('db', { evacuators: ['a'] })]);
+    const lanes = [{ podType: 'Default' as const, podPriority: MAX_PRIORITY }];
+    const m1 = { name: 'nodemaintenance/m1', reason: 'kernel' };
+    const m2 = { name: 'nodemaintenance/m2' };
+    const result = await runDrain(env(), fake, {
+      targets: { lanes, final: true, seq: 1, requesters: [m1, m2] },
+      during: async (h) => {
+        await statusWhen(h, 'db evacuating', evacuating);
+        const first = fake.callsOf('progressEvacuations')[0]!.input as EvacuateInput;
+        expect(first).toMatchObject({ requester: 'nodemaintenance/m1', reason: 'kernel', alsoRequesters: [m2] });
+        await h.signal(drainTargetsSignal, { lanes, final: true, seq: 2, requesters: [m2] });
+        await fakeWhen('m1 withdrawn', () => fake.callsOf('withdrawEvacuations').some((c) => c.endedAt !== undefined));
+        fake.pods = []; // the evacuator finishes for m2
+      },
+    });
+    expect(result.status.phase).toBe('Drained');
+    expect(fake.callsOf('withdrawEvacuations').map((c) => c.input)).toEqual([{ requester: 'nodemaintenance/m1', pods: [{ namespace: 'app', name: 'db', uid: 'uid-db' }] }]);
+    const last = fake.callsOf('progressEvacuations').at(-1)!.input as EvacuateInput;
+    expect(last.requester).toBe('nodemaintenance/m2');
+    expect(last.alsoRequesters).toBeUndefined();
     expect(fake.callsOf('evictPods')).toHaveLength(0);
   });
 

@@ -265,5 +265,6 @@ describe('WaitingForVolumeDetach', () => {
     expect(result.status.phase).toBe('Drained');
     expect(fake.callsOf('waitForVolumeDetach')).toHaveLength(0);
     expect((fake.callsOf('evictPods')[0]!.input as EvictInput).gracePeriodSeconds).toBe(1);
+    expect(result.status.volumes).toEqual({ message: 'not waited for: node unreachable is unreachable', timedOut: false });
   });
 });

@@ -283,6 +283,7 @@ export class Drain {
       return 'WaitingForVolumeDetach';
     }
     if (this.st.targets) this.st.finished = false;
+    await this.evac.syncRequesters(this.requesting()); // NM-5.6: a maintenance that completed leaves
     const stay = await this.evac.pass(plan.toEvict.filter((p) => !this.locks.held.has(p.uid)), this.node, this.requesting());
     if (stay.length) {
       // NM-5.8: a DaemonSet or static pod whose evacuators all gave up is not evicted: kept, as without one.
@@ -336,7 +337,12 @@ export class Drain {
   async waitingForVolumeDetach(): Promise<DrainPhase> {
     const snap = this.take() ?? (await this.classify());
     const settings = this.settings!;
-    if (snap.node.unreachable || !snap.node.exists) return 'Drained';
+    if (!snap.node.exists) return 'Drained';
+    if (snap.node.unreachable) {
+      // No kubelet to unmount them: waiting could never end (Cluster API and Karpenter skip it too).
+      this.st.volumes = { message: `not waited for: node ${this.node} is unreachable`, timedOut: false };
+      return 'Drained';
+    }
     this.countPods(snap, []);
     const kept = new Set([...this.skipBySignal.keys(), ...this.st.returning.map((r) => r.pod)]);
     // Skip (and Kept) pods stay, and so do pods no lane targets: their volumes are not waited for.
@@ -416,7 +422,7 @@ export class Drain {
       }
       this.skipBySignal.set(podKey(t), t.reason ?? 'skipped by operator');
       this.refused.delete(podKey(t));
-      await this.evac.withdraw(this.requesting().requester, [pod.uid]); // NM-5.7: skipPod beats evacuation
+      await this.evac.withdrawPod(this.requesting(), pod.uid); // NM-5.7: skipPod beats evacuation
       await this.recordForced(pod, 'Skip', 'signal', t.reason ?? 'skipped by operator', t.requestedBy);
     }
     const forced = this.forceDeletes.splice(0).flatMap((t) => {
@@ -514,16 +520,20 @@ export class Drain {
 
   /** Who this drain asks pods to leave for, in the Evacuations it joins. */
   private requesting(): Requesting {
+    // Targets mode: the maintenances draining the node now (they change as they join and complete).
+    const list = this.st.targets?.requesters?.length ? this.st.targets.requesters : [this.input.requester ?? { name: drainRequester(this.node) }];
+    const [first, ...rest] = list;
     return {
-      requester: this.input.requester?.name ?? drainRequester(this.node),
-      ...(this.input.requester?.reason !== undefined ? { reason: this.input.requester.reason } : {}),
+      requester: first!.name,
+      ...(first!.reason !== undefined ? { reason: first!.reason } : {}),
+      ...(rest.length ? { alsoRequesters: rest } : {}),
       progressDeadlineSeconds: this.settings?.evacuationProgressDeadlineSeconds ?? 1800,
     };
   }
 
   /** NM-5.6: leaves every Evacuation it joined (on cancellation). */
   async withdrawEvacuations(): Promise<void> {
-    await this.evac.withdraw(this.requesting().requester);
+    await this.evac.withdrawAll(this.requesting());
   }
 
   /** The node's maintenance-required labels, written only when the set changes. */

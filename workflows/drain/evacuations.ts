@@ -16,11 +16,15 @@ export interface EvacuationsCarry {
   joined: PodRef[];
   /** uid → refused evictions since the fallback (NM-5.3). */
   failed?: Array<[string, number]>;
+  /** The requester names the drain last joined with. */
+  requesters?: string[];
 }
 
 export interface Requesting {
   requester: string;
   reason?: string;
+  /** Other maintenances draining the node (NM-5.6): they join too, and leave when they no longer cover it. */
+  alsoRequesters?: Array<{ name: string; reason?: string }>;
   progressDeadlineSeconds: number;
 }
 
@@ -35,11 +39,34 @@ export class EvacuationLedger {
   readonly left: string[] = [];
   /** uid → refused evictions since the fallback, as written to the Evacuation's failedEvictions. */
   private readonly failed: Map<string, number>;
+  private requesters: string[];
 
   constructor(carry: EvacuationsCarry | undefined) {
     this.fallback = new Set(carry?.fallback ?? []);
     this.joined = new Map((carry?.joined ?? []).map((p) => [p.uid, p]));
     this.failed = new Map(carry?.failed ?? []);
+    this.requesters = carry?.requesters ?? [];
+  }
+
+  /** The requester names in effect: one that is gone (its maintenance completed, NM-5.6) leaves every Evacuation joined. */
+  async syncRequesters(r: Requesting): Promise<void> {
+    const now = [r.requester, ...(r.alsoRequesters ?? []).map((x) => x.name)];
+    const gone = this.requesters.filter((n) => !now.includes(n));
+    for (const name of gone) await this.withdraw(name, undefined, { forget: false });
+    this.requesters = now;
+  }
+
+  /** NM-5.7: skipPod: no requester wants this pod gone any more. */
+  async withdrawPod(r: Requesting, uid: string): Promise<void> {
+    const names = [r.requester, ...(r.alsoRequesters ?? []).map((x) => x.name)];
+    for (const [i, name] of names.entries()) await this.withdraw(name, [uid], { forget: i === names.length - 1 });
+  }
+
+  /** NM-5.6 on cancellation: every requester in effect leaves every Evacuation joined. */
+  async withdrawAll(r: Requesting): Promise<void> {
+    const names = [...new Set([r.requester, ...(r.alsoRequesters ?? []).map((x) => x.name), ...this.requesters])];
+    for (const name of names) await this.withdraw(name, undefined, { forget: false });
+    this.joined.clear();
   }
 
   /** NM-5.3: counts refusals of fallen-back pods (uid → times) and writes the new totals to their Evacuations. */
@@ -90,14 +117,14 @@ export class EvacuationLedger {
   }
 
   /** NM-5.6/5.7: leave these pods' Evacuations (all joined ones when no uids are given). */
-  async withdraw(requester: string, uids?: string[]): Promise<void> {
+  async withdraw(requester: string, uids?: string[], { forget = true } = {}): Promise<void> {
     const pods = [...this.joined.values()].filter((p) => !uids || uids.includes(p.uid));
     if (!pods.length) return;
-    await evacuate.withdrawEvacuations.executeWithOptions({ summary: `withdraw from ${pods.length} Evacuations` }, [{ requester, pods }]);
-    for (const p of pods) this.joined.delete(p.uid);
+    await evacuate.withdrawEvacuations.executeWithOptions({ summary: `${requester} withdraws from ${pods.length} Evacuations` }, [{ requester, pods }]);
+    if (forget) for (const p of pods) this.joined.delete(p.uid);
   }
 
   carry(): EvacuationsCarry {
-    return { fallback: [...this.fallback], joined: [...this.joined.values()], failed: [...this.failed] };
+    return { fallback: [...this.fallback], joined: [...this.joined.values()], failed: [...this.failed], requesters: this.requesters };
   }
 }

@@ -56,6 +56,8 @@ export interface NodeCoordinatorInput {
   targets?: NodeTargetsState;
   seq?: number;
   drainStarted?: boolean;
+  /** The Evacuation requesters last sent to the drain (JSON). */
+  requestersSent?: string;
   drainReport?: DrainReport;
   drainFailed?: string;
   recordonedSeen?: number;
@@ -103,6 +105,8 @@ class Coordinator {
   private final = false;
   private seq: number;
   private drainStarted: boolean;
+  /** The requesters last sent to the drain (JSON), to send them again when they change (NM-5.6). */
+  private requestersSent?: string;
   private drainReport?: DrainReport;
   private gone = false;
   /** Why the last drain failed (it ended; the node stays cordoned). */
@@ -133,6 +137,7 @@ class Coordinator {
     this.targets = input.targets;
     this.seq = input.seq ?? 0;
     this.drainStarted = input.drainStarted ?? false;
+    this.requestersSent = input.requestersSent;
     this.drainReport = input.drainReport;
     this.drainFailed = input.drainFailed;
     this.recordonedSeen = input.recordonedSeen ?? 0;
@@ -268,11 +273,16 @@ class Coordinator {
     const next = updateTargets(this.targets, holders);
     this.targets = next.state;
     for (const f of next.fastForwarded) await this.fastForward(f);
-    if (!next.changed && next.final === this.final && (this.drainStarted || !this.covering().length || this.drainFailed)) return;
+    // NM-5.6: the drain's Evacuation requesters follow the maintenances that cover the node (patched:
+    // runs recorded before this send no extra targets).
+    const requesters = this.covering().map((h) => ({ name: maintenanceRequester(h.name), ...(h.reason ? { reason: h.reason } : {}) }));
+    const requestersChanged = this.drainStarted && JSON.stringify(requesters) !== this.requestersSent && patched('drain-requesters');
+    if (!next.changed && next.final === this.final && !requestersChanged && (this.drainStarted || !this.covering().length || this.drainFailed)) return;
     this.final = next.final;
     if (!this.covering().length) return; // Cordon-stage holders only: no drain (A6); targets cleared by the planner
     this.seq++;
-    const targets = { lanes: next.state.lanes, final: next.final, seq: this.seq };
+    const targets = { lanes: next.state.lanes, final: next.final, seq: this.seq, requesters };
+    this.requestersSent = JSON.stringify(requesters);
     const id = maintenanceDrainWorkflowId(this.node);
     if (!this.drainStarted) {
       const first = holders.find((h) => h.stage === 'Drain');
@@ -426,6 +436,7 @@ class Coordinator {
       targets: this.targets,
       seq: this.seq,
       drainStarted: this.drainStarted,
+      ...(this.requestersSent !== undefined ? { requestersSent: this.requestersSent } : {}),
       drainReport: this.drainReport,
       drainFailed: this.drainFailed,
       recordonedSeen: this.recordonedSeen,
