@@ -265,6 +265,7 @@ test('NM-7.10 kill while two maintenances share a node (one waits for the other,
   await f.blockingPdb('q1');
   startWorker();
   const a = await f.create(an, { nodeSelector: selectNodes(one, two), stage: 'Drain', drainPlan: [D(5000), D(15000)] });
+  await f.waitHeld(one, an); // a sets T(one) first (targets never shrink, NM-3.3)
   const b = await f.create(bn, { nodeSelector: selectNodes(one, three), stage: 'Drain', drainPlan: [D(10000), D(15000)] });
   await f.statusWhen(b, 'b waits for a', (s) => s.nodeStatuses.some((x) => x.nodeRef.name === one && x.drainMessage === `Waiting for ${an}.`));
   await waitFor('p1 and r1 evicted', async () => (await evictionsPerPod(apps)).size === 2);

@@ -95,6 +95,7 @@ describe('two intersecting maintenances (E2)', () => {
     await f.c.policy.createNamespacedPodDisruptionBudget({ namespace: f.ns, body: { metadata: { name: 'q1' }, spec: { maxUnavailable: 0, selector: { matchLabels: { app: 'q1' } } } } });
     await waitFor('PDB q1 computed', async () => (await f.c.policy.readNamespacedPodDisruptionBudget({ name: 'q1', namespace: f.ns })).status?.observedGeneration === 1);
     const a = await f.create(`${f.group}-a`, { nodeSelector: selectNodes(one, two), stage: 'Drain', drainPlan: [D(5000), D(15000)] });
+    await f.waitHeld(one, `${f.group}-a`); // a sets T(one) first (targets never shrink, NM-3.3)
     const b = await f.create(`${f.group}-b`, { nodeSelector: selectNodes(one, three), stage: 'Drain', drainPlan: [D(10000), D(15000)] });
 
     // t1: p1 and r1 go; q1 is refused; r2 (11000) waits although b alone would let it go at D≤15000 after r1.

@@ -6,7 +6,7 @@ import { CustomObjectsApi, SchedulingV1Api, type V1Pod, type V1PodSpec } from '@
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import { GROUP, VERSION } from '../../api/crd.js';
-import { MAINTENANCE_FINALIZER, NODE_MAINTENANCE, type NodeMaintenanceSpecInput } from '../../api/node-maintenance.js';
+import { HELD_BY_ANNOTATION, MAINTENANCE_FINALIZER, NODE_MAINTENANCE, type NodeMaintenanceSpecInput } from '../../api/node-maintenance.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
 import { connectClient } from '../../starter/client.js';
 import { temporalSettings } from '../../shared/temporal.js';
@@ -116,6 +116,15 @@ export class MaintenanceFixture {
         },
       },
     });
+  }
+
+  /**
+   * Until `node` is held by maintenance `name` (its held-by annotation names it). A test whose second
+   * maintenance must find the first on a shared node waits for this: targets never shrink (NM-3.3), so
+   * whichever registers first sets the node's first targets.
+   */
+  async waitHeld(node: string, name: string): Promise<void> {
+    await waitFor(`${node} held by ${name}`, async () => ((await this.c.core.readNode({ name: node })).metadata?.annotations?.[HELD_BY_ANNOTATION] ?? '').split(',').includes(name), { timeoutMs: 60_000 });
   }
 
   async pods(): Promise<V1Pod[]> {
