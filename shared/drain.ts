@@ -87,6 +87,9 @@ export interface DrainSnapshot {
   drainRulesSeen?: string;
 }
 
+/** On an unreachable node, a pod terminating for longer than this is no longer waited on (classify skips it; the wave wait looks again by then). */
+export const UNREACHABLE_TERMINATING_SKIP_MS = 5_000;
+
 export const podKey = (p: { namespace: string; name: string }) => `${p.namespace}/${p.name}`;
 
 /** Sorted by namespace/name, so messages and tests are deterministic. */

@@ -37,7 +37,7 @@ import {
 } from '../messages.js';
 import { lowestUntargeted, nodeCounts } from './counts.js';
 import { drainMarkdown, drainMessage, emptyStatus, pdbNames, waveStatus, type DrainPhase, type DrainStatus, type ForcedAction } from './status.js';
-import { podKey, truncate, type DrainSettings, type DrainSnapshot, type NodeFacts, type PodRef, type PodVerdict } from '../../shared/drain.js';
+import { podKey, truncate, UNREACHABLE_TERMINATING_SKIP_MS, type DrainSettings, type DrainSnapshot, type NodeFacts, type PodRef, type PodVerdict } from '../../shared/drain.js';
 import { planWave, type WavePlan } from './waves.js';
 import { applyLocks, NO_LOCKS, type LockVerdict } from './locks.js';
 import { EvacuationLedger, type EvacuationsCarry, type Requesting } from './evacuations.js';
@@ -627,7 +627,9 @@ export class Drain {
     const heldSince = policy === 'Fail' ? [...this.lockState.heldSince.values()] : [];
     const nextPolicy = timeoutMs !== undefined && policy !== 'Wait' ? Math.min(...[...this.refused.values()].map((b) => b.sinceMs), ...heldSince) + timeoutMs : Infinity;
     const nextPause = Math.min(...[...returns.paused.values()].map((p) => p.atMs));
-    const windowMs = Math.max(0, Math.min(nextPolicy, nextPause, this.evac.nextLookMs(now), now + MAX_WINDOW_MS) - now);
+    // Unreachable node: pods that cannot finish terminating are left after UNREACHABLE_TERMINATING_SKIP_MS; look again then.
+    const nextUnreachable = snap.node.unreachable && leaving.length ? now + UNREACHABLE_TERMINATING_SKIP_MS + 1000 : Infinity;
+    const windowMs = Math.max(0, Math.min(nextPolicy, nextPause, nextUnreachable, this.evac.nextLookMs(now), now + MAX_WINDOW_MS) - now);
     if (!leaving.length && !completion.length && !refused.length && !held.length) {
       // Nothing to watch: look again at once, or after the pause for pods that came back.
       if (Number.isFinite(nextPause) && !this.wake) await condition(() => this.wake, windowMs, { summary: 'pause before evicting pods that came back' });
