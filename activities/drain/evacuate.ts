@@ -51,11 +51,15 @@ export function createEvacuateActivities(kube: Kube) {
     const ref = { namespace: pod.namespace, name: pod.uid };
     const by = input.reason ? ` (${input.requester}: ${input.reason})` : ` (${input.requester})`;
     let o: EvacuationObject | undefined;
-    for (let i = 0; i < MAX_STEPS; i++) {
-      const live = await kube.core.readNamespacedPod({ namespace: pod.namespace, name: pod.name }).catch((err: unknown) => {
+    const read = () =>
+      kube.core.readNamespacedPod({ namespace: pod.namespace, name: pod.name }).catch((err: unknown) => {
         if (apiStatus(err) === 404) return undefined;
         throw err;
       });
+    // The pod once per call (the steps take milliseconds), and again only if its Evacuation vanished (with it?).
+    let live = await read();
+    for (let i = 0; i < MAX_STEPS; i++) {
+      if (i > 0 && !o) live = await read();
       const presence = live?.metadata?.uid === pod.uid ? { exists: true, phase: live.status?.phase } : { exists: false };
       // Join first: every requester is listed (NM-5.1), whoever created the object.
       if (presence.exists && !o) {

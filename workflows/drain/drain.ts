@@ -146,6 +146,8 @@ export async function drainWorkflow(input: DrainInput): Promise<DrainResult> {
 }
 
 const ref = (p: PodRef): PodRef => ({ namespace: p.namespace, name: p.name, uid: p.uid });
+/** The eviction answer means the pod is on its way out (or gone). */
+const leavingOutcome = (r: EvictResult) => r.outcome === 'Evicted' || r.outcome === 'AlreadyTerminating' || r.outcome === 'Gone';
 const COUNT_NONE = { skipped: new Set<string>(), refused: new Set<string>(), leaving: new Set<string>() };
 
 /** One drain's state and its phase handlers. */
@@ -478,7 +480,7 @@ export class Drain {
         qps: this.settings!.evictionQPS,
       }]);
       leaving.push(...this.account(results, due));
-      const refusedNow = results.filter((r) => !['Evicted', 'Gone', 'AlreadyTerminating', 'NotTried'].includes(r.outcome));
+      const refusedNow = results.filter((r) => !leavingOutcome(r) && r.outcome !== 'NotTried');
       await this.evac.refused(Object.fromEntries(refusedNow.map((r) => [r.uid, 1])));
     }
     if (plan.toDelete.length) {
@@ -552,7 +554,7 @@ export class Drain {
     const leaving: string[] = [];
     for (const r of results) {
       const k = podKey(r);
-      if (r.outcome === 'Evicted' || r.outcome === 'AlreadyTerminating' || r.outcome === 'Gone') {
+      if (leavingOutcome(r)) {
         if (r.outcome === 'Evicted') this.st.evicted++;
         if (r.outcome !== 'Gone') leaving.push(r.uid);
         this.refused.delete(k);

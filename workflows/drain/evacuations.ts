@@ -28,6 +28,9 @@ export interface Requesting {
   progressDeadlineSeconds: number;
 }
 
+/** Every requester name in effect, the first one first. */
+const requesterNames = (r: Requesting) => [r.requester, ...(r.alsoRequesters ?? []).map((x) => x.name)];
+
 export class EvacuationLedger {
   /** uids whose evacuators are all gone: evicted as any other pod (NM-5.3). */
   private readonly fallback: Set<string>;
@@ -50,7 +53,7 @@ export class EvacuationLedger {
 
   /** The requester names in effect: one that is gone (its maintenance completed, NM-5.6) leaves every Evacuation joined. */
   async syncRequesters(r: Requesting): Promise<void> {
-    const now = [r.requester, ...(r.alsoRequesters ?? []).map((x) => x.name)];
+    const now = requesterNames(r);
     const gone = this.requesters.filter((n) => !now.includes(n));
     for (const name of gone) await this.withdraw(name, undefined, { forget: false });
     this.requesters = now;
@@ -58,13 +61,13 @@ export class EvacuationLedger {
 
   /** NM-5.7: skipPod: no requester wants this pod gone any more. */
   async withdrawPod(r: Requesting, uid: string): Promise<void> {
-    const names = [r.requester, ...(r.alsoRequesters ?? []).map((x) => x.name)];
+    const names = requesterNames(r);
     for (const [i, name] of names.entries()) await this.withdraw(name, [uid], { forget: i === names.length - 1 });
   }
 
   /** NM-5.6 on cancellation: every requester in effect leaves every Evacuation joined. */
   async withdrawAll(r: Requesting): Promise<void> {
-    const names = [...new Set([r.requester, ...(r.alsoRequesters ?? []).map((x) => x.name), ...this.requesters])];
+    const names = [...new Set([...requesterNames(r), ...this.requesters])];
     for (const name of names) await this.withdraw(name, undefined, { forget: false });
     this.joined.clear();
   }
