@@ -23,7 +23,7 @@ export default {
     {
       ...common,
       displayName: 'integration',
-      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts', '<rootDir>/test/bad-input/**/*.test.ts'],
       globalSetup: '<rootDir>/test/integration/global-setup.ts',
       setupFiles: ['<rootDir>/test/support/quiet-temporal.ts'],
       slowTestThreshold: 30,

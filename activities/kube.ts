@@ -2,7 +2,7 @@
 // service account inside one: the same rules as kubectl and client-go.
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
-import { KubeConfig, CoreV1Api, ApiException } from '@kubernetes/client-node';
+import { KubeConfig, CoreV1Api, ApiException, VersionApi } from '@kubernetes/client-node';
 
 export function loadKubeConfig(): KubeConfig {
   const kc = new KubeConfig();
@@ -65,4 +65,12 @@ export function createKube(config: KubeConfig = loadKubeConfig()): Kube {
 /** The HTTP status of a Kubernetes API error, or undefined for anything else. */
 export function apiStatus(err: unknown): number | undefined {
   return err instanceof ApiException ? err.code : undefined;
+}
+
+/** The apiserver's address, for messages. */
+export const apiserverOf = (kube: Kube): string => kube.config.getCurrentCluster()?.server ?? 'the apiserver';
+
+/** Resolves once the apiserver answers GET /version (readable by every authenticated user); throws otherwise. */
+export async function apiserverAnswers(kube: Kube): Promise<void> {
+  await kube.config.makeApiClient(VersionApi).getCode();
 }

@@ -292,7 +292,8 @@ export const NodeMaintenanceStatus = z.object({
   message: z.string().optional(),
   /** The effective plan P(M) (NM-1.5). */
   drainPlan: z.array(StatusPlanEntry).optional(),
-  stageStatuses: z.array(z.object({ name: MaintenanceStage, startTimestamp: z.string() })).optional(),
+  /** Stages entered, with when and, for a setStage update, who asked (Temporal's caller identity). */
+  stageStatuses: z.array(z.object({ name: MaintenanceStage, startTimestamp: z.string(), requestedBy: z.string().optional() })).optional(),
   drainStatus: z.object({ reachedDrainTargets: z.array(StatusPlanEntry).optional(), drainMessage: z.string().optional(), ...counts }).optional(),
   /** Sorted by node name, at most 1000; the rest are counted in nodeStatusesOmitted. */
   nodeStatuses: z.array(MaintenanceNodeStatusSchema).max(1000).optional(),

@@ -34,7 +34,7 @@ export async function createWorker(opts: SlipwayWorkerOptions): Promise<{ worker
   const settings = opts.settings ?? temporalSettings();
   const connection = opts.connection ?? (await NativeConnection.connect(settings.connection));
   const bundle = opts.prebuiltBundle ? prebuiltBundlePath() : undefined;
-  const worker = await Worker.create({
+  const created = Worker.create({
     connection,
     namespace: settings.namespace,
     taskQueue: settings.taskQueue,
@@ -42,6 +42,11 @@ export async function createWorker(opts: SlipwayWorkerOptions): Promise<{ worker
     activities: createActivities(opts.deps),
     ...workerTuning(),
     ...opts.overrides,
+  });
+  // A connection we opened must not outlive a failed create (start-up retries it).
+  const worker = await created.catch(async (err: unknown) => {
+    if (!opts.connection) await connection.close().catch(() => undefined);
+    throw err;
   });
   return { worker, connection };
 }

@@ -83,7 +83,7 @@ export const maintenancePlanQuery = defineQuery<MaintenancePlan>('maintenancePla
 /** The bridge sends every new generation of the spec; accepted: a forward stage and reason. Answers the stage in effect. */
 export const maintenanceSpecChangedUpdate = defineUpdate<{ stage: Stage; generation?: number }, [{ spec: NodeMaintenanceSpecInput; generation?: number; allowAllNodes?: boolean }]>('specChanged');
 /** Advance the stage by hand (CLI, Web UI): writes spec.stage to the object, then acts. */
-export const setStageUpdate = defineUpdate<{ stage: Stage; generation?: number }, [{ stage: string; reason?: string }]>('setStage');
+export const setStageUpdate = defineUpdate<{ stage: Stage; generation?: number }, [{ stage: string; reason?: string; requestedBy?: string }]>('setStage');
 /** The object is being deleted: Complete is in effect (the bridge also patches spec.stage). */
 export const maintenanceDeletingSignal = defineSignal('deleting');
 

@@ -6,13 +6,17 @@
 //   SLIPWAY_WATCH_NAMESPACE   only this namespace's requests (default: all; NodeMaintenances are cluster-scoped)
 //   SLIPWAY_ALLOWED_NAMESPACES  comma-separated: requests elsewhere are refused with an Event (default: all watched)
 //   SLIPWAY_LEADER_NAMESPACE  the Lease's namespace (default: the pod's namespace in a cluster, else default)
+//   SLIPWAY_NODE_MAINTENANCES false: CycleNodeRequests only (an install without cluster-wide NodeMaintenance rights)
+//   SLIPWAY_PROBE_PORT        serve /healthz and /readyz on this port (not ready until the apiserver and Temporal answer)
 import { existsSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import { CoordinationV1Api } from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
-import { createKube, type Kube } from '../../activities/kube.js';
+import { apiserverAnswers, apiserverOf, createKube, type Kube } from '../../activities/kube.js';
+import { probePortFromEnv, serveProbes, type Readiness } from '../../shared/probes.js';
+import { untilReachable } from '../../shared/retry.js';
 import { temporalSettings, type TemporalSettings } from '../../shared/temporal.js';
 import { connectClient } from '../client.js';
 import { Bridge } from './bridge.js';
@@ -126,7 +130,28 @@ export async function startBridge(opts: StartBridgeOptions = {}): Promise<Runnin
 }
 
 async function main(): Promise<void> {
-  const running = await startBridge();
+  const log = (line: string) => console.log(`${new Date().toISOString()} slipway bridge: ${line}`);
+  // Started before the apiserver or Temporal answers: wait (one line per try), not ready meanwhile.
+  let readiness: Readiness = { ready: false, reason: 'starting' };
+  const port = probePortFromEnv();
+  const probes = port === undefined ? undefined : await serveProbes(port, () => readiness);
+  if (probes) log(`probes on :${probes.port} (/healthz, /readyz)`);
+  const kube = createKube();
+  const settings = temporalSettings();
+  readiness = { ready: false, reason: `waiting for the kube-apiserver at ${apiserverOf(kube)}` };
+  await untilReachable(`kube-apiserver at ${apiserverOf(kube)}`, () => apiserverAnswers(kube), { log });
+  readiness = { ready: false, reason: `waiting for Temporal at ${settings.address}` };
+  const client = await untilReachable(`Temporal at ${settings.address}`, () => connectClient(settings), { log });
+  const bridge = await startBridge({ kube, client, settings, log, maintenances: process.env.SLIPWAY_NODE_MAINTENANCES !== 'false' });
+  readiness = { ready: true, reason: 'electing and reconciling' };
+  const running = {
+    stop: async () => {
+      readiness = { ready: false, reason: 'stopping' };
+      await bridge.stop();
+      await client.connection.close();
+      await probes?.close();
+    },
+  };
   let exiting = false;
   const shutdown = (sig: string) => {
     if (exiting) return;

@@ -101,7 +101,7 @@ export function maintenanceEvents(prev: NodeMaintenanceStatus | undefined, next:
   const started = new Set((before?.stageStatuses ?? []).map((s) => s.name));
   for (const s of next.stageStatuses ?? []) {
     if (started.has(s.name)) continue;
-    out.push({ type: 'Normal', reason: 'StageStarted', message: `stage ${s.name} started${reason ? `: ${reason}` : ''}`, dedup: `${wf}/StageStarted/${s.name}` });
+    out.push({ type: 'Normal', reason: 'StageStarted', message: `stage ${s.name} started${reason ? `: ${reason}` : ''}${s.requestedBy ? ` (setStage by ${s.requestedBy})` : ''}`, dedup: `${wf}/StageStarted/${s.name}` });
   }
   const drained = conditionOf(next, 'Drained');
   if (drained?.status === 'True' && conditionOf(before, 'Drained')?.status !== 'True') {

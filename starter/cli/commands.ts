@@ -2,6 +2,7 @@
 // CliError (one line) and printed by main.
 import type { V1Pod } from '@kubernetes/client-node';
 import { CycleNodeRequestSpec } from '../../api/cycle-node-request.js';
+import { selectorToString } from '../../api/label-selector.js';
 import { apiStatus } from '../../activities/kube.js';
 import { webUiLink } from '../../shared/temporal.js';
 import { cycleWorkflowId, maintenanceNodeWorkflowId, parseWorkflowId } from '../../workflows/ids.js';
@@ -39,6 +40,10 @@ async function cycle(session: Session, c: Of<'cycle'>, io: Io): Promise<number> 
     io.out(await dryRun(session.kube(), a).catch((err: unknown) => Promise.reject(new CliError(`${what} (dry run): ${oneLine(err, session.ctx)}`))));
     return 0;
   }
+  // A group with no node would only fail later in status: say so now, and create nothing.
+  const selector = selectorToString(spec.data.selector);
+  const nodes = await session.read(`nodes ${selector}`, (k) => k.core.listNode({ labelSelector: selector, limit: 1 }));
+  if (!nodes?.items.length) throw new CliError(`node group ${c.nodeGroup}: no node has ${selector}; nothing created (kubectl get nodes -l ${selector})`);
   const client = c.follow ? await session.client() : undefined; // unreachable Temporal: say so before creating anything
   const { uid } = await createCycle(session.kube(), a).catch((err: unknown) => {
     if (apiStatus(err) === 409) throw new CliError(`${what} already exists`);

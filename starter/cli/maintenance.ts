@@ -6,6 +6,7 @@ import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { webUiLink } from '../../shared/temporal.js';
 import { maintenancePlanQuery, maintenanceStatusQuery, setStageUpdate } from '../../workflows/messages.js';
 import type { MaintenanceStatus } from '../../workflows/maintenance/types.js';
+import { callerIdentity } from '../client.js';
 import type { Io } from './drain.js';
 import { CliError } from './errors.js';
 import { renderMaintenance, renderPlan } from './maintenance-render.js';
@@ -55,7 +56,7 @@ export async function setStage(session: Session, c: { name: string; stage: strin
   if (desc.status.name !== 'RUNNING') throw new CliError(`maintenance ${c.name} has ended (${id} ${desc.status.name.toLowerCase()}): no stage to set`);
   let r: { stage: string; generation?: number };
   try {
-    r = await client.withDeadline(Date.now() + UPDATE_TIMEOUT_MS, () => client.workflow.getHandle(id).executeUpdate(setStageUpdate, { args: [{ stage: c.stage, reason: c.reason }] }));
+    r = await client.withDeadline(Date.now() + UPDATE_TIMEOUT_MS, () => client.workflow.getHandle(id).executeUpdate(setStageUpdate, { args: [{ stage: c.stage, reason: c.reason, requestedBy: callerIdentity() }] }));
   } catch (err) {
     if (err instanceof WorkflowUpdateFailedError) throw new CliError(`setStage ${c.stage} refused by ${id}: ${err.cause?.message ?? err.message}`);
     throw err;

@@ -1,5 +1,5 @@
 // NodeMaintenance admission on the real apiserver (the zod half: test/unit/node-maintenance-admission.test.ts):
-// each bad spec of the corpus is refused with a message naming its field, each valid one admitted;
+// each valid spec of the corpus is admitted (the bad ones: test/bad-input/node-maintenance.test.ts);
 // defaults read back as the spec says (NM-1.2–1.4); the transition rules refuse a stage going back
 // and edits to frozen fields (NM-2.1, NM-4.6); a user who may not delete Nodes may not write a
 // NodeMaintenance (NM-4.9). Every object selects no node, so nothing acts on it.
@@ -8,8 +8,8 @@ import { loadKubeConfig } from '../../activities/kube.js';
 import { DEFAULT_DRAIN_PLAN } from '../../api/drain-plan.js';
 import { ALLOW_ALL_NODES_ANNOTATION, NODE_MAINTENANCE } from '../../api/node-maintenance.js';
 import { installCrds } from '../../starter/install-crds.js';
-import { admissionClient, causeFor, type Admission } from '../support/admission.js';
-import { BAD_NODE_MAINTENANCES, nm, VALID_NODE_MAINTENANCES } from '../support/bad-node-maintenances.js';
+import { admissionClient, type Admission } from '../support/admission.js';
+import { nm, VALID_NODE_MAINTENANCES } from '../support/bad-node-maintenances.js';
 import { uniqueName } from '../support/cluster.js';
 import { waitFor } from '../support/wait.js';
 
@@ -43,12 +43,6 @@ afterAll(async () => {
 });
 
 describe('NodeMaintenance corpus, apiserver side', () => {
-  test.each(BAD_NODE_MAINTENANCES.map((c) => [c.name, c] as const))('%s: create refused with 422, naming the field', async (_name, c) => {
-    const a = await admit.nodeMaintenance(uniqueName('it-adm-nm'), c.spec);
-    expect(a.code).toBe(422);
-    expect([causeFor(a, c), said(a)]).toEqual([expect.anything(), said(a)]);
-  });
-
   test.each(VALID_NODE_MAINTENANCES.map((c) => [c.name, c] as const))('admits %s', async (_name, c) => {
     const a = await admit.nodeMaintenance(uniqueName('it-adm-nm'), c.spec);
     expect([a.code, a.message]).toEqual([201, '']);

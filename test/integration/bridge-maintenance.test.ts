@@ -3,6 +3,7 @@
 // reported (NM-4.7), deletion per NM-2.11–2.13, and no second workflow after a restart. The
 // workflow here is the scripted stand-in (real type name, real messages, no node writes), so each
 // case is driven at the moment the test chooses; the real stage machine has its own tests.
+import { callerIdentity } from '../../starter/client.js';
 import { maintenanceNodeWorkflowId, maintenanceWorkflowId } from '../../workflows/ids.js';
 import { run } from '../../starter/cli/main.js';
 // run() loads these on demand; jest's ESM loader needs them loaded up front.
@@ -242,7 +243,7 @@ describe('NM-7.12 the CLI', () => {
     const ok = await cli('maintenance', name, 'stage', 'Cordon', '--reason', 'from the cli');
     expect(ok).toMatchObject({ code: 0, err: [] });
     expect(ok.out).toContain(`maintenance ${name}: stage Cordon`);
-    expect((await received(id)).filter((r) => r.kind === 'setStage')).toEqual([{ kind: 'setStage', stage: 'Cordon', reason: 'from the cli' }]);
+    expect((await received(id)).filter((r) => r.kind === 'setStage')).toEqual([{ kind: 'setStage', stage: 'Cordon', reason: 'from the cli', requestedBy: callerIdentity() }]);
 
     const back = await cli('maintenance', name, 'stage', 'Idle');
     expect(back.code).toBe(1);

@@ -1,7 +1,6 @@
 // The compiled CLI, run as a user runs it (a child process), against the local stack: it does what
 // it is told or says in one line why not, with exit 0 (done), 1 (failed or refused) or 2 (bad
 // command line); it finds drains from what a user has in hand; a drain that leaves pods is no success.
-import { execFile } from 'node:child_process';
 import { CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
 import type { WorkflowHandle } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/common';
@@ -16,43 +15,8 @@ import { NodesAttr } from '../../workflows/search-attributes.js';
 import { uniqueName } from '../support/cluster.js';
 import { CycleFixture, deployApp } from '../support/cycle.js';
 import { DrainFixture, mergePatch } from '../support/drain.js';
+import { cli, expectOneLineError, expectUsageError, lines } from '../support/cli.js';
 import { waitFor } from '../support/wait.js';
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-  ms: number;
-}
-
-/** The CLI under test: the build globalSetup makes (SLIPWAY_TEST_CLI runs these tests against another). */
-const CLI = process.env.SLIPWAY_TEST_CLI ?? 'dist/starter/cli.js';
-
-/** Runs the compiled CLI without blocking this process's worker. */
-function cli(args: string[], env: Record<string, string> = {}, timeoutMs = 90_000): Promise<Run> {
-  const started = Date.now();
-  return new Promise((resolve) => {
-    execFile('node', [CLI, ...args], { env: { ...process.env, ...env }, timeout: timeoutMs }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
-      resolve({ code, stdout, stderr, ms: Date.now() - started });
-    });
-  });
-}
-
-const lines = (s: string) => s.split('\n').filter((l) => l.trim() !== '');
-
-/** A runtime error: exit 1, exactly one line on stderr, no stack trace. */
-function expectOneLineError(r: Run, ...mentions: string[]): void {
-  expect({ code: r.code, stderr: lines(r.stderr) }).toEqual({ code: 1, stderr: [expect.stringMatching(/^slipway: /)] });
-  for (const m of mentions) expect(r.stderr).toContain(m);
-}
-
-/** A usage error: exit 2, what was wrong, then a one-line usage hint. */
-function expectUsageError(r: Run, mention: string): void {
-  expect(r.code).toBe(2);
-  expect(lines(r.stderr)).toEqual([expect.stringContaining(mention), expect.stringMatching(/^usage: slipway /)]);
-  expect(r.stdout).toBe('');
-}
 
 const nowhere = { TEMPORAL_ADDRESS: '127.0.0.1:1', KUBECONFIG: '/nonexistent/slipway-kubeconfig' };
 
@@ -64,26 +28,6 @@ describe('without any server', () => {
     expect(r.stderr).toBe('');
   });
 
-  test.each([
-    [['inventory', '--selectr', 'a=b'], 'unknown option --selectr for inventory'],
-    [['drain', '--node', 'x'], 'unknown option --node for drain'],
-    [['cycle', 'workers', '--concurrency', 'two'], '--concurrency must be a positive integer, got "two"'],
-    [['cycle', 'workers', '-n'], 'option --namespace needs a value'],
-    [['status'], 'status needs <ref>'],
-    [['frob'], 'unknown command "frob"'],
-  ])('%j is refused before connecting (exit 2)', async (args, mention) => {
-    expectUsageError(await cli(args, nowhere), mention);
-  });
-
-  test('an unreachable Temporal is named, in one line, within seconds', async () => {
-    const r = await cli(['status', 'drain/some-node'], { TEMPORAL_ADDRESS: '127.0.0.1:1' });
-    expectOneLineError(r, 'cannot reach Temporal at 127.0.0.1:1');
-    expect(r.ms).toBeLessThan(8000);
-  });
-
-  test('a missing kubeconfig is named, in one line', async () => {
-    expectOneLineError(await cli(['drain', 'some-node'], { KUBECONFIG: nowhere.KUBECONFIG }), `kubeconfig ${nowhere.KUBECONFIG}`, 'not found');
-  });
 });
 
 describe('drains from the CLI', () => {
@@ -264,6 +208,7 @@ describe('cycle requests from the CLI', () => {
 
   test('-n puts the request in that namespace', async () => {
     const name = `cli-here-${f.group}`;
+    await ensureFakeNodeGroup(f.c.core, f.group, 1); // the CLI refuses a group with no node
     const r = await cli(['cycle', f.group, '-n', f.ns, '--name', name, '--no-follow'], env());
     expect(r.stderr).toBe('');
     expect({ code: r.code, stdout: r.stdout.trim() }).toEqual({ code: 0, stdout: `created cyclenoderequest ${f.ns}/${name}` });

@@ -35,10 +35,11 @@ export function admissionClient(kc: KubeConfig) {
     }
   };
   return {
-    drainRule: (name: string, spec: unknown) =>
+    /** Creates a DrainRule (dry run unless `store`). */
+    drainRule: (name: string, spec: unknown, { store = false } = {}) =>
       answer(() =>
         custom.createClusterCustomObjectWithHttpInfo({
-          group: DRAIN_RULE.group, version: DRAIN_RULE.version, plural: DRAIN_RULE.plural, dryRun: 'All',
+          group: DRAIN_RULE.group, version: DRAIN_RULE.version, plural: DRAIN_RULE.plural, ...(!store && { dryRun: 'All' }),
           body: { apiVersion: `${DRAIN_RULE.group}/${DRAIN_RULE.version}`, kind: DRAIN_RULE.kind, metadata: { name }, spec },
         }),
       ),
@@ -60,10 +61,11 @@ export function admissionClient(kc: KubeConfig) {
       ),
     deleteNodeMaintenance: (name: string) =>
       answer(() => custom.deleteClusterCustomObjectWithHttpInfo({ group: NODE_MAINTENANCE.group, version: NODE_MAINTENANCE.version, plural: NODE_MAINTENANCE.plural, name })),
-    cycleRequest: (namespace: string, name: string, spec: unknown) =>
+    /** Creates a CycleNodeRequest (dry run unless `store`). */
+    cycleRequest: (namespace: string, name: string, spec: unknown, { store = false } = {}) =>
       answer(() =>
         custom.createNamespacedCustomObjectWithHttpInfo({
-          group: CYCLE_NODE_REQUEST.group, version: CYCLE_NODE_REQUEST.version, plural: CYCLE_NODE_REQUEST.plural, namespace, dryRun: 'All',
+          group: CYCLE_NODE_REQUEST.group, version: CYCLE_NODE_REQUEST.version, plural: CYCLE_NODE_REQUEST.plural, namespace, ...(!store && { dryRun: 'All' }),
           body: { apiVersion: `${CYCLE_NODE_REQUEST.group}/${CYCLE_NODE_REQUEST.version}`, kind: CYCLE_NODE_REQUEST.kind, metadata: { name, namespace }, spec },
         }),
       ),

@@ -1,6 +1,6 @@
 // One corpus of CycleNodeRequest specs, tested against zod (test/unit/admission-corpus.test.ts,
 // which is also what the bridge and the cycle's resolve step use) and against the apiserver
-// (test/integration/admission-cycle.test.ts): each invalid spec is refused by both, naming the same
+// (test/bad-input/cycle-node-request.test.ts): each invalid spec is refused by both, naming the same
 // field; each valid edge case is accepted by both.
 import type { RefusedCase } from './bad-drain-rules.js';
 

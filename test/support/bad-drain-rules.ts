@@ -1,5 +1,5 @@
 // One corpus of DrainRule specs, tested against zod (test/unit/admission-corpus.test.ts) and
-// against the apiserver (test/integration/admission-drain-rule.test.ts), so the drain-time check and
+// against the apiserver (test/bad-input/drain-rule.test.ts), so the drain-time check and
 // admission cannot drift apart: every invalid spec is refused by both, naming the same field with
 // the same words; every valid edge case is accepted by both.
 

@@ -1,6 +1,6 @@
 // One corpus of NodeMaintenance specs, tested against zod (test/unit/node-maintenance-admission.test.ts,
 // which is what the bridge checks with) and against the apiserver's schema and CEL rules
-// (test/integration/admission-node-maintenance.test.ts): each invalid spec is refused by both,
+// (test/bad-input/node-maintenance.test.ts): each invalid spec is refused by both,
 // naming the same field (NM-4.1–4.5, NM-1.4); each valid one is admitted by both.
 import { MAX_PRIORITY } from '../../api/drain-plan.js';
 import type { RefusedCase } from './bad-drain-rules.js';

@@ -173,6 +173,13 @@ describe('Events from status transitions', () => {
     expect(maintenanceEvents(drain, drain, 'kernel upgrade')).toEqual([]);
   });
 
+  test('#14 §4 a stage started by setStage names its caller in the Event', () => {
+    const idle = mirrored(state());
+    const cordon = mirrored(state({ stage: 'Cordon', stageStatuses: [...state().stageStatuses, { name: 'Cordon', startTimestamp: '2026-01-01T00:01:00Z', requestedBy: 'alice@ops-box' }] }), idle);
+    expect(cordon.stageStatuses?.at(-1)).toMatchObject({ name: 'Cordon', requestedBy: 'alice@ops-box' });
+    expect(maintenanceEvents(idle, cordon, 'kernel').map((e) => e.message)).toEqual(['stage Cordon started: kernel (setStage by alice@ops-box)']);
+  });
+
   test('NM-1.8 Drained is recorded when the condition turns True, not while it stays', () => {
     const draining = mirrored(state({ conditions: [{ type: 'Drained', status: 'False', reason: 'Draining', message: 'draining' }] }));
     const drained = mirrored(state({ conditions: [{ type: 'Drained', status: 'True', reason: 'Drained', message: 'every selected node is drained' }] }), draining);

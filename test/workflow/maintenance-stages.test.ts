@@ -34,7 +34,7 @@ test.concurrent('NM-2.15 setStage Cordon writes spec.stage, the finalizer comes 
   await env().withWorker(fake.activities(), async (tq) => {
     const h = await startMaintenance(env(), tq, 'cord');
     await maintenanceStatusWhen(h, 'Idle', (x) => x.stage === 'Idle');
-    const r = await h.executeUpdate(setStageUpdate, { args: [{ stage: 'Cordon', reason: 'kernel' }] });
+    const r = await h.executeUpdate(setStageUpdate, { args: [{ stage: 'Cordon', reason: 'kernel', requestedBy: 'alice@ops-box' }] });
     expect(r).toEqual({ stage: 'Cordon', generation: 2 });
     expect(fake.stage).toBe('Cordon');
     await waitFor('both nodes cordoned', async () => nodes.every((n) => fake.nodes.get(n)!.cordoned && fake.nodes.get(n)!.heldBy.join() === 'cord'));
@@ -45,6 +45,8 @@ test.concurrent('NM-2.15 setStage Cordon writes spec.stage, the finalizer comes 
     expect(fake.nodes.get('cord-1')!.state).toBe('Cordoned');
     const s = await maintenanceStatusWhen(h, 'Cordon shown', (x) => x.nodeStatuses.every((n) => n.drainMessage === 'Cordoned') && x.nodeStatuses.length === 2);
     expect(s.stageStatuses.map((x) => x.name)).toEqual(['Idle', 'Cordon']);
+    // #14 §4: who asked is kept with the stage it started (the CLI sends its caller identity).
+    expect(s.stageStatuses.map((x) => x.requestedBy)).toEqual([undefined, 'alice@ops-box']);
 
     // NM-2.15: the validator refuses backwards, unknown; the same stage is a no-op.
     await expect(h.executeUpdate(setStageUpdate, { args: [{ stage: 'Idle' }] })).rejects.toThrow(WorkflowUpdateFailedError);
@@ -58,6 +60,7 @@ test.concurrent('NM-2.15 setStage Cordon writes spec.stage, the finalizer comes 
     const done = await h.result();
     expect(done.completed).toBe(true);
     expect(done.stageStatuses.map((x) => x.name)).toEqual(['Idle', 'Cordon', 'Complete']);
+    expect(done.stageStatuses.map((x) => x.requestedBy)).toEqual([undefined, 'alice@ops-box', undefined]);
     expect(done.conditions.find((c) => c.type === 'Ready')).toMatchObject({ status: 'True', reason: 'Completed' });
     for (const n of nodes) expect(fake.nodes.get(n)).toMatchObject({ cordoned: false, heldBy: [] });
     // NM-2.15: nothing is accepted once complete (the workflow has ended: the update cannot even reach it).

@@ -41,7 +41,7 @@ import { maintenanceNodeWorkflow } from './node.js';
 import { advance, idleRefreshMs } from './progress.js';
 import { isDrainedNow, maintenanceStatus, progressNodes, type Facts } from './status.js';
 import type { MaintenancePreview } from '../../shared/maintenance-preview.js';
-import { isStage, stageRank, STAGES, type HolderInfo, type MaintenanceInput, type MaintenanceStatus, type NodeReport, type Stage } from './types.js';
+import { isStage, stageRank, STAGES, type HolderInfo, type MaintenanceInput, type MaintenanceStatus, type NodeReport, type Stage, type StageStatus } from './types.js';
 
 /** Membership is live (NM-2.6): the selection is read again this often while nodes are held. */
 const MEMBERSHIP_MS = 10_000;
@@ -97,7 +97,9 @@ export class Maintenance implements Facts {
   /** The Idle preview of what Drain would do (kept after Idle as last seen). */
   preview?: MaintenancePreview;
   selectedTotal = 0;
-  readonly stageStatuses: Array<{ name: Stage; startTimestamp: string }> = [];
+  readonly stageStatuses: StageStatus[] = [];
+  /** Who asked for `desired` by setStage (recorded in the stage's entry when it starts). */
+  desiredBy?: string;
   selectsAll?: { total: number; acknowledged: boolean };
   drainedAt?: string;
   message = '';
@@ -133,6 +135,7 @@ export class Maintenance implements Facts {
       for (const [n, r] of c.nodes) this.nodes.set(n, r);
       for (const n of c.releasing) this.releasing.add(n);
       this.stageStatuses.push(...c.stageStatuses);
+      this.desiredBy = c.desiredBy;
       this.admitted = c.admitted;
       this.selectsAll = c.selectsAll;
       this.drainedAt = c.drainedAt;
@@ -158,6 +161,7 @@ export class Maintenance implements Facts {
         nodes: [...this.nodes],
         releasing: [...this.releasing],
         stageStatuses: this.stageStatuses,
+        desiredBy: this.desiredBy,
         admitted: this.admitted,
         selectsAll: this.selectsAll,
         drainedAt: this.drainedAt,
@@ -178,10 +182,10 @@ export class Maintenance implements Facts {
     setHandler(maintenancePlanQuery, () => ({ name: this.name, stage: this.stage, plan: this.plan, preview: this.preview }));
     setHandler(
       setStageUpdate,
-      async ({ stage, reason }) => {
+      async ({ stage, reason, requestedBy }) => {
         const w = await steps.writeMaintenanceStage.executeWithOptions({ summary: `spec.stage = ${stage}` }, [{ name: this.name, uid: this.uid, stage }]);
         if (!w.exists) throw ApplicationFailure.nonRetryable(`NodeMaintenance ${this.name} no longer exists`, 'NotFound');
-        this.moveTo(stage as Stage, reason);
+        this.moveTo(stage as Stage, reason, requestedBy);
         this.observedGeneration = w.generation ?? this.observedGeneration;
         return { stage: this.desired, generation: w.generation };
       },
@@ -237,15 +241,19 @@ export class Maintenance implements Facts {
     if (stageRank(stage) < stageRank(this.desired)) throw new Error(`spec.stage cannot go back from ${this.desired} to ${stage}`);
   }
 
-  private moveTo(stage: Stage, reason?: string): void {
-    if (stageRank(stage) > stageRank(this.desired)) this.desired = stage;
+  private moveTo(stage: Stage, reason?: string, requestedBy?: string): void {
+    if (stageRank(stage) > stageRank(this.desired)) {
+      this.desired = stage;
+      this.desiredBy = requestedBy;
+    }
     if (reason !== undefined) this.reason = reason;
     this.dirty = true;
   }
 
   enter(stage: Stage): void {
     if (this.stageStatuses.at(-1)?.name !== stage) {
-      this.stageStatuses.push({ name: stage, startTimestamp: new Date().toISOString() });
+      const by = stage === this.desired ? this.desiredBy : undefined;
+      this.stageStatuses.push({ name: stage, startTimestamp: new Date().toISOString(), ...(by && { requestedBy: by }) });
       this.admitted = false; // NM-4.8: each stage entry checks the selection again
     }
     this.stage = stage;

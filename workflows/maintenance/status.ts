@@ -5,7 +5,7 @@ import { drainStatusMessage, firstNotReady, reachedDrainTargets, sumCounts, type
 import { nodeMessage } from './targets.js';
 import type { PlanEntry } from '../../api/drain-plan.js';
 import type { MaintenancePreview } from '../../shared/maintenance-preview.js';
-import type { Condition, MaintenanceNodeStatus, MaintenanceStatus, NodeCounts, NodeReport, Stage } from './types.js';
+import type { Condition, MaintenanceNodeStatus, MaintenanceStatus, NodeCounts, NodeReport, Stage, StageStatus } from './types.js';
 
 /** Status shows at most this many nodes; the rest are counted (NM §1). */
 export const NODE_STATUS_CAP = 1000;
@@ -21,7 +21,7 @@ export interface Facts {
   /** The Idle preview: its one-line message and counts replace "Planned". */
   preview?: MaintenancePreview;
   selectedTotal: number;
-  stageStatuses: Array<{ name: Stage; startTimestamp: string }>;
+  stageStatuses: StageStatus[];
   selectsAll?: { total: number; acknowledged: boolean };
   observedGeneration?: number;
   completed: boolean;

@@ -38,10 +38,17 @@ export interface DrainStatusSummary extends NodeCounts {
   drainMessage: string;
 }
 
+/** A stage entered: when, and who asked by setStage (Temporal's caller identity; absent for spec.stage edits, which the audit log attributes). */
+export interface StageStatus {
+  name: Stage;
+  startTimestamp: string;
+  requestedBy?: string;
+}
+
 /** What the maintenance workflow answers to the `maintenanceStatus` query: exactly what the bridge mirrors. */
 export interface MaintenanceStatus {
   stage: Stage;
-  stageStatuses: Array<{ name: Stage; startTimestamp: string }>;
+  stageStatuses: StageStatus[];
   /** The effective plan P(M). */
   drainPlan: PlanEntry[];
   /** Index of the current plan entry i(M) (plan length when past the last). */
@@ -82,7 +89,9 @@ export interface MaintenanceCarry {
   reason?: string;
   nodes: Array<[string, NodeReport | undefined]>;
   releasing: string[];
-  stageStatuses: Array<{ name: Stage; startTimestamp: string }>;
+  stageStatuses: StageStatus[];
+  /** Who asked for `desired` by setStage, if it was asked that way. */
+  desiredBy?: string;
   /** The selection was admitted at this stage's entry (NM-4.8 checks again only at the next stage). */
   admitted: boolean;
   selectsAll?: { total: number; acknowledged: boolean };

@@ -17,7 +17,7 @@ export const receivedQuery = defineQuery<Received[]>('received');
 export type Received =
   | { kind: 'start'; input: MaintenanceInput }
   | { kind: 'specChanged'; stage?: string; generation?: number; allowAllNodes?: boolean; refused?: string }
-  | { kind: 'setStage'; stage: string; reason?: string }
+  | { kind: 'setStage'; stage: string; reason?: string; requestedBy?: string }
   | { kind: 'deleting' };
 
 const counts = { podsPendingEvictionRequest: 0, activeEvictionRequests: 0, podsBlocked: 0, podsKept: 0 };
@@ -74,8 +74,8 @@ export async function nodeMaintenanceWorkflow(input: MaintenanceInput): Promise<
   );
   setHandler(
     setStageUpdate,
-    ({ stage, reason }) => {
-      received.push({ kind: 'setStage', stage, reason });
+    ({ stage, reason, requestedBy }) => {
+      received.push({ kind: 'setStage', stage, reason, ...(requestedBy && { requestedBy }) });
       enter(stage as Stage);
       return { stage: status.stage };
     },
