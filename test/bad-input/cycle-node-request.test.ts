@@ -9,7 +9,7 @@ import { installCrds } from '../../starter/install-crds.js';
 import type { CycleNodeRequestObject } from '../../starter/bridge/objects.js';
 import { admissionClient, causeFor, withSpecUnchecked } from '../support/admission.js';
 import { BAD_CYCLE_REQUESTS } from '../support/bad-cycle-requests.js';
-import { uniqueName } from '../support/cluster.js';
+import { deleteGroupNodes, uniqueName } from '../support/cluster.js';
 import { mergePatch } from '../support/drain.js';
 import { waitFor } from '../support/wait.js';
 import { Guard } from './guard.js';
@@ -77,16 +77,20 @@ describe('accepted, then reported in status and an Event, nothing touched', () =
   test('a selector that matches nodes outside the named node group', async () => {
     const other = `${g.group}-b`;
     await ensureFakeNodeGroup(g.f.c.core, other, 1);
-    const m = await g.mark();
-    const name = uniqueName('bi-outside');
-    // Names the other group, selects the guard's nodes: cycling them through the other group would
-    // replace them with the wrong nodes.
-    await g.f.createCnr(name, g.cnr({ nodeGroupName: other }));
-    const o = await failedWith(name);
-    expect(o.status!.message).toContain(`picks 2 nodes outside node group ${other}`);
-    for (const n of g.nodes) expect(o.status!.message).toContain(`${n} (node group ${g.group})`);
-    await warned(name, 'PhaseFailed', `outside node group ${other}`);
-    await g.untouched(m);
+    try {
+      const m = await g.mark();
+      const name = uniqueName('bi-outside');
+      // Names the other group, selects the guard's nodes: cycling them through the other group would
+      // replace them with the wrong nodes.
+      await g.f.createCnr(name, g.cnr({ nodeGroupName: other }));
+      const o = await failedWith(name);
+      expect(o.status!.message).toContain(`picks 2 nodes outside node group ${other}`);
+      for (const n of g.nodes) expect(o.status!.message).toContain(`${n} (node group ${g.group})`);
+      await warned(name, 'PhaseFailed', `outside node group ${other}`);
+      await g.untouched(m);
+    } finally {
+      await deleteGroupNodes(g.f.c, other);
+    }
   });
 
   test('named nodes that do not exist', async () => {

@@ -87,7 +87,7 @@ export class Guard {
     }
   }
 
-  /** Asserts that nothing was disrupted since the mark; lets the audit log catch up first. */
+  /** Asserts that nothing was disrupted since the mark (the audit log backend is blocking: a request is logged before it is answered). */
   async untouched(m: Mark): Promise<void> {
     const events = await this.auditSince(m);
     const nodeWrites = events.filter(

@@ -2,10 +2,52 @@
 // kubelet stops (kwok lets it go) and its Ready condition turns Unknown, so its pods can never finish
 // terminating. The drain evicts with a 1 s grace period instead of the pods' own, stops waiting for
 // pods that have been terminating there for more than 5 s, does not wait for volumes, and says why.
+// The same mid-cycle: the node's drain ends the same way and the node is deleted and its instance
+// terminated, the status saying why.
+import type { CoreV1Api } from '@kubernetes/client-node';
+import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
+import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
+import { cycleStatusQuery } from '../../workflows/messages.js';
+import { readAudit } from '../support/cluster.js';
+import { CycleFixture } from '../support/cycle.js';
 import { DrainFixture, evictionsOf, mergePatch } from '../support/drain.js';
 import { waitFor } from '../support/wait.js';
 
 const KWOK_ANNOTATION = 'kwok.x-k8s.io/node';
+
+/**
+ * The kubelet goes away: kwok stops managing the node, and its Ready condition is Unknown, as the
+ * node lifecycle controller sets it once heartbeats stop (set here at once instead of after ~40 s).
+ */
+async function unreachable(core: CoreV1Api, name: string): Promise<void> {
+  await core.patchNode({ name, body: { metadata: { annotations: { [KWOK_ANNOTATION]: null } } } }, mergePatch);
+  const node = await core.readNode({ name });
+  const conditions = (node.status?.conditions ?? []).map((c) => (c.type === 'Ready' ? { ...c, status: 'Unknown', reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.' } : c));
+  await core.patchNodeStatus({ name, body: { status: { conditions } } }, mergePatch);
+  await waitFor('Ready Unknown', async () => (await core.readNode({ name })).status?.conditions?.find((c) => c.type === 'Ready')?.status === 'Unknown');
+}
+
+/**
+ * Keeps the node unreachable for as long as a test needs: kwok on this stack goes on posting its
+ * status even without the annotation (Ready True again within ~10 s), so a test longer than that
+ * puts Unknown back each time, as a dead kubelet would leave it. Returns the stop function.
+ */
+function holdUnreachable(core: CoreV1Api, name: string): () => void {
+  let busy = false;
+  const t = setInterval(() => {
+    if (busy) return;
+    busy = true;
+    core.readNode({ name })
+      .then(async (n) => {
+        if (n.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'Unknown') return;
+        const conditions = (n.status?.conditions ?? []).map((c) => (c.type === 'Ready' ? { ...c, status: 'Unknown', reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.' } : c));
+        await core.patchNodeStatus({ name, body: { status: { conditions } } }, mergePatch);
+      })
+      .catch(() => undefined) // the node is gone: nothing left to hold
+      .finally(() => (busy = false));
+  }, 300);
+  return () => clearInterval(t);
+}
 
 describe('a drain of an unreachable node', () => {
   const f = new DrainFixture('it-unreach');
@@ -18,13 +60,7 @@ describe('a drain of an unreachable node', () => {
     // No kubelet will confirm their deletion: a finalizer stands in for it (kwok would finish them at their grace).
     const STUCK = `${f.group}.test/no-kubelet`;
     for (const p of pods) await f.c.core.patchNamespacedPod({ namespace: f.ns, name: p.metadata!.name!, body: { metadata: { finalizers: [STUCK] } } }, mergePatch);
-    // The kubelet goes away: kwok stops managing the node, and its Ready condition is Unknown, as the
-    // node lifecycle controller sets it once heartbeats stop (set here at once instead of after ~40 s).
-    await f.c.core.patchNode({ name: f.node, body: { metadata: { annotations: { [KWOK_ANNOTATION]: null } } } }, mergePatch);
-    const node = await f.c.core.readNode({ name: f.node });
-    const conditions = (node.status?.conditions ?? []).map((c) => (c.type === 'Ready' ? { ...c, status: 'Unknown', reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.' } : c));
-    await f.c.core.patchNodeStatus({ name: f.node, body: { status: { conditions } } }, mergePatch);
-    await waitFor('Ready Unknown', async () => (await f.c.core.readNode({ name: f.node })).status?.conditions?.find((c) => c.type === 'Ready')?.status === 'Unknown');
+    await unreachable(f.c.core, f.node);
 
     const started = Date.now();
     const handle = await f.startDrain();
@@ -48,4 +84,53 @@ describe('a drain of an unreachable node', () => {
     expect(result.status.message).toContain('2 Pods skipped (2 terminating on an unreachable node)');
     for (const p of pods) await f.c.core.patchNamespacedPod({ namespace: f.ns, name: p.metadata!.name!, body: { metadata: { finalizers: null } } }, mergePatch);
   }, 120_000);
+});
+
+describe('a node that becomes unreachable mid-cycle', () => {
+  const f = new CycleFixture('it-unreach-cycle');
+  beforeAll(() => f.setup());
+  afterAll(() => f.teardown());
+
+  test('its drain evicts with the short grace, leaves the stuck pods, skips the volume wait; the node is deleted, its instance terminated, and the status says why', async () => {
+    const old = await ensureFakeNodeGroup(f.c.core, f.group, 2);
+    // A 20 s grace: the reachable node's pods take it; the unreachable node's must get 1 s.
+    await f.app(4, 2, 20);
+    await waitFor('4 app pods Running', async () => (await f.c.core.listNamespacedPod({ namespace: f.ns })).items.filter((p) => p.status?.phase === 'Running').length === 4);
+    const startedAt = new Date();
+    const handle = await f.start({ selector: { matchLabels: { [NODE_GROUP_LABEL]: f.group } }, cycleSettings: { concurrency: 1 } });
+    // Once the first node is on its way, the other one's kubelet dies, its pods stuck as they would be.
+    const first = await waitFor('the first node under way', async () => (await handle.query(cycleStatusQuery)).nodes.find((n) => n.phase !== 'Pending')?.nodeName, { intervalMs: 100 });
+    const lost = old.find((n) => n !== first)!;
+    const STUCK = `${f.group}.test/no-kubelet`;
+    const stuck = (await f.c.core.listNamespacedPod({ namespace: f.ns, fieldSelector: `spec.nodeName=${lost}` })).items.map((p) => p.metadata!.name!);
+    expect(stuck.length).toBeGreaterThan(0);
+    for (const name of stuck) await f.c.core.patchNamespacedPod({ namespace: f.ns, name, body: { metadata: { finalizers: [STUCK] } } }, mergePatch);
+    await unreachable(f.c.core, lost);
+    const release = holdUnreachable(f.c.core, lost);
+    try {
+      const result = await Promise.race([
+        handle.result(),
+        new Promise<never>((_, reject) =>
+          setTimeout(() => void handle.query(cycleStatusQuery).then((st) => reject(new Error(`not done in 120 s: ${JSON.stringify(st, null, 1)}`)), reject), 120_000),
+        ),
+      ]);
+      expect(result.phase).toBe('Successful');
+      const entry = result.nodes.find((n) => n.nodeName === lost)!;
+      expect(entry.phase).toBe('Successful');
+      expect(entry.message).toBe(`${stuck.length} pods evicted; ${stuck.length} Pods skipped (${stuck.length} terminating on an unreachable node); volumes not waited for: node ${lost} is unreachable`);
+      // Evicted with the short grace, never their 20 s; the node deleted once (its instance: kwok's node is the instance).
+      const audit = (await readAudit()).filter((e) => new Date(e.requestReceivedTimestamp) >= startedAt);
+      expect(evictionsOf(audit).filter((e) => e.responseStatus?.code === 201 && stuck.includes(e.objectRef!.name!)).map((e) => e.objectRef!.name).sort()).toEqual([...stuck].sort());
+      for (const name of stuck) {
+        const p = await f.c.core.readNamespacedPod({ namespace: f.ns, name });
+        expect(p.metadata?.deletionGracePeriodSeconds).toBeLessThanOrEqual(1);
+      }
+      const deleted = audit.filter((e) => e.objectRef?.resource === 'nodes' && e.verb === 'delete' && e.responseStatus?.code === 200 && e.objectRef.name === lost);
+      expect(deleted).toHaveLength(1);
+      await expect(f.c.core.readNode({ name: lost })).rejects.toThrow();
+    } finally {
+      release();
+      for (const name of stuck) await f.c.core.patchNamespacedPod({ namespace: f.ns, name, body: { metadata: { finalizers: null } } }, mergePatch).catch(() => undefined);
+    }
+  }, 180_000);
 });

@@ -18,6 +18,7 @@ import type { CycleNodePhase } from '../../api/cycle-node-request.js';
 import type { DrainOptionsInput } from '../../api/drain-options.js';
 import type { GroupNode, ResolvedCycle } from '../../activities/cycle/resolve.js';
 import { drainWorkflow } from '../drain/drain.js';
+import { skippedSummary, type DrainStatus } from '../drain/status.js';
 import { nodeDrainWorkflowId } from '../ids.js';
 import { nodeCycleStatusQuery, nodeProgressSignal } from '../messages.js';
 import { NodeGroupAttr, NodesAttr, PhaseAttr } from '../search-attributes.js';
@@ -127,9 +128,10 @@ async function cycle(c: NodeCycle): Promise<CycleNodeStatus> {
   if (c.input.settings.method === 'Wait') await waitForDoNotDisruptPods(c);
   const removing = removePodLabels(c);
   if (removing) await removing;
-  c.st.evicted = await drainNode(c);
+  const drained = await drainNode(c);
+  c.st.evicted = drained.evicted;
   await takeAway(c);
-  await c.finish('Successful', `${c.st.evicted} ${c.st.evicted === 1 ? 'pod' : 'pods'} evicted`);
+  await c.finish('Successful', drainedMessage(drained));
   return c.st;
 }
 
@@ -172,8 +174,16 @@ function removePodLabels({ input, phase }: NodeCycle): Promise<unknown> | undefi
   ]);
 }
 
-/** DrainingPods: the drain engine as a child; it waits and reports (never loops back), cyclingTimeout bounds it. Returns pods evicted. */
-async function drainNode({ input, deadline, phase, fail }: NodeCycle): Promise<number> {
+/** What the drain did, kept in the node's final message: pods left behind and a skipped volume wait say why (an unreachable node). */
+export function drainedMessage(s: Pick<DrainStatus, 'evicted' | 'skipped' | 'volumes'>): string {
+  const parts = [`${s.evicted} ${s.evicted === 1 ? 'pod' : 'pods'} evicted`];
+  if (s.skipped.length) parts.push(skippedSummary(s.skipped));
+  if (s.volumes && (s.volumes.timedOut || s.volumes.message.startsWith('not waited for'))) parts.push(`volumes ${s.volumes.message.replace(/\s*\n\s*/g, ' ')}`);
+  return parts.join('; ');
+}
+
+/** DrainingPods: the drain engine as a child; it waits and reports (never loops back), cyclingTimeout bounds it. Returns the drain's status. */
+async function drainNode({ input, deadline, phase, fail }: NodeCycle): Promise<DrainStatus> {
   const { node, settings } = input;
   phase('DrainingPods');
   const drainScope = new CancellationScope();
@@ -195,7 +205,7 @@ async function drainNode({ input, deadline, phase, fail }: NodeCycle): Promise<n
     await drain.catch(() => undefined);
     await fail(`cyclingTimeout (${settings.cyclingTimeoutMs / 1000}s) reached while draining`);
   }
-  return (await drain).status.evicted;
+  return (await drain).status;
 }
 
 /** DeletingNode, TerminatingNode: the old node goes (its replacement is already up). */
