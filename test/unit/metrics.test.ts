@@ -8,18 +8,22 @@ import { serveProbes } from '../../shared/probes.js';
 import { cycleStateSeen } from '../../starter/bridge/metrics.js';
 import type { CycleStatus } from '../../workflows/cycle/types.js';
 
-/** One sample's value from a registry, by name and labels (0 when absent). */
-async function value(r: Registry, name: string, labels: Record<string, string> = {}): Promise<number> {
+type Sample = { value: number; labels: Record<string, string | number | undefined>; metricName?: string };
+
+async function samples(r: Registry, name: string): Promise<Sample[]> {
   const m = r.getSingleMetric(name);
   if (!m) throw new Error(`no metric ${name}`);
-  const { values } = await m.get();
-  const hit = values.find((v) => v.metricName === undefined || v.metricName === name ? Object.entries(labels).every(([k, x]) => v.labels[k] === x) : false);
+  return (await m.get()).values as Sample[];
+}
+
+/** One sample's value from a registry, by name and labels (0 when absent). */
+async function value(r: Registry, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const hit = (await samples(r, name)).find((v) => (v.metricName ?? name) === name && Object.entries(labels).every(([k, x]) => v.labels[k] === x));
   return hit?.value ?? 0;
 }
 
 async function histogramCount(r: Registry, name: string): Promise<number> {
-  const { values } = await r.getSingleMetric(name)!.get();
-  return values.find((v) => v.metricName === `${name}_count`)?.value ?? 0;
+  return (await samples(r, name)).find((v) => v.metricName === `${name}_count`)?.value ?? 0;
 }
 
 test('worker: an accepted eviction counts as evicted; a PDB refusal counts as refused and blocks the pod until another answer', async () => {
@@ -66,9 +70,9 @@ test('bridge: a node cycle counts once when seen running and then ended; one alr
   expect(await value(bridgeRegistry, 'slipway_nodes_cycled_total')).toBe(cycled + 1);
   expect(await value(bridgeRegistry, 'slipway_nodes_failed_total')).toBe(failed + 1);
   expect(await histogramCount(bridgeRegistry, 'slipway_drain_duration_seconds')).toBe(drains + 2);
-  const { values } = await bridgeRegistry.getSingleMetric('slipway_drain_duration_seconds')!.get();
   // n1 drained 3 s, n2 4 s (its drain began at the first state).
-  expect(values.find((v) => v.metricName === 'slipway_drain_duration_seconds_sum')!.value).toBeGreaterThanOrEqual(7);
+  const sum = (await samples(bridgeRegistry, 'slipway_drain_duration_seconds')).find((v) => v.metricName === 'slipway_drain_duration_seconds_sum')!.value;
+  expect(sum).toBeGreaterThanOrEqual(7);
 });
 
 test('/metrics on the probe port serves the registry in Prometheus text format; without one it is 404', async () => {
