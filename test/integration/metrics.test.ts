@@ -1,9 +1,10 @@
 // /metrics of the real processes during a real cycle (#15 §4): the worker (dist/worker/main.js)
 // and the bridge (dist/starter/bridge/main.js) run as child processes on a private task queue with
 // SLIPWAY_PROBE_PORT, the worker also with the Temporal SDK's exporter (SLIPWAY_TEMPORAL_METRICS_ADDR).
-// A 2-node kwok group runs an app of 4 pods with a PDB (maxUnavailable 1), so the drain evicts and
-// is refused by the PDB; the test scrapes all three endpoints during the cycle and after it, and
-// asserts that the counters moved by what happened.
+// A 2-node kwok group runs an app of 4 pods with a PDB that allows no disruption, so the first drain
+// is refused until the test sees the worker report the blocked pods and deletes the PDB; the test
+// scrapes all three endpoints during the cycle and after it, and asserts that the counters moved by
+// what happened.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { CustomObjectsApi } from '@kubernetes/client-node';
@@ -70,7 +71,7 @@ afterAll(async () => {
 test('the worker, its Temporal SDK exporter and the bridge serve /metrics, and a 2-node cycle moves their counters', async () => {
   await createNamespace(c, ns);
   await ensureFakeNodeGroup(c.core, group, 2);
-  await deployApp(c, ns, group, 4, { maxUnavailable: 1 });
+  await deployApp(c, ns, group, 4, { minAvailable: 4 });
   await waitFor('4 app pods running', async () => (await c.core.listNamespacedPod({ namespace: ns })).items.filter(isRunning).length === 4, { timeoutMs: 60_000 });
 
   const [workerPort, bridgePort, sdkPort] = [await freePort(), await freePort(), await freePort()];
@@ -84,6 +85,7 @@ test('the worker, its Temporal SDK exporter and the bridge serve /metrics, and a
     const res = await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined);
     return res ? `${res.status} ${(await res.text()).trim()}` : 'no answer';
   };
+  let sdkNames = '';
   try {
     await waitFor('worker ready', async () => (await readyz(workerPort)).startsWith('200'), { timeoutMs: 60_000 });
     // The bridge is ready once it leads with synced caches (the only replica wins the Lease at once).
@@ -109,12 +111,18 @@ test('the worker, its Temporal SDK exporter and the bridge serve /metrics, and a
     // During the cycle: the bridge shows the request in a phase that is not yet the end.
     let inFlight = '';
     let blockedSeen = 0;
+    let pdbDeleted = false;
     await waitFor(
       'request Successful',
       async () => {
         const [bm, wm] = [await scrape(bridge), await scrape(worker)];
         for (const p of ['Pending', 'Initialised', 'ScalingUp', 'CordoningNode', 'WaitingTermination']) if (v(bm, `slipway_cycle_requests{phase="${p}"}`) === 1) inFlight ||= p;
         blockedSeen = Math.max(blockedSeen, v(wm, 'slipway_drain_pods_blocked_by_pdb'));
+        if (blockedSeen > 0 && !pdbDeleted) {
+          // Seen blocked: let the drain go on.
+          await c.policy.deleteNamespacedPodDisruptionBudget({ name: 'app', namespace: ns });
+          pdbDeleted = true;
+        }
         const o = (await custom.getNamespacedCustomObject({ group: g, version, plural, namespace: ns, name })) as CycleNodeRequestObject;
         return o.status?.phase === 'Successful' && o.status.completedAt ? o : o.status?.phase === 'Failed' ? Promise.reject(new Error(`Failed: ${o.status.message}`)) : undefined;
       },
@@ -130,9 +138,10 @@ test('the worker, its Temporal SDK exporter and the bridge serve /metrics, and a
       const m = await scrape(bridge);
       return v(m, 'slipway_cycle_requests{phase="Successful"}') === 1 && v(m, 'slipway_nodes_cycled_total') === 2 && m;
     });
-    // The app's PDB (maxUnavailable 1, two pods per node) refuses the second eviction of each wave at first.
-    expect(v(w1, 'slipway_drain_evictions_refused_total{reason="pdb"}')).toBeGreaterThan(v(w0, 'slipway_drain_evictions_refused_total{reason="pdb"}'));
-    expect(blockedSeen).toBeGreaterThan(0);
+    // The PDB refused the first node's evictions (its pods: about half the app) until it went; then nothing is blocked.
+    expect(blockedSeen).toBeGreaterThanOrEqual(1);
+    expect(v(w1, 'slipway_drain_evictions_refused_total{reason="pdb"}')).toBeGreaterThanOrEqual(v(w0, 'slipway_drain_evictions_refused_total{reason="pdb"}') + blockedSeen);
+    expect(v(w1, 'slipway_drain_pods_blocked_by_pdb')).toBe(0);
     expect(v(b1, 'slipway_nodes_failed_total')).toBe(0);
     expect(v(b1, 'slipway_cycle_nodes{phase="Successful"}')).toBe(2);
     expect(v(b1, 'slipway_drain_duration_seconds_count')).toBeGreaterThanOrEqual(1);
@@ -142,10 +151,13 @@ test('the worker, its Temporal SDK exporter and the bridge serve /metrics, and a
 
     // The Temporal SDK's own exporter: the worker's activity and workflow task counters moved.
     const s = await scrape(sdk);
-    const sum = (prefix: string) => [...s].filter(([k]) => k.startsWith(prefix) && k.includes(`task_queue="${taskQueue}"`)).reduce((n, [, x]) => n + x, 0);
-    expect(sum('temporal_activity_execution_latency_seconds_count')).toBeGreaterThan(0);
-    expect(sum('temporal_workflow_completed_total')).toBeGreaterThan(0);
+    const sum = (name: RegExp) => [...s].filter(([k]) => name.test(k) && k.includes(`"${taskQueue}"`)).reduce((n, [, x]) => n + x, 0);
+    const names = [...new Set([...s.keys()].map((k) => k.split('{')[0]))];
+    sdkNames = names.join(' ');
+    expect(sum(/^temporal_activity_execution_latency\w*_count\{/)).toBeGreaterThan(0);
+    expect(sum(/^temporal_workflow_completed\w*\{/)).toBeGreaterThan(0);
   } catch (err) {
+    if (sdkNames) console.log(`Temporal SDK metric names: ${sdkNames}`);
     for (const [n, o] of output) console.log(`--- ${n}\n${o.slice(-4000)}`);
     throw err;
   }
