@@ -74,7 +74,7 @@ test('the worker, its Temporal SDK exporter and the bridge serve /metrics, and a
   await deployApp(c, ns, group, 4, { minAvailable: 4 });
   await waitFor('4 app pods running', async () => (await c.core.listNamespacedPod({ namespace: ns })).items.filter(isRunning).length === 4, { timeoutMs: 60_000 });
 
-  const [workerPort, bridgePort, sdkPort] = [await freePort(), await freePort(), await freePort()];
+  const [workerPort, bridgePort, sdkPort, standbyPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const common = { SLIPWAY_TASK_QUEUE: taskQueue };
   start('worker', 'dist/worker/main.js', { ...common, SLIPWAY_PROBE_PORT: String(workerPort), SLIPWAY_TEMPORAL_METRICS_ADDR: `127.0.0.1:${sdkPort}` });
   start('bridge', 'dist/starter/bridge/main.js', { ...common, SLIPWAY_PROBE_PORT: String(bridgePort), SLIPWAY_WATCH_NAMESPACE: ns, SLIPWAY_LEADER_NAMESPACE: ns, SLIPWAY_NODE_MAINTENANCES: 'false' });
@@ -90,6 +90,12 @@ test('the worker, its Temporal SDK exporter and the bridge serve /metrics, and a
     await waitFor('worker ready', async () => (await readyz(workerPort)).startsWith('200'), { timeoutMs: 60_000 });
     // The bridge is ready once it leads with synced caches (the only replica wins the Lease at once).
     await waitFor('bridge ready, leading', async () => (await readyz(bridgePort)) === '200 ok: leading: caches synced, reconciling', { timeoutMs: 60_000 });
+
+    // A second replica stands by: ready, not leading, no caches.
+    start('standby', 'dist/starter/bridge/main.js', { ...common, SLIPWAY_PROBE_PORT: String(standbyPort), SLIPWAY_WATCH_NAMESPACE: ns, SLIPWAY_LEADER_NAMESPACE: ns, SLIPWAY_NODE_MAINTENANCES: 'false' });
+    await waitFor('standby replica ready', async () => (await readyz(standbyPort)) === '200 ok: standing by: another replica leads', { timeoutMs: 60_000 });
+    const sb = await scrape(`http://127.0.0.1:${standbyPort}/metrics`);
+    expect([v(sb, 'slipway_bridge_leader'), v(sb, 'slipway_bridge_caches_synced')]).toEqual([0, 0]);
 
     const w0 = await scrape(worker);
     const b0 = await scrape(bridge);
