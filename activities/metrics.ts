@@ -30,6 +30,10 @@ export const podsForceDeleted = new Counter({
   registers: [workerRegistry],
 });
 
+// Every known label value from the start, so a rate() over the first increment is not lost.
+for (const reason of ['pdb', 'other']) evictionsRefused.inc({ reason }, 0);
+for (const trigger of ['operator', 'timeout']) podsForceDeleted.inc({ trigger }, 0);
+
 /** How long a PDB refusal stays "current" without a newer answer: the wave wait retries at least every 10 s. */
 const BLOCKED_FRESH_MS = 30_000;
 const blockedByPdb = new Map<string, number>(); // pod uid → time of its latest refusal by a PDB

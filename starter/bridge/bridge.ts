@@ -117,6 +117,8 @@ export class Bridge {
 
   start(): void {
     setBridgeView(this.view);
+    // The kinds' error series exist from the start (at 0), as Prometheus conventions want.
+    for (const kind of Object.keys(this.view.queueDepth())) reconcileErrors.inc({ kind }, 0);
     this.controller.start(this.reconciler);
     this.trackers.start();
     if (this.maintenance) {

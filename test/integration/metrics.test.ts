@@ -6,7 +6,10 @@
 // scrapes all three endpoints during the cycle and after it, and asserts that the counters moved by
 // what happened.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { CYCLE_NODE_REQUEST } from '../../api/cycle-node-request.js';
 import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
@@ -42,12 +45,14 @@ function start(name: string, script: string, env: Record<string, string>): void 
   procs.push(p);
 }
 
-/** The samples of a Prometheus text exposition: `name{labels}` → value. */
+/** The samples of a Prometheus text exposition: `name{labels}` → value. The last text of each port is kept in tmpdir (slipway-metrics-<port>.txt) for a look. */
 async function scrape(url: string): Promise<Map<string, number>> {
   const res = await fetch(url);
   expect(res.status).toBe(200);
+  const text = await res.text();
+  writeFileSync(join(tmpdir(), `slipway-metrics-${new URL(url).port}.txt`), text);
   const out = new Map<string, number>();
-  for (const line of (await res.text()).split('\n')) {
+  for (const line of text.split('\n')) {
     if (!line || line.startsWith('#')) continue;
     const i = line.lastIndexOf(' ');
     out.set(line.slice(0, i), Number(line.slice(i + 1)));
@@ -152,7 +157,8 @@ test('the worker, its Temporal SDK exporter and the bridge serve /metrics, and a
     expect(v(b1, 'slipway_cycle_nodes{phase="Successful"}')).toBe(2);
     expect(v(b1, 'slipway_drain_duration_seconds_count')).toBeGreaterThanOrEqual(1);
     expect(v(b1, 'slipway_bridge_status_lag_seconds_count{kind="CycleNodeRequest"}')).toBeGreaterThan(0);
-    expect(v(b1, 'slipway_reconcile_errors_total{kind="CycleNodeRequest"}')).toBe(0);
+    expect(b1.get('slipway_reconcile_errors_total{kind="CycleNodeRequest"}')).toBe(0);
+    expect(w1.get('slipway_drain_pods_force_deleted_total{trigger="operator"}')).toBe(0);
     expect(b1.has('slipway_reconcile_queue_depth{kind="CycleNodeRequest"}')).toBe(true);
 
     // The Temporal SDK's own exporter: the worker's activity and workflow task counters moved.
