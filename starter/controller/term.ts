@@ -58,7 +58,7 @@ export function runWhileLeading(o: WhileLeadingOptions): Leading {
     identity: elector.identity,
     isLeader: () => elector.isLeader(),
     readiness: () => {
-      if (!elector.isLeader()) return { ready: true, reason: 'standing by: another replica leads' };
+      if (!elector.isLeader()) return { ready: true, reason: 'standing by: not the leader' };
       if (!term) return { ready: false, reason: 'leading: starting the controllers' };
       return term.isSynced?.() === false ? { ready: false, reason: 'leading: caches not synced yet' } : { ready: true, reason: 'leading: caches synced, reconciling' };
     },

@@ -98,7 +98,7 @@ test('the worker, its Temporal SDK exporter and the bridge serve /metrics, and a
 
     // A second replica stands by: ready, not leading, no caches.
     start('standby', 'dist/starter/bridge/main.js', { ...common, SLIPWAY_PROBE_PORT: String(standbyPort), SLIPWAY_WATCH_NAMESPACE: ns, SLIPWAY_LEADER_NAMESPACE: ns, SLIPWAY_NODE_MAINTENANCES: 'false' });
-    await waitFor('standby replica ready', async () => (await readyz(standbyPort)) === '200 ok: standing by: another replica leads', { timeoutMs: 60_000 });
+    await waitFor('standby replica ready', async () => (await readyz(standbyPort)) === '200 ok: standing by: not the leader', { timeoutMs: 60_000 });
     const sb = await scrape(`http://127.0.0.1:${standbyPort}/metrics`);
     expect([v(sb, 'slipway_bridge_leader'), v(sb, 'slipway_bridge_caches_synced')]).toEqual([0, 0]);
 
