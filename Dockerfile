@@ -1,6 +1,7 @@
-# Slipway image: the worker (and, with the node-cycling issue, the CRD bridge) on Node 20.
+# Slipway image: the worker (CMD) and the CRD bridge (node dist/starter/bridge/main.js), on Node 24,
+# the active LTS (tests run on Node 20; nothing in the code is tied to one version: README, "Requirements").
 # glibc base: @temporalio/core-bridge ships no musl build, so Alpine will not run it.
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm install --no-audit --no-fund
@@ -14,11 +15,13 @@ COPY worker ./worker
 COPY starter ./starter
 RUN npm run bundle && npm prune --omit=dev
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 USER node
+# /healthz, /readyz, /metrics (SLIPWAY_PROBE_PORT in deploy/); the Temporal SDK's metrics.
+EXPOSE 8081 9464
 CMD ["node", "--max-old-space-size=128", "--max-semi-space-size=8", "dist/worker/main.js"]

@@ -10,6 +10,17 @@ import { CRDS, POLICIES } from './crds.js';
 export const CRDS_DIR = 'crds';
 export const HEADER = '# Generated from api/ by npm run crds. Do not edit.\n';
 export const POLICIES_FILE = 'admission-policies.yaml';
+/**
+ * A kustomize base of crds/ for deploy/ (kustomize loads files outside its root only as a base).
+ * Named `Kustomization`, one of kustomize's own file names, so `kubectl apply -f crds/` (which
+ * reads only .yaml/.yml/.json) does not take it for a manifest.
+ */
+export const KUSTOMIZATION_FILE = 'Kustomization';
+
+/** crds/Kustomization: every generated file as a resource. */
+export function renderKustomization(files: Map<string, string> = renderCrds()): string {
+  return HEADER + stringify({ apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', resources: [...files.keys()] });
+}
 
 /** File name → YAML text of every CRD and of the admission policies, exactly as `npm run crds` writes them. */
 export function renderCrds(): Map<string, string> {
@@ -32,6 +43,9 @@ export function staleCrds(dir = CRDS_DIR): { stale: string[]; missing: string[];
     if (!have.has(file)) missing.push(file);
     else if (readFileSync(join(dir, file), 'utf8') !== text) stale.push(file);
   }
+  const kustomization = join(dir, KUSTOMIZATION_FILE);
+  if (!existsSync(kustomization)) missing.push(KUSTOMIZATION_FILE);
+  else if (readFileSync(kustomization, 'utf8') !== renderKustomization(want)) stale.push(KUSTOMIZATION_FILE);
   return { stale, missing, extra: [...have].filter((f) => !want.has(f)) };
 }
 
@@ -49,7 +63,8 @@ function main(args: string[]): number {
   mkdirSync(CRDS_DIR, { recursive: true });
   const files = renderCrds();
   for (const [file, text] of files) writeFileSync(join(CRDS_DIR, file), text);
-  console.log(`wrote ${[...files.keys()].map((f) => join(CRDS_DIR, f)).join(', ')}${extra.length ? `; removed ${extra.join(', ')}` : ''}`);
+  writeFileSync(join(CRDS_DIR, KUSTOMIZATION_FILE), renderKustomization(files));
+  console.log(`wrote ${[...files.keys(), KUSTOMIZATION_FILE].map((f) => join(CRDS_DIR, f)).join(', ')}${extra.length ? `; removed ${extra.join(', ')}` : ''}`);
   return 0;
 }
 

@@ -2,7 +2,10 @@
 // answers 200 while the process runs; GET /readyz answers 200 once it reached its servers, else 503
 // with the reason in the body. Served only when SLIPWAY_PROBE_PORT is set (the Deployments set it;
 // local runs and tests that start several processes would otherwise fight over one port).
+// GET /metrics on the same port serves the process's Prometheus registry (shared/metrics.ts), so a
+// pod has one port for kubelet and Prometheus alike.
 import { createServer, type Server } from 'node:http';
+import type { Registry } from 'prom-client';
 
 export interface Readiness {
   ready: boolean;
@@ -23,9 +26,16 @@ export function probePortFromEnv(env: Record<string, string | undefined> = proce
   return port;
 }
 
-export async function serveProbes(port: number, readiness: () => Readiness): Promise<Probes> {
+export async function serveProbes(port: number, readiness: () => Readiness, metrics?: Registry): Promise<Probes> {
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
+    if (path === '/metrics' && metrics) {
+      metrics.metrics().then(
+        (body) => res.writeHead(200, { 'content-type': metrics.contentType }).end(body),
+        (err: unknown) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`${err instanceof Error ? err.message : String(err)}\n`),
+      );
+      return;
+    }
     if (path === '/healthz' || path === '/livez') {
       res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
       return;

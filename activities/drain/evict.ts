@@ -7,6 +7,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { podKey, type PodRef } from '../../shared/drain.js';
 import { apiStatus, type Kube } from '../kube.js';
 import { classifyEvictionError, type EvictionOutcome } from './eviction-errors.js';
+import { evictionAnswered } from '../metrics.js';
 import { listNodePods } from './pods.js';
 import { mapLimit, TokenBucket } from './rate-limit.js';
 
@@ -66,7 +67,7 @@ export interface EvictOptions {
 export async function evictPresent(kube: Kube, pods: PodRef[], current: Current, o: EvictOptions): Promise<EvictResult[]> {
   const bucket = new TokenBucket(o.qps, Math.max(1, Math.ceil(o.qps)));
   let done = 0;
-  return mapLimit(pods, o.concurrency, async (p): Promise<EvictResult> => {
+  const results = await mapLimit(pods, o.concurrency, async (p): Promise<EvictResult> => {
     const c = current(p);
     if (c.outcome) return { ...p, outcome: c.outcome };
     await bucket.take();
@@ -87,6 +88,8 @@ export async function evictPresent(kube: Kube, pods: PodRef[], current: Current,
       o.onEach?.(++done);
     }
   });
+  for (const r of results) evictionAnswered(r.uid, r.outcome, r.reason);
+  return results;
 }
 
 /** The answers that mean the pod is on its way out (or already gone). */

@@ -19,6 +19,7 @@ import { NotLeaderError, Reconciler, type BridgeStats } from './reconciler.js';
 import { isCycleStatus } from './status.js';
 import { cycleWorkflows } from './temporal.js';
 import { WorkflowTrackers } from './tracker.js';
+import { cycleStateSeen, mirrorLag, reconcileErrors, setBridgeView, type BridgeView } from './metrics.js';
 
 /** The shortest time between two status queries of one busy workflow. */
 const QUERY_INTERVAL_MS = 250;
@@ -50,9 +51,10 @@ export interface BridgeOptions {
 
 export class Bridge {
   private readonly controller: Controller;
+  private readonly view: BridgeView;
   private readonly trackers: WorkflowTrackers;
   private readonly reconciler: Reconciler;
-  private readonly maintenance?: { controller: Controller; trackers: WorkflowTrackers<MaintenanceStatus>; reconciler: MaintenanceReconciler };
+  private readonly maintenance?: ReturnType<typeof maintenanceTerm>;
   private sweep?: NodeJS.Timeout;
 
   constructor(private readonly o: BridgeOptions) {
@@ -62,6 +64,7 @@ export class Bridge {
       concurrency: o.concurrency,
       resyncIntervalMs: o.resyncIntervalMs,
       quietError: (err) => err instanceof NotLeaderError,
+      onReconcileError: () => reconcileErrors.inc({ kind: 'CycleNodeRequest' }),
       log: o.log,
     }));
     const requests = controller.watchPrimary<CycleNodeRequestObject>({ path: objects.requestsPath(), list: (p) => objects.listRequests(p) });
@@ -79,6 +82,8 @@ export class Bridge {
       taskCheckIntervalMs: o.taskCheckIntervalMs ?? 5000,
       queryTimeoutMs: o.queryTimeoutMs ?? 2000,
       onChange: (key) => controller.enqueue(key),
+      onState: (uid, state) => cycleStateSeen(uid, state),
+      onLag: (ms) => mirrorLag.observe({ kind: 'CycleNodeRequest' }, ms / 1000),
       log: o.log,
       counts: o.stats,
     });
@@ -94,10 +99,26 @@ export class Bridge {
       log: o.log,
       allowedNamespaces: o.allowedNamespaces,
     });
-    if (o.maintenances !== false) this.maintenance = maintenanceTerm(o);
+    const maintenance = o.maintenances !== false ? maintenanceTerm(o) : undefined;
+    this.maintenance = maintenance;
+    // What a scrape reads (starter/bridge/metrics.ts): the caches as they are, no copy.
+    this.view = {
+      requests: () => requests.values(),
+      maintenances: () => maintenance?.maintenances.values() ?? [],
+      queueDepth: () => ({ CycleNodeRequest: controller.queueDepth(), ...(maintenance ? { NodeMaintenance: maintenance.controller.queueDepth() } : {}) }),
+      synced: () => this.isSynced(),
+    };
+  }
+
+  /** Every cache of this term holds a full list (the bridge's readiness while it leads). */
+  isSynced(): boolean {
+    return this.controller.isSynced() && (this.maintenance?.controller.isSynced() ?? true);
   }
 
   start(): void {
+    setBridgeView(this.view);
+    // The kinds' error series exist from the start (at 0), as Prometheus conventions want.
+    for (const kind of Object.keys(this.view.queueDepth())) reconcileErrors.inc({ kind }, 0);
     this.controller.start(this.reconciler);
     this.trackers.start();
     if (this.maintenance) {
@@ -121,6 +142,7 @@ export class Bridge {
   }
 
   async stop(): Promise<void> {
+    setBridgeView(undefined, this.view);
     if (this.sweep) clearInterval(this.sweep);
     this.trackers.stop();
     this.maintenance?.trackers.stop();
@@ -136,6 +158,7 @@ function maintenanceTerm(o: BridgeOptions) {
     concurrency: o.concurrency,
     resyncIntervalMs: o.resyncIntervalMs,
     quietError: (err) => err instanceof NotLeaderError,
+    onReconcileError: () => reconcileErrors.inc({ kind: 'NodeMaintenance' }),
     log: o.log,
   });
   const maintenances = controller.watchPrimary<NodeMaintenanceObject>({ path: objects.path(), list: (p) => objects.list(p) });
@@ -147,6 +170,7 @@ function maintenanceTerm(o: BridgeOptions) {
     taskCheckIntervalMs: o.taskCheckIntervalMs ?? 5000,
     queryTimeoutMs: o.queryTimeoutMs ?? 2000,
     onChange: (key) => controller.enqueue(key),
+    onLag: (ms) => mirrorLag.observe({ kind: 'NodeMaintenance' }, ms / 1000),
     log: o.log,
     counts: o.stats,
   });
@@ -160,5 +184,5 @@ function maintenanceTerm(o: BridgeOptions) {
     stats: o.stats,
     log: o.log,
   });
-  return { controller, trackers, reconciler };
+  return { controller, trackers, reconciler, maintenances };
 }

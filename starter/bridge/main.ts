@@ -7,7 +7,7 @@
 //   SLIPWAY_ALLOWED_NAMESPACES  comma-separated: requests elsewhere are refused with an Event (default: all watched)
 //   SLIPWAY_LEADER_NAMESPACE  the Lease's namespace (default: the pod's namespace in a cluster, else default)
 //   SLIPWAY_NODE_MAINTENANCES false: CycleNodeRequests only (an install without cluster-wide NodeMaintenance rights)
-//   SLIPWAY_PROBE_PORT        serve /healthz and /readyz on this port (not ready until the apiserver and Temporal answer)
+//   SLIPWAY_PROBE_PORT        serve /healthz, /readyz and /metrics on this port (ready: standing by, or leading with synced caches)
 import { existsSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
@@ -22,6 +22,8 @@ import { connectClient } from '../client.js';
 import { Bridge } from './bridge.js';
 import { runWhileLeading } from '../controller/term.js';
 import { emptyStats, type BridgeStats } from './reconciler.js';
+import { setLeaderCheck } from './metrics.js';
+import { bridgeRegistry, servedRegistry } from '../../shared/metrics.js';
 
 export const LEASE_NAME = 'slipway-bridge';
 const SA_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
@@ -60,6 +62,8 @@ export interface RunningBridge {
   readonly identity: string;
   /** Whether this replica leads (and so reconciles) now. */
   isLeader(): boolean;
+  /** Not leading (standing by), or leading with every cache synced. */
+  readiness(): Readiness;
   /** What this replica did, summed over its leadership terms. */
   readonly stats: BridgeStats;
   stop(): Promise<void>;
@@ -116,11 +120,13 @@ export async function startBridge(opts: StartBridgeOptions = {}): Promise<Runnin
     onStarted: () =>
       log(`reconciling CycleNodeRequests in ${namespace ?? 'all namespaces'}${opts.maintenances === false ? '' : ' and NodeMaintenances (cluster-scoped)'}${allowedNamespaces ? ` (acting only for ${allowedNamespaces.join(', ')})` : ''}, task queue ${taskQueue}`),
   });
+  setLeaderCheck(() => leading.isLeader());
   log(`identity ${leading.identity}; lease ${leaseNamespace}/${leaseName}; Temporal ${settings.address} namespace ${settings.namespace}`);
 
   return {
     identity: leading.identity,
     isLeader: () => leading.isLeader(),
+    readiness: () => leading.readiness(),
     stats,
     async stop() {
       await leading.stop();
@@ -132,22 +138,25 @@ export async function startBridge(opts: StartBridgeOptions = {}): Promise<Runnin
 async function main(): Promise<void> {
   const log = (line: string) => console.log(`${new Date().toISOString()} slipway bridge: ${line}`);
   // Started before the apiserver or Temporal answers: wait (one line per try), not ready meanwhile.
-  let readiness: Readiness = { ready: false, reason: 'starting' };
+  let state: Readiness = { ready: false, reason: 'starting' };
+  let bridge: RunningBridge | undefined;
+  // Once started, readiness is the bridge's own: standing by, or leading with synced caches.
+  const readiness = (): Readiness => (bridge && state.ready ? bridge.readiness() : state);
   const port = probePortFromEnv();
-  const probes = port === undefined ? undefined : await serveProbes(port, () => readiness);
-  if (probes) log(`probes on :${probes.port} (/healthz, /readyz)`);
+  const probes = port === undefined ? undefined : await serveProbes(port, () => readiness(), servedRegistry(bridgeRegistry));
+  if (probes) log(`probes on :${probes.port} (/healthz, /readyz, /metrics)`);
   const kube = createKube();
   const settings = temporalSettings();
-  readiness = { ready: false, reason: `waiting for the kube-apiserver at ${apiserverOf(kube)}` };
+  state = { ready: false, reason: `waiting for the kube-apiserver at ${apiserverOf(kube)}` };
   await untilReachable(`kube-apiserver at ${apiserverOf(kube)}`, () => apiserverAnswers(kube), { log });
-  readiness = { ready: false, reason: `waiting for Temporal at ${settings.address}` };
+  state = { ready: false, reason: `waiting for Temporal at ${settings.address}` };
   const client = await untilReachable(`Temporal at ${settings.address}`, () => connectClient(settings), { log });
-  const bridge = await startBridge({ kube, client, settings, log, maintenances: process.env.SLIPWAY_NODE_MAINTENANCES !== 'false' });
-  readiness = { ready: true, reason: 'electing and reconciling' };
+  const started = (bridge = await startBridge({ kube, client, settings, log, maintenances: process.env.SLIPWAY_NODE_MAINTENANCES !== 'false' }));
+  state = { ready: true, reason: 'electing' };
   const running = {
     stop: async () => {
-      readiness = { ready: false, reason: 'stopping' };
-      await bridge.stop();
+      state = { ready: false, reason: 'stopping' };
+      await started.stop();
       await client.connection.close();
       await probes?.close();
     },

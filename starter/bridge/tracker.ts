@@ -36,6 +36,8 @@ interface Internal<S> extends Tracked<S> {
   queryWanted: boolean;
   queryTimer?: NodeJS.Timeout;
   lastQueryAt: number;
+  /** When a completed workflow task was first seen since the last query was sent (the mirror's lag starts there). */
+  ranAt?: number;
   failures: number;
   lastError?: string;
   /** The newest workflow-task outcome in its history was a failure or a timeout. */
@@ -62,6 +64,10 @@ export interface TrackerOptions<S> {
   log: (msg: string) => void;
   /** Where to count what following costs (shared by the bridge's trackers; a benchmark prints it). */
   counts?: TrackerCounts;
+  /** Each new state (query answers that differ, and the state after the close), for metrics. */
+  onState?: (uid: string, state: S) => void;
+  /** Milliseconds from a completed workflow task seen in the history to the query answer that follows it (metrics). */
+  onLag?: (ms: number) => void;
 }
 
 /** What following workflows costs Temporal (history long-polls answered, task checks) and the worker (status queries). */
@@ -167,13 +173,18 @@ export class WorkflowTrackers<S = CycleStatus> {
           if (b.task === 'trouble' && !t.taskTrouble) t.nextTaskCheck = 0; // look now
           if (b.task) t.taskTrouble = b.task === 'trouble';
           if (b.childStarted && !t.children) (t.children = true), (t.nextTaskCheck = 0);
-          if (b.ran) this.wantQuery(t);
+          if (b.ran) {
+            t.ranAt ??= Date.now();
+            this.wantQuery(t);
+          }
         }
         if (!this.live(t)) return;
         t.closed = await this.workflows.waitClosed(t.workflowId, t.abort.signal);
         if (!this.live(t)) return;
         if (t.queryTimer) clearTimeout(t.queryTimer);
         this.o.log(`workflow ${t.workflowId} closed: ${t.closed.statusName}`);
+        const last = t.closed.finalState ?? (this.o.isState(t.closed.result) ? t.closed.result : undefined);
+        if (last !== undefined) this.o.onState?.(t.uid, last);
         this.o.onChange(t.key);
         return;
       } catch (err) {
@@ -201,6 +212,8 @@ export class WorkflowTrackers<S = CycleStatus> {
     t.queryWanted = false;
     t.querying = true;
     t.lastQueryAt = Date.now();
+    const ranAt = t.ranAt;
+    t.ranAt = undefined;
     this.counts.statusQueries++;
     let retryAfter = 0;
     this.workflows
@@ -209,16 +222,19 @@ export class WorkflowTrackers<S = CycleStatus> {
         if (!this.o.isState(state)) throw new Error(`${this.o.queryName} answered ${JSON.stringify(state)?.slice(0, 200)}, not its status`);
         t.failures = 0;
         t.lastError = undefined;
+        if (ranAt !== undefined) this.o.onLag?.(Date.now() - ranAt);
         const k = canonical(state);
         if (k === t.stateKey || t.closed) return;
         t.state = state;
         t.stateKey = k;
+        this.o.onState?.(t.uid, state);
         this.o.onChange(t.key);
       })
       .catch((err: unknown) => {
         // No worker, or its task failing: ask again (backing off), and look for a failing task.
         t.failures++;
         t.queryWanted = true;
+        if (ranAt !== undefined) t.ranAt ??= ranAt; // the lag goes on until an answer
         retryAfter = Math.min(this.o.queryIntervalMs * 2 ** Math.min(t.failures, 5), 10_000);
         const msg = errorText(err);
         if (msg !== t.lastError && !t.closed && this.live(t)) this.o.log(`query ${t.workflowId}: ${msg} (retrying)`);

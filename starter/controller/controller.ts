@@ -33,6 +33,8 @@ export interface ControllerOptions {
   resyncIntervalMs?: number;
   /** A reconcile error not worth a log line (e.g. "not the leader"); it is retried all the same. */
   quietError?: (err: unknown) => boolean;
+  /** Each failed reconcile that is not quiet (metrics). */
+  onReconcileError?: (key: string, err: unknown) => void;
   log: (msg: string) => void;
 }
 
@@ -100,6 +102,7 @@ export class Controller {
       concurrency: this.o.concurrency ?? 8,
       onError: (key, err, retryIn) => {
         if (this.o.quietError?.(err)) return;
+        this.o.onReconcileError?.(key, err);
         this.o.log(`${key}: reconcile failed: ${err instanceof Error ? err.message : String(err)} (retry in ${retryIn} ms)`);
       },
     });
@@ -107,6 +110,11 @@ export class Controller {
     this.resync = setInterval(() => {
       for (const k of this.primary?.keys() ?? []) this.enqueue(k);
     }, this.o.resyncIntervalMs ?? 30_000);
+  }
+
+  /** Keys queued or being reconciled now. */
+  queueDepth(): number {
+    return this.queue?.size ?? 0;
   }
 
   /** Every cache holds a full list: what is not in the primary cache does not exist. */

@@ -7,6 +7,8 @@ import { LeaderElector, type LeaderElectorOptions } from './leader.js';
 export interface Term {
   start(): void;
   stop(): Promise<void>;
+  /** Its caches hold full lists (default: at once). */
+  isSynced?(): boolean;
 }
 
 export interface WhileLeadingOptions extends Omit<LeaderElectorOptions, 'onStartedLeading' | 'onStoppedLeading'> {
@@ -19,6 +21,11 @@ export interface WhileLeadingOptions extends Omit<LeaderElectorOptions, 'onStart
 export interface Leading {
   readonly identity: string;
   isLeader(): boolean;
+  /**
+   * Ready to serve: a replica that does not lead is ready once it is electing (it stands by); the
+   * leader once its term's caches are synced (before that it would act on partial lists).
+   */
+  readiness(): { ready: boolean; reason: string };
   /** Stops electing and the running term (the lease is released for the next replica). */
   stop(): Promise<void>;
 }
@@ -50,6 +57,11 @@ export function runWhileLeading(o: WhileLeadingOptions): Leading {
   return {
     identity: elector.identity,
     isLeader: () => elector.isLeader(),
+    readiness: () => {
+      if (!elector.isLeader()) return { ready: true, reason: 'standing by: not the leader' };
+      if (!term) return { ready: false, reason: 'leading: starting the controllers' };
+      return term.isSynced?.() === false ? { ready: false, reason: 'leading: caches not synced yet' } : { ready: true, reason: 'leading: caches synced, reconciling' };
+    },
     async stop() {
       await elector.stop();
       await term?.stop();

@@ -6,7 +6,8 @@ import { crdManifest, structuralSchema, type CrdDefinition, type JsonSchema } fr
 import { CRDS, POLICIES } from '../../api/crds.js';
 import { DrainRuleSpec, parseDrainRule, validateDrainRule } from '../../api/drain-rule.js';
 import { celIsLabelKey, LABEL_KEY_PATTERN, LABEL_VALUE_PATTERN } from '../../api/label-selector.js';
-import { renderCrds, staleCrds } from '../../api/generate-crds.js';
+import { KUSTOMIZATION_FILE, renderCrds, renderKustomization, staleCrds } from '../../api/generate-crds.js';
+import { parse } from 'yaml';
 
 type Version = { name: string; served: boolean; storage: boolean; schema: { openAPIV3Schema: JsonSchema }; subresources?: unknown; additionalPrinterColumns?: unknown };
 type Manifest = { metadata: { name: string }; spec: { group: string; scope: string; names: Record<string, unknown>; versions: Version[] } };
@@ -39,6 +40,13 @@ describe('generated CRD files', () => {
     const files = renderCrds();
     expect([...files.keys()]).toEqual([...CRDS.map((d) => `slipway.dev_${d.plural}.yaml`), 'admission-policies.yaml']);
     for (const text of files.values()) expect(text.startsWith('# Generated from api/ by npm run crds. Do not edit.\n')).toBe(true);
+  });
+
+  test('crds/Kustomization lists every generated file (the base deploy/ includes), under a name kubectl apply -f crds/ skips', () => {
+    const k = parse(renderKustomization()) as { kind: string; resources: string[] };
+    expect(k.kind).toBe('Kustomization');
+    expect(k.resources).toEqual([...renderCrds().keys()]);
+    expect(KUSTOMIZATION_FILE).not.toMatch(/\.(ya?ml|json)$/);
   });
 });
 
