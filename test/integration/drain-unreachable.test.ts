@@ -93,9 +93,31 @@ describe('a node that becomes unreachable mid-cycle', () => {
 
   test('its drain evicts with the short grace, leaves the stuck pods, skips the volume wait; the node is deleted, its instance terminated, and the status says why', async () => {
     const old = await ensureFakeNodeGroup(f.c.core, f.group, 2);
-    // A 20 s grace: the reachable node's pods take it; the unreachable node's must get 1 s.
-    await f.app(4, 2, 20);
-    await waitFor('4 app pods Running', async () => (await f.c.core.listNamespacedPod({ namespace: f.ns })).items.filter((p) => p.status?.phase === 'Running').length === 4);
+    // One pod per node (required anti-affinity), with a 20 s grace: the reachable node's pod takes it;
+    // the unreachable node's must get 1 s.
+    await f.c.apps.createNamespacedDeployment({
+      namespace: f.ns,
+      body: {
+        metadata: { name: 'db' },
+        spec: {
+          replicas: 2,
+          selector: { matchLabels: { app: 'db' } },
+          template: {
+            metadata: { labels: { app: 'db' } },
+            spec: {
+              nodeSelector: { [NODE_GROUP_LABEL]: f.group },
+              terminationGracePeriodSeconds: 20,
+              affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { app: 'db' } } }] } },
+              containers: [{ name: 'c', image: 'registry.invalid/db:1' }],
+            },
+          },
+        },
+      },
+    });
+    await waitFor('a db pod Running on each node', async () => {
+      const on = new Set((await f.c.core.listNamespacedPod({ namespace: f.ns })).items.filter((p) => p.status?.phase === 'Running').map((p) => p.spec?.nodeName));
+      return old.every((n) => on.has(n));
+    });
     const startedAt = new Date();
     const handle = await f.start({ selector: { matchLabels: { [NODE_GROUP_LABEL]: f.group } }, cycleSettings: { concurrency: 1 } });
     // Once the first node is on its way, the other one's kubelet dies, its pods stuck as they would be.
