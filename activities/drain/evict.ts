@@ -9,6 +9,7 @@ import { apiStatus, type Kube } from '../kube.js';
 import { classifyEvictionError, type EvictionOutcome } from './eviction-errors.js';
 import { listNodePods } from './pods.js';
 import { mapLimit, TokenBucket } from './rate-limit.js';
+import { failpoint } from '../../shared/failpoint.js';
 
 export interface EvictInput {
   nodeName: string;
@@ -96,7 +97,16 @@ export function createEvictActivities(kube: Kube) {
   return {
     async evictPods(input: EvictInput): Promise<EvictResult[]> {
       const current = await currentPods(kube, input.nodeName);
-      return evictPresent(kube, input.pods, current, { ...input, onEach: (done) => heartbeat({ evicted: done, of: input.pods.length }) });
+      const half = Math.ceil(input.pods.length / 2);
+      const results = await evictPresent(kube, input.pods, current, {
+        ...input,
+        onEach: (done) => {
+          heartbeat({ evicted: done, of: input.pods.length });
+          if (done === half && input.pods.length > 1) failpoint('worker.drain.mid-wave');
+        },
+      });
+      failpoint('worker.drain.after-wave-sent');
+      return results;
     },
 
     async deletePods(input: DeleteInput): Promise<EvictResult[]> {
