@@ -1,7 +1,6 @@
 // Kubernetes Events, so `kubectl describe` shows what Slipway did to an object and why.
 // Event names are derived from the action, so a retried activity updates nothing twice.
 import { apiStatus, type Kube } from './kube.js';
-import { failpoint } from '../shared/failpoint.js';
 
 export interface EventInput {
   involved: { kind: string; apiVersion: string; namespace?: string; name: string; uid?: string };
@@ -45,7 +44,6 @@ export function createEventActivities(kube: Kube) {
       } catch (err) {
         if (apiStatus(err) !== 409) throw err; // 409: this very event was already recorded
       }
-      failpoint('worker.events.after-record');
     },
   };
 }

@@ -10,6 +10,7 @@ import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 
 /** Every point, with where it is: `npm run -s chaos -- --list` prints this. */
 export const FAILPOINTS = {
+  'worker.cycle.after-resolve': 'the request resolved to its nodes (re-attach of a previous run done), before it claims them',
   'worker.cycle.after-claim': 'the batch claimed (annotations written), before the detach',
   'worker.cycle.mid-detach': 'one node of the batch marked and detached, the others not yet',
   'worker.cycle.after-detach': 'the batch detached, before the replacements are Ready',
@@ -29,7 +30,6 @@ export const FAILPOINTS = {
   'worker.cycle.after-release-scale-down': 'scale-down protection released, before the batch ends',
   'worker.cycle.mid-heal': 'healing: one node re-attached, not yet uncordoned',
   'worker.cycle.after-heal': 'healing done for the batch, before the activity returns',
-  'worker.events.after-record': 'an Event written, before the activity returns',
   'bridge.cnr.after-finalizer': 'the finalizer added, before the workflow start',
   'bridge.cnr.after-start': 'the workflow started, before the first status write',
   'bridge.cnr.after-status': 'a status written, before the CycleNodeStatus writes',
