@@ -229,7 +229,8 @@ EOT
 case "${1:-}" in
   up) cmd_up ;;
   ensure) shift; mkdir -p "$RUN" "$LOGS" "$DATA"; ensure_pki; write_kubeconfig; for c in "$@"; do ensure "$c"; done ;;
+  stop) shift; for c in "$@"; do stop_one "$c"; echo "  $c: stopped"; done ;;
   restart) shift; mkdir -p "$RUN" "$LOGS" "$DATA"; ensure_pki; write_kubeconfig; for c in "$@"; do stop_one "$c"; ensure "$c"; done ;;
   down) shift; cmd_down "${1:-}" ;; status) cmd_status ;; env) cmd_env ;;
-  *) echo "usage: stack.sh up|ensure COMPONENT...|restart COMPONENT...|down [--purge]|status|env" >&2; exit 2 ;;
+  *) echo "usage: stack.sh up|ensure COMPONENT...|stop COMPONENT...|restart COMPONENT...|down [--purge]|status|env" >&2; exit 2 ;;
 esac
