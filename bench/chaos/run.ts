@@ -220,7 +220,8 @@ export async function runFault(fault: Fault, opts: RunOptions): Promise<RunResul
   const workerFp = join(dir, 'worker.failpoints');
   const bridgeFp = join(dir, 'bridge.failpoints');
   const worker = new Proc('worker', [...WORKER_NODE_FLAGS, 'dist/worker/main.js'], { ...baseEnv, SLIPWAY_FAILPOINTS_FILE: workerFp }, join(dir, 'worker.log'));
-  const bridge = new Proc('bridge', ['dist/bench/chaos/bridge.js'], { ...baseEnv, SLIPWAY_FAILPOINTS_FILE: bridgeFp }, join(dir, 'bridge.log'));
+  // One replica restarted, as a pod's container would be: the same identity (its pod name).
+  const bridge = new Proc('bridge', ['dist/bench/chaos/bridge.js'], { ...baseEnv, SLIPWAY_FAILPOINTS_FILE: bridgeFp, SLIPWAY_BRIDGE_IDENTITY: `${group}-bridge-0` }, join(dir, 'bridge.log'));
   const result: RunResult = { fault: fault.name, kind: fault.kind, outcome: '', phase: '', verdicts: [], group };
   const limitMs = (opts.limitMs ?? 180_000) + (fault.kind === 'server' ? 60_000 : 0);
   const recorder = new PodRecorder(kube, group, (p) => ({
@@ -230,6 +231,9 @@ export async function runFault(fault: Fault, opts: RunOptions): Promise<RunResul
   const capacity = new CapacitySampler(aws, group);
   let stopped: string | undefined; // a stack server the fault stopped: started again in `finally`
   try {
+    // The stack as a real cluster would be (an earlier fault may have left pods NotReady), or Slipway
+    // would be judged on the stack's faults.
+    await stack('check').catch(() => stack('recover'));
     const { oldNodes, instances } = await setUp(c);
     log(`${fault.name}: group ${group}, nodes ${oldNodes.join(', ')}`);
     if (fault.kind === 'point') {
@@ -326,6 +330,9 @@ export async function runFault(fault: Fault, opts: RunOptions): Promise<RunResul
           await sleep(60_000);
           await stack('ensure', 'kube-apiserver');
           stopped = undefined;
+          // What a real cluster does by itself once its apiserver is back (kwok's pod conditions, the
+          // controller-manager's caches): stack.sh recover, which also checks it.
+          await stack('recover');
         } else {
           const pid = Number(readFileSync(join(process.env.SLIPWAY_HOME ?? join(process.env.HOME!, '.cache/slipway'), 'run/moto.pid'), 'utf8'));
           stopped = `moto:${pid}`;
