@@ -22,6 +22,7 @@ import { seedAutoScalingGroup } from '../../stack/aws/seed.js';
 import { auditOffset, byControlPlane, CapacitySampler, cloudAtEnd, judge, nodesAtEnd, PodRecorder, readAuditSince, runningWorkflows, type Verdict } from '../../stack/invariants.js';
 import { WORKER_NODE_FLAGS } from '../../worker/config.js';
 import { cycleWorkflowId, nodeCycleWorkflowId, nodeDrainWorkflowId } from '../../workflows/ids.js';
+import { nodeGroupLockId } from '../../workflows/cycle/lock.js';
 import type { Fault } from './faults.js';
 
 const run$ = promisify(execFile);
@@ -199,6 +200,16 @@ async function nextStepAt(client: Client, ids: string[], sinceMs: number): Promi
     }
   }
   return first;
+}
+
+/** The workflows still running after `graceMs` (none: at once). */
+async function lingering(client: Client, ids: string[], graceMs: number): Promise<string[]> {
+  const deadline = Date.now() + graceMs;
+  for (;;) {
+    const running = await runningWorkflows(client, ids);
+    if (!running.length || Date.now() > deadline) return running;
+    await sleep(2000);
+  }
 }
 
 export interface RunOptions {
@@ -389,7 +400,8 @@ export async function runFault(fault: Fault, opts: RunOptions): Promise<RunResul
       cloud: await cloudAtEnd(aws, group, everInGroup),
       capacity: capacity.samples,
       outcome: { phase: result.phase, tookMs: result.endMs ?? 0, limitMs },
-      runningWorkflows: await runningWorkflows(opts.client, ids),
+      // The lock may outlive a holder that died without releasing it by its 1-minute probe (lock.ts).
+      runningWorkflows: await lingering(opts.client, [...ids, nodeGroupLockId('aws', group)], 70_000),
     });
   } catch (err) {
     result.error = (err as Error).message;
