@@ -8,7 +8,11 @@ export type ServerFault = 'temporal.restart' | 'apiserver.stop-60s' | 'moto.paus
 export type Fault =
   | { kind: 'point'; name: FailpointName; process: 'worker' | 'bridge'; scenario: Scenario; description: string }
   | { kind: 'server'; name: ServerFault; scenario: Scenario; description: string }
-  | { kind: 'random'; name: string; process: 'worker' | 'bridge'; atMs: number; scenario: Scenario; description: string };
+  | { kind: 'random'; name: string; process: 'worker' | 'bridge'; atMs: number; scenario: Scenario; description: string }
+  | { kind: 'none'; name: 'baseline'; scenario: Scenario; description: string };
+
+/** The same cycle undisturbed: what each fault's time to end compares with. */
+export const BASELINE: Fault = { kind: 'none', name: 'baseline', scenario: 'cycle', description: 'no fault: the undisturbed cycle' };
 
 /** Points only a deleted request passes (healing, the bridge's deletion path). */
 const DELETE_POINTS: FailpointName[] = ['worker.cycle.mid-heal', 'worker.cycle.after-heal', 'bridge.cnr.after-cancel', 'bridge.cnr.before-finalizer-removal'];

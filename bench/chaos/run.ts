@@ -328,6 +328,8 @@ export async function runFault(fault: Fault, opts: RunOptions): Promise<RunResul
       } else {
         result.outcome = fault.kind === 'point' ? 'point not reached' : 'ended before the kill';
       }
+    } else if (fault.kind === 'none') {
+      result.outcome = 'undisturbed';
     } else {
       const trigger = fault.name === 'moto.pause-30s' ? detachedSeen : firstEviction;
       const first = await Promise.race([waitFor(`the trigger of ${fault.name}`, trigger, limitMs).then(() => 'now' as const), ended.then(() => 'ended' as const)]);

@@ -23,7 +23,7 @@ export function header(): string {
 }
 
 export function row(r: RunResult, fault: Fault): string {
-  const what = fault.kind === 'point' ? `SIGKILL ${fault.process}` : fault.kind === 'random' ? `SIGKILL ${fault.process} at random` : 'server';
+  const what = fault.kind === 'point' ? `SIGKILL ${fault.process}` : fault.kind === 'random' ? `SIGKILL ${fault.process} at random` : fault.kind === 'none' ? 'none' : 'server';
   const cells = (Object.keys(SHORT) as InvariantName[]).map((n) => {
     const v = r.verdicts.find((x) => x.name === n);
     return v ? (v.ok ? 'ok' : `**FAIL** ${v.detail}`) : '-';
