@@ -335,6 +335,8 @@ export async function runFault(fault: Fault, opts: RunOptions): Promise<RunResul
       const first = await Promise.race([waitFor(`the trigger of ${fault.name}`, trigger, limitMs).then(() => 'now' as const), ended.then(() => 'ended' as const)]);
       if (first === 'now') {
         const at = Date.now();
+        let back: number | undefined;
+        let recovered = '';
         if (fault.name === 'temporal.restart') {
           await stack('restart', 'temporal');
         } else if (fault.name === 'apiserver.stop-60s') {
@@ -343,9 +345,12 @@ export async function runFault(fault: Fault, opts: RunOptions): Promise<RunResul
           await sleep(60_000);
           await stack('ensure', 'kube-apiserver');
           stopped = undefined;
+          back = Date.now();
           // What a real cluster does by itself once its apiserver is back (kwok's pod conditions, the
-          // controller-manager's caches): stack.sh recover, which also checks it.
+          // controller-manager's caches): stack.sh recover, which also checks it. Slipway's resume
+          // is measured from the apiserver back, not from the end of this.
           await stack('recover');
+          recovered = ` (stack recovered ${((Date.now() - back) / 1000).toFixed(1)} s later)`;
         } else {
           const pid = Number(readFileSync(join(process.env.SLIPWAY_HOME ?? join(process.env.HOME!, '.cache/slipway'), 'run/moto.pid'), 'utf8'));
           stopped = `moto:${pid}`;
@@ -354,8 +359,8 @@ export async function runFault(fault: Fault, opts: RunOptions): Promise<RunResul
           process.kill(pid, 'SIGCONT');
           stopped = undefined;
         }
-        restartedAt = Date.now();
-        result.outcome = `${fault.name.split('.')[0]} back after ${((restartedAt - at) / 1000).toFixed(1)} s (at +${((at - t0) / 1000).toFixed(1)} s)`;
+        restartedAt = back ?? Date.now();
+        result.outcome = `${fault.name.split('.')[0]} back after ${((restartedAt - at) / 1000).toFixed(1)} s (at +${((at - t0) / 1000).toFixed(1)} s)${recovered}`;
       } else {
         result.outcome = 'ended before the trigger';
       }
