@@ -378,6 +378,7 @@ export async function runFault(fault: Fault, opts: RunOptions): Promise<RunResul
           }
           return nextStepAt(opts.client, ids, since);
         }, limitMs, 250).catch(() => undefined),
+        ended.then(() => undefined), // ended meanwhile: nothing left to resume
         timeout.then(() => undefined),
       ]);
       if (resumed !== undefined) result.resumeMs = resumed - since;
