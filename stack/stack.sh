@@ -215,6 +215,37 @@ cmd_status() {
     if healthy "$c"; then echo "  $c: running (pid $(pid_of "$c"))"; else echo "  $c: down"; rc=1; fi
   done; return $rc
 }
+cmd_recover() {
+  # After a control-plane outage (the apiserver stopped): bring the cluster to where a real one
+  # would be once its apiserver is back. kwok is restarted (it lists nodes and pods afresh and its
+  # heartbeats land at once; its stage pod-ready-again turns Ready the running pods left Ready=False
+  # while their node's heartbeats could not land), and kube-controller-manager too (fresh informer
+  # caches, as a leader change would give). Then check: every node kwok manages Ready and every
+  # running pod on them Ready, within 90 s; exit 1 naming what is not.
+  ensure kube-apiserver >/dev/null
+  stop_one kwok; ensure kwok >/dev/null
+  stop_one kube-controller-manager; ensure kube-controller-manager >/dev/null
+  local i out
+  for i in $(seq 1 90); do
+    out=$(not_ready) && { echo "  cluster recovered: every kwok node and its running pods Ready"; return 0; }
+    sleep 1
+  done
+  echo "stack.sh recover: still not Ready after 90 s: $out" >&2; return 1
+}
+not_ready() { # prints what is not Ready among kwok's nodes and their running pods; false when something is
+  local api="https://127.0.0.1:$APISERVER_PORT" auth=(--cacert "$PKI/ca.crt" -H "Authorization: Bearer $(token)")
+  { curl -sf "${auth[@]}" "$api/api/v1/nodes"; echo; curl -sf "${auth[@]}" "$api/api/v1/pods?fieldSelector=status.phase=Running"; } | python3 -c '
+import json, sys
+text = sys.stdin.read(); d = json.JSONDecoder()
+nodes, end = d.raw_decode(text); pods, _ = d.raw_decode(text, end + 1)
+ready = lambda o: any(c["type"] == "Ready" and c["status"] == "True" for c in o.get("status", {}).get("conditions", []))
+kwok = {n["metadata"]["name"] for n in nodes["items"] if "kwok.x-k8s.io/node" in n["metadata"].get("annotations", {}) and not n["metadata"].get("deletionTimestamp")}
+bad = [f"node {n}" for n in sorted(kwok) if not ready(next(x for x in nodes["items"] if x["metadata"]["name"] == n))]
+key = lambda p: p["metadata"]["namespace"] + "/" + p["metadata"]["name"]
+bad += ["pod " + key(p) for p in pods["items"] if p["spec"].get("nodeName") in kwok and not p["metadata"].get("deletionTimestamp") and not ready(p)]
+print(", ".join(bad[:5]) + (f" and {len(bad) - 5} more" if len(bad) > 5 else ""))
+sys.exit(1 if bad else 0)'
+}
 cmd_env() {
   cat <<EOT
 export KUBECONFIG="$KUBECONFIG_FILE"
@@ -229,7 +260,10 @@ EOT
 case "${1:-}" in
   up) cmd_up ;;
   ensure) shift; mkdir -p "$RUN" "$LOGS" "$DATA"; ensure_pki; write_kubeconfig; for c in "$@"; do ensure "$c"; done ;;
+  recover) cmd_recover ;;
+  check) out=$(not_ready) && echo "  every kwok node and its running pods Ready" || { echo "not Ready: $out" >&2; exit 1; } ;;
+  stop) shift; for c in "$@"; do stop_one "$c"; echo "  $c: stopped"; done ;;
   restart) shift; mkdir -p "$RUN" "$LOGS" "$DATA"; ensure_pki; write_kubeconfig; for c in "$@"; do stop_one "$c"; ensure "$c"; done ;;
   down) shift; cmd_down "${1:-}" ;; status) cmd_status ;; env) cmd_env ;;
-  *) echo "usage: stack.sh up|ensure COMPONENT...|restart COMPONENT...|down [--purge]|status|env" >&2; exit 2 ;;
+  *) echo "usage: stack.sh up|ensure COMPONENT...|stop COMPONENT...|recover|check|restart COMPONENT...|down [--purge]|status|env" >&2; exit 2 ;;
 esac

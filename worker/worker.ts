@@ -6,6 +6,7 @@ import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker
 import { createActivities, type ActivityDeps } from '../activities/index.js';
 import { temporalSettings, type TemporalSettings } from '../shared/temporal.js';
 import { workerTuning } from './config.js';
+import { livenessHeartbeat } from './liveness.js';
 
 /** The workflows entry point: compiled JS next to this file in dist/, the TS source under jest. */
 export function workflowsPath(): string {
@@ -40,6 +41,7 @@ export async function createWorker(opts: SlipwayWorkerOptions): Promise<{ worker
     taskQueue: settings.taskQueue,
     ...(bundle ? { workflowBundle: { codePath: bundle } } : { workflowsPath: workflowsPath() }),
     activities: createActivities(opts.deps),
+    interceptors: { activity: [livenessHeartbeat] },
     ...workerTuning(),
     ...opts.overrides,
   });

@@ -6,6 +6,7 @@ import { PatchStrategy, setHeaderOptions, type V1Node } from '@kubernetes/client
 import { HELD_BY_ANNOTATION, MAINTENANCE_STATE_LABEL } from '../../api/node-maintenance.js';
 import { apiStatus, type Kube } from '../kube.js';
 import { CYCLED_BY } from './markers.js';
+import { failpoint } from '../../shared/failpoint.js';
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
@@ -70,6 +71,7 @@ export function createClaimActivities(kube: Kube) {
         else if (r === 'gone') out.gone.push(name);
         else out.held.push(r);
       }
+      failpoint('worker.cycle.after-claim');
       return out;
     },
   };

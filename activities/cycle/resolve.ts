@@ -14,6 +14,7 @@ import type { NodeGroupProvider } from '../providers/types.js';
 import { CLEAR_DETACHED_FROM_GROUP, detachedFromGroup } from '../../api/node-groups.js';
 import { CYCLED_BY } from './markers.js';
 import { setUnschedulable } from '../drain/node.js';
+import { failpoint } from '../../shared/failpoint.js';
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
@@ -158,6 +159,7 @@ export function createResolveActivities(kube: Kube, providers: Record<string, No
         nodes = nodes.filter((n) => spec.nodeNames!.includes(n.name));
       }
       nodes.sort((a, b) => (a.name < b.name ? -1 : 1));
+      failpoint('worker.cycle.after-resolve');
       const s = spec.cycleSettings;
       return {
         errors, warnings, provider: providerName, groups, nodes, mismatch, reattached,

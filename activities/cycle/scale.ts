@@ -15,6 +15,7 @@ import { CLEAR_DETACHED_FROM_GROUP, DETACHED_FROM_GROUP } from '../../api/node-g
 import { CA_ANNOTATION_OWNER, CA_SCALE_DOWN_DISABLED, CYCLED_BY } from './markers.js';
 import { groupNodeOf, type GroupNode } from './resolve.js';
 import { setUnschedulable } from '../drain/node.js';
+import { failpoint } from '../../shared/failpoint.js';
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
@@ -57,8 +58,10 @@ export function createScaleActivities(kube: Kube, providers: Record<string, Node
         if (!marked) return { name: n.name, gone: true }; // removed by someone else: nothing to cycle
         await provider(input.provider).detachInstance(n.providerID, n.nodeGroup);
         heartbeat(n.name);
+        failpoint('worker.cycle.mid-detach');
         return { name: n.name, gone: false };
       });
+      failpoint('worker.cycle.after-detach');
       return { detached: outcomes.filter((o) => !o.gone).map((o) => o.name), gone: outcomes.filter((o) => o.gone).map((o) => o.name) };
     },
 
@@ -112,6 +115,7 @@ export function createScaleActivities(kube: Kube, providers: Record<string, Node
         });
         nodes = [...objects.values()];
         heartbeat(message);
+        failpoint('worker.cycle.waiting-replacements');
       }
       const newNodes = fresh.slice(0, Math.max(input.needed, fresh.length)).map((n) => n.name);
       if (input.healthChecks.length) {
@@ -119,6 +123,7 @@ export function createScaleActivities(kube: Kube, providers: Record<string, Node
         const result = await runHealthChecks(fresh, input.healthChecks, Math.min(waitMs, Math.max(0, deadline - Date.now())));
         if (!result.passed) return { ready: false, newNodes, message: `replacement nodes did not pass their health checks: ${result.failures.join('; ')}` };
       }
+      failpoint('worker.cycle.after-replacements-ready');
       return { ready: true, newNodes, message: `${newNodes.length} replacement nodes Ready and healthy` };
     },
 
@@ -132,6 +137,7 @@ export function createScaleActivities(kube: Kube, providers: Record<string, Node
         await patchNode(kube, name, { metadata: { annotations: { [CA_SCALE_DOWN_DISABLED]: 'true', [CA_ANNOTATION_OWNER]: input.requestKey } } });
         return name;
       });
+      failpoint('worker.cycle.after-protect');
       return marked.filter((n): n is string => n !== undefined);
     },
 
@@ -146,6 +152,7 @@ export function createScaleActivities(kube: Kube, providers: Record<string, Node
         await patchNode(kube, n.metadata!.name!, { metadata: { annotations: { [CA_SCALE_DOWN_DISABLED]: null, [CA_ANNOTATION_OWNER]: null } } });
         released.push(n.metadata!.name!);
       }
+      failpoint('worker.cycle.after-release-scale-down');
       return released;
     },
 
@@ -163,15 +170,18 @@ export function createScaleActivities(kube: Kube, providers: Record<string, Node
           const r = await p.attachInstance(n.providerID, n.nodeGroup);
           if (!r.alreadyAttached) reattached.push(n.name);
         }
+        failpoint('worker.cycle.mid-heal');
         await setUnschedulable(kube, n.name, false);
         await patchNode(kube, n.name, { metadata: { annotations: { ...CLEAR_DETACHED_FROM_GROUP, [CYCLED_BY]: null } } });
       }
+      failpoint('worker.cycle.after-heal');
       return { reattached };
     },
 
     async deleteNode(name: string): Promise<{ existed: boolean }> {
       try {
         await kube.core.deleteNode({ name });
+        failpoint('worker.cycle.after-node-delete');
         return { existed: true };
       } catch (err) {
         if (apiStatus(err) === 404) return { existed: false };
@@ -180,7 +190,9 @@ export function createScaleActivities(kube: Kube, providers: Record<string, Node
     },
 
     async terminateInstance(input: { provider: string; providerID: string }): Promise<{ alreadyGone: boolean }> {
-      return provider(input.provider).terminateInstance(input.providerID);
+      const r = await provider(input.provider).terminateInstance(input.providerID);
+      failpoint('worker.cycle.after-terminate');
+      return r;
     },
 
     async instanceExists(input: { provider: string; providerID: string }): Promise<boolean> {

@@ -3,6 +3,7 @@
 import { PatchStrategy, setHeaderOptions, type V1Node } from '@kubernetes/client-node';
 import { maintenanceRequiredLabel, requiredComponents } from '../../api/dependency-locks.js';
 import { apiStatus, type Kube } from '../kube.js';
+import { failpoint } from '../../shared/failpoint.js';
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
@@ -47,7 +48,9 @@ export function maintenanceRequiredPatch(labels: Record<string, string> | undefi
 export function createNodeActivities(kube: Kube) {
   return {
     async cordonNode(name: string) {
-      return setUnschedulable(kube, name, true);
+      const r = await setUnschedulable(kube, name, true);
+      failpoint('worker.drain.after-cordon');
+      return r;
     },
     /** Sets the node's maintenance-required labels to exactly these components; idempotent, a missing node is not an error. */
     async setMaintenanceRequired(input: { nodeName: string; components: string[] }): Promise<{ exists: boolean }> {

@@ -15,6 +15,7 @@ import { readNode } from './node.js';
 import { listNodePods, podFacts } from './pods.js';
 import { invalidRuleCouldAffect } from './rule-reach.js';
 import { rulesFingerprint } from './rules-wait.js';
+import { failpoint } from '../../shared/failpoint.js';
 
 export function nodeFacts(name: string, node: V1Node | undefined): NodeFacts {
   const ready = node?.status?.conditions?.find((c) => c.type === 'Ready')?.status;
@@ -76,7 +77,9 @@ export function createSnapshotActivities(kube: Kube) {
   return {
     /** `targets`: targets mode (NodeMaintenance): only pods matching a lane may leave; options.drainPlan is ignored. */
     async classifyPods(input: ClassifyInput): Promise<DrainSnapshot> {
-      return (await classify(input)).snapshot;
+      const { snapshot } = await classify(input);
+      failpoint('worker.drain.after-classify');
+      return snapshot;
     },
   };
 }

@@ -7,6 +7,7 @@ import { truncate } from '../../shared/drain.js';
 import type { Kube } from '../kube.js';
 import { readNode } from './node.js';
 import { watchUntil } from '../watch.js';
+import { failpoint } from '../../shared/failpoint.js';
 
 export interface VolumeWaitInput {
   nodeName: string;
@@ -74,6 +75,7 @@ export function createVolumeActivities(kube: Kube) {
   const storage = kube.config.makeApiClient(StorageV1Api);
   return {
     async waitForVolumeDetach(input: VolumeWaitInput): Promise<VolumeWaitResult> {
+      failpoint('worker.drain.volume-wait');
       const ignored = new Set(input.ignoredClaims);
       let node: V1Node | undefined;
       let pvs: V1PersistentVolume[] = [];
@@ -99,6 +101,7 @@ export function createVolumeActivities(kube: Kube) {
         signal: Context.current().cancellationSignal,
       });
       if (met && node === undefined) return { detached: true, message: 'Node is gone', attachedClaims: [] };
+      if (met) failpoint('worker.drain.after-volume-wait');
       if (met) return { detached: true, message: 'volumes detached', attachedClaims: [] };
       return { detached: false, message: volumesMessage(current), attachedClaims: current.claims };
     },

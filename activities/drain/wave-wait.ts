@@ -15,6 +15,7 @@ import { currentOf, evictPresent, isLeaving, type EvictResult } from './evict.js
 import { listNodePods } from './pods.js';
 import { untilDrainRulesChange } from './rules-wait.js';
 import { nodeLocks } from '../../api/dependency-locks.js';
+import { failpoint } from '../../shared/failpoint.js';
 
 export interface WaveWaitInput {
   nodeName: string;
@@ -158,6 +159,7 @@ export function createWaveWaitActivities(kube: Kube) {
           pods = objects;
           listed(); // the retries judge 'still on the node' by what the watch sees, never by an empty map
           end ??= evaluate();
+          if (end === undefined && remaining().length) failpoint('worker.drain.wave-wait');
           return end !== undefined;
         },
         timeoutMs: windowMs,
@@ -197,6 +199,7 @@ export function createWaveWaitActivities(kube: Kube) {
         ctx.cancellationSignal.removeEventListener('abort', onCancel);
         await Promise.allSettled([watching, retrying, nodeChanged, rulesChanged]);
       }
+      if (end === 'Left') failpoint('worker.drain.between-waves');
       return { end, remaining: remaining(), evicted, refusals: [...refusals.values()], refusedTimes };
     },
   };

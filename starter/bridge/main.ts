@@ -8,6 +8,7 @@
 //   SLIPWAY_LEADER_NAMESPACE  the Lease's namespace (default: the pod's namespace in a cluster, else default)
 //   SLIPWAY_NODE_MAINTENANCES false: CycleNodeRequests only (an install without cluster-wide NodeMaintenance rights)
 //   SLIPWAY_PROBE_PORT        serve /healthz, /readyz and /metrics on this port (ready: standing by, or leading with synced caches)
+//   SLIPWAY_BRIDGE_IDENTITY   this replica's Lease identity, unique per replica (the pod's name): a restart renews at once
 import { existsSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
@@ -75,7 +76,13 @@ export function defaultLeaseNamespace(env: Record<string, string | undefined> = 
   return 'default';
 }
 
-export const defaultIdentity = () => `${hostname()}_${process.pid}_${randomBytes(4).toString('hex')}`;
+/**
+ * SLIPWAY_BRIDGE_IDENTITY, unique per replica (in a cluster the pod's name, from the downward API),
+ * lets a restarted replica renew the Lease it held at once instead of waiting for it to lapse (15 s:
+ * what a bridge crash cost in the chaos runner). Without it, every process is a new candidate.
+ */
+export const defaultIdentity = (env: Record<string, string | undefined> = process.env) =>
+  env.SLIPWAY_BRIDGE_IDENTITY || `${hostname()}_${process.pid}_${randomBytes(4).toString('hex')}`;
 
 /** Runs leader election and, while leading, the bridge. */
 export async function startBridge(opts: StartBridgeOptions = {}): Promise<RunningBridge> {

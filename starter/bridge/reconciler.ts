@@ -19,6 +19,7 @@ import { isGoneOrTerminating, type CycleNodeRequestObject, type CycleNodeStatusO
 import { invalidSpecMessage } from './status.js';
 import type { CycleWorkflows } from './temporal.js';
 import type { Tracked, TrackerCounts, WorkflowTrackers } from './tracker.js';
+import { failpoint } from '../../shared/failpoint.js';
 
 export interface BridgeStats extends TrackerCounts {
   /** Start requests sent (a request for an ID already taken attaches to it: still one execution). */
@@ -97,6 +98,7 @@ export class Reconciler {
       if (before.invalidSpec) return this.apply(obj, before);
       const withFinalizer = await this.ensureFinalizer(obj, undefined);
       if (!withFinalizer) return;
+      failpoint('bridge.cnr.after-finalizer');
       this.mustLead();
       const started = await this.d.workflows.start(
         workflowId,
@@ -106,6 +108,7 @@ export class Reconciler {
       this.d.stats.workflowsStarted++;
       this.d.log(`${key}: ${started.existing ? 'workflow exists' : 'started workflow'} ${workflowId} run ${started.runId} — ${webUiLink(workflowId)}`);
       t = this.d.trackers.track({ key, uid: obj.metadata.uid, workflowId, runId: started.runId || undefined, generation: obj.metadata.generation });
+      failpoint('bridge.cnr.after-start');
       return this.apply(withFinalizer, this.desired(withFinalizer, t));
     }
     const current = await this.ensureFinalizer(obj, t);
@@ -152,6 +155,7 @@ export class Reconciler {
     if (want.status) {
       for (const ev of want.events) await this.event(obj, ev.type, ev.reason, ev.message, ev.dedup);
       if (!(await this.writeStatus(obj, want.status.patch))) return;
+      failpoint('bridge.cnr.after-status');
       const s = want.status.next;
       this.d.log(want.invalidSpec ? `${key}: ${want.invalidSpec}` : `${key}: status ${s.phase} (${s.nodesCycled ?? 0}/${s.nodesTotal ?? 0}) ${s.message ?? ''}`);
     }
@@ -189,6 +193,7 @@ export class Reconciler {
       if (!created) return true; // exists already; its watch event brings this request back here
       this.d.statuses.put(created);
       this.d.stats.nodeStatusesCreated++;
+      failpoint('bridge.cnr.after-node-status');
       this.d.log(`${namespace}/${requestName}: created CycleNodeStatus ${w.name}`);
     }
     if (!w.patch) return true;
@@ -287,6 +292,7 @@ export class Reconciler {
           await this.d.workflows.cancel(workflowId);
           this.d.stats.cancels++;
           this.d.log(`${key}: deleted; cancelled workflow ${workflowId}, waiting for it to close`);
+          failpoint('bridge.cnr.after-cancel');
         } catch (err) {
           const d = await this.d.workflows.describe(workflowId);
           if (d?.statusName === 'RUNNING') throw err; // else it closed meanwhile: the close watch reports it
@@ -304,6 +310,7 @@ export class Reconciler {
         this.d.log(`${key}: final status not mirrored (${err instanceof Error ? err.message : String(err)}); removing the finalizer anyway`);
       });
     }
+    failpoint('bridge.cnr.before-finalizer-removal');
     const r = await this.updateFinalizers(obj, t, false);
     if (r.changed) {
       this.d.stats.finalizersRemoved++;

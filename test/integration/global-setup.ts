@@ -17,7 +17,7 @@ export default function globalSetup(): void {
   // Fake nodes an interrupted earlier run left behind would load kwok and the control plane. kwok
   // v0.7.0 keeps heartbeating nodes whose deletion it missed under load (its lease and the
   // garbage collector then fight over them); a restart makes it list the nodes afresh.
-  execFileSync('node', ['dist/stack/kwok/nodes.js', '--delete-groups-prefixed', 'it-,bench-'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync('node', ['dist/stack/kwok/nodes.js', '--delete-groups-prefixed', 'it-,bench-,chaos-'], { stdio: ['ignore', 'ignore', 'inherit'] });
   execFileSync('bash', ['stack/stack.sh', 'restart', 'kwok'], { stdio: ['ignore', 'ignore', 'inherit'] });
 }
 

@@ -1,0 +1,80 @@
+// Named kill points (as etcd's gofail): `failpoint('worker.drain.after-cordon')` makes the process
+// `kill -9` itself there when the chaos runner armed that name. Node-only (never imported by
+// workflow code: a kill inside a workflow task would only test the SDK). Unarmed, a call is one
+// property read. Armed by:
+//   SLIPWAY_FAILPOINTS=a,b          fires every time the process passes one of these points
+//   SLIPWAY_FAILPOINTS_FILE=<path>  the file lists names (comma or newline); fires once per file:
+//                                   the first hit writes <path>.hit (exclusive create) with the name,
+//                                   so the restarted process passes the same point unharmed.
+import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
+
+/** Every point, with where it is: `npm run -s chaos -- --list` prints this. */
+export const FAILPOINTS = {
+  'worker.cycle.after-resolve': 'the request resolved to its nodes (re-attach of a previous run done), before it claims them',
+  'worker.cycle.after-claim': 'the batch claimed (annotations written), before the detach',
+  'worker.cycle.mid-detach': 'one node of the batch marked and detached, the others not yet',
+  'worker.cycle.after-detach': 'the batch detached, before the replacements are Ready',
+  'worker.cycle.waiting-replacements': 'inside the wait for replacements, one look taken and not yet enough Ready',
+  'worker.cycle.after-replacements-ready': 'replacements Ready and healthy, before the wait returns',
+  'worker.cycle.after-protect': 'replacements marked scale-down-disabled, before the drain',
+  'worker.drain.after-classify': 'the drain snapshot taken, before any eviction',
+  'worker.drain.after-cordon': 'the node cordoned, before the snapshot and evictions',
+  'worker.drain.mid-wave': 'mid-wave: half of the wave\'s evictions sent, the rest not',
+  'worker.drain.after-wave-sent': 'every eviction of the wave sent, before the activity returns',
+  'worker.drain.wave-wait': 'inside the wave wait, pods still leaving the node',
+  'worker.drain.between-waves': 'a wave has left the node, before the next wave is evicted',
+  'worker.drain.volume-wait': 'inside the volume-detach wait, before it looks',
+  'worker.drain.after-volume-wait': 'volumes detached, before the wait returns',
+  'worker.cycle.after-node-delete': 'the Node deleted, before the instance is terminated',
+  'worker.cycle.after-terminate': 'the instance terminated, before the workflow records it',
+  'worker.cycle.after-release-scale-down': 'scale-down protection released, before the batch ends',
+  'worker.cycle.mid-heal': 'healing: one node re-attached, not yet uncordoned',
+  'worker.cycle.after-heal': 'healing done for the batch, before the activity returns',
+  'bridge.cnr.after-finalizer': 'the finalizer added, before the workflow start',
+  'bridge.cnr.after-start': 'the workflow started, before the first status write',
+  'bridge.cnr.after-status': 'a status written, before the CycleNodeStatus writes',
+  'bridge.cnr.after-node-status': 'a CycleNodeStatus created, before its patch',
+  'bridge.cnr.after-cancel': 'the request deleted: the workflow cancelled, before the status write',
+  'bridge.cnr.before-finalizer-removal': 'the request deleted, its workflow closed: before the finalizer goes',
+} as const;
+
+export type FailpointName = keyof typeof FAILPOINTS;
+
+const env = process.env;
+
+/** The names armed in the file (read on every pass: the runner arms while the process runs). */
+function armedInFile(file: string): string[] {
+  try {
+    return readFileSync(file, 'utf8').split(/[\s,]+/).filter(Boolean);
+  } catch {
+    return [];
+  }
+}
+
+/** True when this pass must kill (and, for the file, claims the one hit). */
+export function shouldFire(name: FailpointName, e: Record<string, string | undefined> = env): boolean {
+  if (!e.SLIPWAY_FAILPOINTS && !e.SLIPWAY_FAILPOINTS_FILE) return false;
+  if (e.SLIPWAY_FAILPOINTS?.split(',').map((s) => s.trim()).includes(name)) return true;
+  const file = e.SLIPWAY_FAILPOINTS_FILE;
+  if (!file || !armedInFile(file).includes(name)) return false;
+  try {
+    const fd = openSync(`${file}.hit`, 'wx'); // exclusive: one hit per file, even across processes
+    writeSync(fd, `${name}\n`);
+    closeSync(fd);
+    return true;
+  } catch {
+    return false; // hit already
+  }
+}
+
+/** Kills the process with SIGKILL (no cleanup, no flush: a crash) when `name` is armed. */
+export function failpoint(name: FailpointName): void {
+  if (!env.SLIPWAY_FAILPOINTS && !env.SLIPWAY_FAILPOINTS_FILE) return;
+  if (!shouldFire(name)) return;
+  try {
+    writeSync(2, `slipway failpoint ${name}: kill -9 ${process.pid}\n`);
+  } catch {
+    // stderr closed: die anyway
+  }
+  process.kill(process.pid, 'SIGKILL');
+}

@@ -1,0 +1,42 @@
+// worker/liveness.ts: every running activity heartbeats every 2 s with its own last details, so a
+// dead worker costs its steps the heartbeat timeout; nothing is sent once the activity has ended.
+import { jest } from '@jest/globals';
+import type { Context } from '@temporalio/activity';
+import { LIVENESS_BEAT_MS, livenessHeartbeat } from '../../worker/liveness.js';
+
+afterEach(() => jest.useRealTimers());
+
+test("heartbeats every 2 s with the activity's last details while it runs, and stops when it ends", async () => {
+  jest.useFakeTimers();
+  const sent: unknown[] = [];
+  const ctx = { heartbeatFn: (d?: unknown) => sent.push(d) };
+  const execute = livenessHeartbeat(ctx as unknown as Context).inbound!.execute!;
+  const run = execute({ args: [], headers: {} }, async () => {
+    ctx.heartbeatFn({ evicted: 1 }); // the activity's own heartbeat, through the wrapped function
+    await new Promise((r) => setTimeout(r, 2 * LIVENESS_BEAT_MS + 500));
+    return 'done';
+  });
+  await jest.advanceTimersByTimeAsync(2 * LIVENESS_BEAT_MS + 500);
+  await expect(run).resolves.toBe('done');
+  expect(sent).toEqual([{ evicted: 1 }, { evicted: 1 }, { evicted: 1 }]);
+  await jest.advanceTimersByTimeAsync(3 * LIVENESS_BEAT_MS);
+  expect(sent).toHaveLength(3);
+  ctx.heartbeatFn('after'); // restored: the SDK's own function again
+  expect(sent.at(-1)).toBe('after');
+});
+
+test('an activity that fails stops the beats too', async () => {
+  jest.useFakeTimers();
+  const sent: unknown[] = [];
+  const ctx = { heartbeatFn: (d?: unknown) => sent.push(d) };
+  const run = livenessHeartbeat(ctx as unknown as Context).inbound!.execute!({ args: [], headers: {} }, async () => {
+    await new Promise((r) => setTimeout(r, LIVENESS_BEAT_MS + 100));
+    throw new Error('boom');
+  });
+  const settled = expect(run).rejects.toThrow('boom');
+  await jest.advanceTimersByTimeAsync(LIVENESS_BEAT_MS + 100);
+  await settled;
+  expect(sent).toEqual([undefined]);
+  await jest.advanceTimersByTimeAsync(3 * LIVENESS_BEAT_MS);
+  expect(sent).toEqual([undefined]);
+});
