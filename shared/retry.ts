@@ -21,6 +21,7 @@ export async function untilReachable<T>(what: string, attempt: () => Promise<T>,
     } catch (err) {
       if (o.signal?.aborted) throw err;
       o.log(`${what} unreachable (${oneLine(err)}); retrying in ${Math.round(delay / 1000)}s (attempt ${n})`);
+      if (o.signal?.aborted) throw err; // aborted while logging: no wait
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, delay);
         o.signal?.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });

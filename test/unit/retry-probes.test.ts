@@ -20,12 +20,18 @@ describe('untilReachable', () => {
     ]);
   });
 
-  test('an abort ends the wait with the last error', async () => {
-    const ac = new AbortController();
-    const p = untilReachable('x', async () => {
+  test('an abort ends the wait at once with the last error, during a wait or before it', async () => {
+    const early = new AbortController();
+    const started = Date.now();
+    await expect(untilReachable('x', async () => {
       throw new Error('down');
-    }, { log: () => ac.abort(), initialDelayMs: 60_000, signal: ac.signal });
-    await expect(p).rejects.toThrow('down');
+    }, { log: () => early.abort(), initialDelayMs: 60_000, signal: early.signal })).rejects.toThrow('down');
+    const late = new AbortController();
+    setTimeout(() => late.abort(), 50);
+    await expect(untilReachable('x', async () => {
+      throw new Error('still down');
+    }, { log: () => undefined, initialDelayMs: 60_000, signal: late.signal })).rejects.toThrow('still down');
+    expect(Date.now() - started).toBeLessThan(5_000);
   });
 });
 
