@@ -22,6 +22,7 @@ export interface AuditEvent {
   requestReceivedTimestamp: string;
   objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string };
   responseStatus?: { code?: number };
+  user?: { username?: string };
   userAgent?: string;
 }
 

@@ -4,11 +4,11 @@
 // apiserver recorded and from the cluster, not from what Slipway says: no write to a guard node by
 // anyone but the control plane, no pod of the app evicted or deleted, every node schedulable with
 // the same slipway.dev/ keys, and the app's pods the same ones, Running.
-import { open, stat } from 'node:fs/promises';
 import type { V1Node } from '@kubernetes/client-node';
 import type { Worker, NativeConnection } from '@temporalio/worker';
 import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
+import { auditOffset, readAuditSince } from '../../stack/invariants.js';
 import { temporalSettings } from '../../shared/temporal.js';
 import { createWorker } from '../../worker/worker.js';
 import { BridgeFixture } from '../support/bridge.js';
@@ -63,28 +63,12 @@ export class Guard {
   }
 
   async mark(): Promise<Mark> {
-    const size = await stat(process.env.SLIPWAY_AUDIT_LOG!).then((s) => s.size, () => 0);
-    return { offset: size, at: new Date() };
+    return { offset: await auditOffset().catch(() => 0), at: new Date() };
   }
 
-  /** Audit events recorded since the mark (the whole file if it was rotated meanwhile). */
+  /** Audit events recorded since the mark. */
   async auditSince(m: Mark): Promise<AuditEvent[]> {
-    const path = process.env.SLIPWAY_AUDIT_LOG!;
-    const size = (await stat(path)).size;
-    const from = size >= m.offset ? m.offset : 0;
-    const fh = await open(path, 'r');
-    try {
-      const buf = Buffer.alloc(size - from);
-      await fh.read(buf, 0, buf.length, from);
-      return buf
-        .toString('utf8')
-        .split('\n')
-        .filter((l) => l.trim().startsWith('{'))
-        .map((l) => JSON.parse(l) as AuditEvent)
-        .filter((e) => e.stage === 'ResponseComplete' && new Date(e.requestReceivedTimestamp) >= m.at);
-    } finally {
-      await fh.close();
-    }
+    return (await readAuditSince(m.offset)).filter((e) => new Date(e.requestReceivedTimestamp) >= m.at);
   }
 
   /** Asserts that nothing was disrupted since the mark (the audit log backend is blocking: a request is logged before it is answered). */

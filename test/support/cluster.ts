@@ -1,9 +1,9 @@
 // Shared fixtures for tests on the local stack: a client, throw-away namespaces, and the audit log.
-import { readFile } from 'node:fs/promises';
 import { AppsV1Api, PolicyV1Api, type V1Pod } from '@kubernetes/client-node';
 import { createKube, type Kube } from '../../activities/kube.js';
 import { createReadyNamespace } from '../../starter/namespace.js';
 import { deleteNodeGroups } from '../../stack/kwok/nodes.js';
+import { readAuditSince, type AuditEvent } from '../../stack/invariants.js';
 
 export interface TestCluster extends Kube {
   apps: AppsV1Api;
@@ -32,28 +32,10 @@ export const deleteGroupNodes = (c: Kube, group: string): Promise<number> => del
 
 export const isRunning = (p: V1Pod) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp;
 
-export interface AuditEvent {
-  verb: string;
-  stage: string;
-  requestReceivedTimestamp: string;
-  objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string };
-  responseStatus?: { code?: number };
-  user?: { username?: string };
-  userAgent?: string;
-}
-
-/**
- * Requests the local control plane makes on its own (kube-controller-manager patches node taints and
- * annotations, the scheduler binds, kwok plays the kubelets): a test asserting on what Slipway wrote skips these.
- */
-export const byControlPlane = (e: AuditEvent): boolean => /kube-controller-manager|kube-scheduler|kwok/.test(e.userAgent ?? '');
+/** The audit log's events and the control plane's own requests: one home, `stack/invariants.ts`. */
+export { byControlPlane, type AuditEvent } from '../../stack/invariants.js';
 
 /** Every ResponseComplete event in the apiserver's audit log, in order. */
 export async function readAudit(path = process.env.SLIPWAY_AUDIT_LOG!): Promise<AuditEvent[]> {
-  const text = await readFile(path, 'utf8');
-  return text
-    .split('\n')
-    .filter((l) => l.trim().length > 0)
-    .map((l) => JSON.parse(l) as AuditEvent)
-    .filter((e) => e.stage === 'ResponseComplete');
+  return readAuditSince(0, path);
 }
