@@ -378,7 +378,9 @@ export async function runFault(fault: Fault, opts: RunOptions): Promise<RunResul
           }
           return nextStepAt(opts.client, ids, since);
         }, limitMs, 250).catch(() => undefined),
-        ended.then(() => undefined), // ended meanwhile: nothing left to resume
+        // Ended before the probe's next look: the end itself is the step (for the bridge, the finalizer's
+        // removal deletes the request; for the worker, the last activity completed before it).
+        ended.then(async (e) => (resumeProbe === 'cnr' ? Math.max(e.atMs, since) : nextStepAt(opts.client, ids, since).catch(() => undefined))),
         timeout.then(() => undefined),
       ]);
       if (resumed !== undefined) result.resumeMs = resumed - since;
