@@ -51,10 +51,15 @@ export class Guard {
       return l.length === 4 ? l : undefined;
     }, { timeoutMs: 60_000 });
     this.podUids = pods.map((p) => p.metadata!.uid!).sort();
-    for (const n of (await this.f.c.core.listNode({ labelSelector: `${NODE_GROUP_LABEL}=${this.group}` })).items) this.keys.set(n.metadata!.name!, slipwayKeys(n));
+    await this.rememberNodes();
     const { worker, connection } = await createWorker({ deps: { kube: this.f.c }, settings: { ...temporalSettings(), taskQueue: this.f.taskQueue } });
     this.worker = { worker, connection, running: worker.run() };
     return this;
+  }
+
+  /** The nodes' slipway.dev/ labels and annotations as untouched() expects them (again after a test's own setup writes some). */
+  async rememberNodes(): Promise<void> {
+    for (const n of (await this.f.c.core.listNode({ labelSelector: `${NODE_GROUP_LABEL}=${this.group}` })).items) this.keys.set(n.metadata!.name!, slipwayKeys(n));
   }
 
   /** A CycleNodeRequest spec aimed at the guard's nodes: what a bad case would disrupt if it were let through. */
