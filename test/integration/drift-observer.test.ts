@@ -88,6 +88,20 @@ test('kwok: drift → one request from the template for the drifted nodes, an Ev
       await new Promise((r) => setTimeout(r, 11_000));
       expect(await requestsFrom(name)).toHaveLength(1);
 
+      // The launch template changes while the observer runs: found at its next pass (within the interval), a second request.
+      await setTemplateHash(group, 'v2');
+      const changed = Date.now();
+      const second = await waitFor('the second drift request', async () => {
+        const l = await requestsFrom(name);
+        return l.length === 2 ? l.find((r) => r.metadata.name !== req!.metadata.name) : undefined;
+      }, { timeoutMs: 30_000, intervalMs: 200 });
+      const secondMs = Date.now() - changed;
+      console.log(`drift observer: template changed under a running observer (interval 5 s) → request in ${(secondMs / 1000).toFixed(1)} s`);
+      expect(secondMs).toBeLessThan(5_000 + 3_000);
+      await waitFor('the second request Successful', async () => (await f.getCnr(second!.metadata.name))?.status?.phase === 'Successful' || undefined, { timeoutMs: 180_000 });
+      const renewed = (await f.c.core.listNode({ labelSelector: `${NODE_GROUP_LABEL}=${group}` })).items;
+      expect(renewed.map((n) => n.metadata!.labels![TEMPLATE_HASH_LABEL])).toEqual(['v2', 'v2']);
+
       // Deleted: the observer ends at once (woken by the bridge), not at the end of its interval.
       await custom().deleteClusterCustomObject({ ...ngRef, name });
       await waitFor('the observer closed', async () => (await f.client.workflow.getHandle(nodeGroupObserverWorkflowId({ name, uid: obj.metadata.uid! })).describe()).status.name === 'COMPLETED' || undefined, { timeoutMs: 20_000 });
