@@ -19,6 +19,7 @@ export interface ObserveInput {
 }
 
 export type ObserveResult =
+  /** The object is gone, or no longer asks for an observer: the workflow ends. */
   | { gone: true }
   | { gone: false; intervalMs: number; message: string; created?: string; drifted: number };
 
@@ -34,6 +35,8 @@ export function createNodeGroupActivities(kube: Kube, providers: Record<string, 
     async observeNodeGroup(input: ObserveInput): Promise<ObserveResult> {
       const o = await objects.read(input.name);
       if (!o || o.metadata.uid !== input.uid) return { gone: true };
+      // No observer asked for any more (driftObserver removed): this one ends; the bridge starts another if it comes back.
+      if ((o.spec as { driftObserver?: unknown } | undefined)?.driftObserver === undefined) return { gone: true };
       const parsed = NodeGroupSpec.safeParse(o.spec ?? {});
       const spec = parsed.success
         ? { ok: true as const, value: parsed.data, input: o.spec as { template: NodeGroupSpec['template'] } }

@@ -46,10 +46,15 @@ export class NodeGroupReconciler {
       this.seen.delete(name);
       if (!obj) return;
     }
-    if (!obj.spec?.driftObserver) return; // no observer asked for; a running one ends at its next pass
     const as = seenAs(obj);
     if (this.seen.get(name)?.as === as) return;
     const workflowId = nodeGroupObserverWorkflowId({ name, uid: obj.metadata.uid });
+    if (!obj.spec?.driftObserver) {
+      // No observer asked for (any more): wake a running one, which ends at that pass.
+      await this.wake(workflowId);
+      this.seen.set(name, { uid: obj.metadata.uid, as });
+      return;
+    }
     // Starts the observer, or wakes the running one: either way it looks at the object now.
     await this.o.client.workflow.signalWithStart(NODE_GROUP_OBSERVER_TYPE, {
       workflowId,

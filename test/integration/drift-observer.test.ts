@@ -135,6 +135,10 @@ test('kwok: switched off by the annotation, or while another request runs for th
       }, { timeoutMs: 30_000, intervalMs: 300 });
       expect(waiting.status!.message).toMatch(/waiting for CycleNodeRequest .*manual/);
       expect(await requestsFrom(name)).toEqual([]);
+
+      // driftObserver removed: its observer ends at once (woken by the bridge).
+      await custom().patchClusterCustomObject({ ...ngRef, name, body: { spec: { driftObserver: null } } }, mergePatch);
+      await waitFor('the observer closed', async () => (await f.client.workflow.getHandle(nodeGroupObserverWorkflowId({ name, uid: o.metadata.uid! })).describe()).status.name === 'COMPLETED' || undefined, { timeoutMs: 20_000 });
     } finally {
       await setTemplateHash(group, null);
     }
