@@ -128,8 +128,10 @@ export class FakeCycle extends CallLog {
         this.drains.get(name)!.node.exists = false;
         return { existed: true };
       }),
+      // Pre-drain hooks are the drain's (FakeDrain); pre-terminate ones are answered here.
       waitForLifecycleHooks: this.logged('waitForLifecycleHooks', async (input: { nodeName: string; stage: 'pre-drain' | 'pre-terminate'; timeoutMs: number }) => {
-        const owners = () => (input.stage === 'pre-drain' ? this.drains.get(input.nodeName)!.node.preDrainHooks : this.preTerminateHooks.get(input.nodeName)) ?? [];
+        if (input.stage === 'pre-drain') return this.drains.get(input.nodeName)!.activities().waitForLifecycleHooks(input);
+        const owners = () => this.preTerminateHooks.get(input.nodeName) ?? [];
         await until(() => owners().length === 0, input.timeoutMs);
         return { owners: [...owners()], nodeGone: false };
       }),

@@ -6,6 +6,7 @@ import { nodeFacts } from '../../activities/drain/snapshot.js';
 import { preTerminateMessage } from '../../workflows/cycle/node.js';
 import { drainMarkdown, drainMessage, emptyStatus } from '../../workflows/drain/status.js';
 import { renderCycle } from '../../starter/cycle-cli.js';
+import { nodeStatus } from '../../starter/bridge/status.js';
 import type { CycleStatus } from '../../workflows/cycle/types.js';
 
 describe('which annotations hold a node', () => {
@@ -87,5 +88,12 @@ describe('how status names them', () => {
     const out = renderCycle(s);
     expect(out).toContain('      waiting for pre-drain hooks: backup (Node n1');
     expect(out).toContain('DeletingNode (waiting for pre-terminate hooks: db (Node n2');
+  });
+
+  test("the CycleNodeStatus object's status carries both: the held delete's message, the held drain's message", () => {
+    const base = { nodeName: 'n1', providerID: 'kwok://n1', nodeGroup: 'g', startedAt: 't0', timeoutAt: 't1' };
+    expect(nodeStatus({ ...base, phase: 'DeletingNode', message: preTerminateMessage('n1', ['db']) } as never).message).toMatch(/^waiting for pre-terminate hooks: db /);
+    const drain = drainMessage({ ...emptyStatus('n1'), hooks: ['backup'] });
+    expect(nodeStatus({ ...base, phase: 'DrainingPods', drainMessage: drain } as never).drainMessage).toMatch(/^waiting for pre-drain hooks: backup /);
   });
 });

@@ -1,13 +1,14 @@
 // Lifecycle hooks in the cycle workflows, with scripted activities (test/support/fake-cycle.ts): a
 // pre-drain hook holds the node's drain before anything is evicted, a pre-terminate hook holds the
-// drained node before its delete and termination, and the node's status names the owner meanwhile.
+// drained node before its delete and termination, and the node's status names the owner meanwhile;
+// a pre-drain hook holds every drain the same way (the CLI's, a NodeMaintenance's in targets mode).
 // The local stack sees the same from the audit log: test/integration/lifecycle-hooks.test.ts.
 import type { WorkflowHandle } from '@temporalio/client';
 import type { CycleStatus } from '../../workflows/cycle/types.js';
 import { cycleNodeRequestWorkflow } from '../../workflows/index.js';
 import { cycleStatusQuery } from '../../workflows/messages.js';
 import { FakeCycle } from '../support/fake-cycle.js';
-import { pod } from '../support/fake-drain.js';
+import { FakeDrain, pod, receiver, reportWhen, runDrain, statusWhen } from '../support/fake-drain.js';
 import { waitFor } from '../support/wait.js';
 import { useWorkflowEnv } from '../support/workflow-env.js';
 
@@ -73,5 +74,45 @@ describe('lifecycle hooks in a node cycle', () => {
     expect(result).toMatchObject({ phase: 'Successful' });
     expect(fake.callsOf('waitForLifecycleHooks')).toHaveLength(0);
     expect(fake.callsOf('deleteNode')).toHaveLength(1);
+  });
+});
+
+describe('pre-drain hooks in every drain', () => {
+  test.concurrent('a whole-node drain (the CLI\'s) holds in Pending: not cordoned, nothing evicted, the owners in status; released, it drains', async () => {
+    const fake = new FakeDrain('cli-hooked', [pod('web')], { preDrainHooks: ['backup', 'db'] });
+    const result = await runDrain(env(), fake, {
+      during: async (h) => {
+        const held = await statusWhen(h, 'held by hooks', (s) => (s.hooks?.length ?? 0) > 0);
+        expect(held).toMatchObject({ phase: 'Pending', hooks: ['backup', 'db'] });
+        expect(held.message).toMatch(/^waiting for pre-drain hooks: backup, db /);
+        await new Promise((r) => setTimeout(r, 500));
+        expect(fake.node.cordoned).toBe(false);
+        expect(fake.evictionsAsked()).toEqual([]);
+        delete fake.node.preDrainHooks;
+      },
+    });
+    expect(result.status.phase).toBe('Drained');
+    expect(result.status.hooks).toBeUndefined();
+    expect(fake.evictionsAsked()).toEqual(['app/web']);
+  });
+
+  test.concurrent('a NodeMaintenance\'s drain (targets mode) holds too, and its report to the coordinator names the owners', async () => {
+    const fake = new FakeDrain('nm-hooked', [pod('low')], { cordoned: true, preDrainHooks: ['storage'] });
+    fake.priorities.set('app/low', 100);
+    const r = await receiver(env().client, 'receiver/nm-hooked');
+    const result = await runDrain(env(), fake, {
+      workflowId: 'nm-node/nm-hooked/drain',
+      targets: { lanes: [{ podType: 'Default', podPriority: 1000 }], final: true, seq: 1 },
+      reportTo: r.id,
+      during: async () => {
+        const report = await reportWhen(r, 'a report naming the hook', (x) => x.message.startsWith('waiting for pre-drain hooks: storage'));
+        expect(report.finished).toBe(false);
+        expect(fake.evictionsAsked()).toEqual([]);
+        fake.node.preDrainHooks = [];
+      },
+    });
+    expect(result.status.phase).toBe('Drained');
+    expect(fake.evictionsAsked()).toEqual(['app/low']);
+    await r.close();
   });
 });
