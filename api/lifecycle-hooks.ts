@@ -7,8 +7,9 @@ export type HookStage = 'pre-drain' | 'pre-terminate';
 
 /**
  * Node annotation `pre-drain.hook.slipway.dev/<owner>` (value ignored, as in Cluster API): no Slipway
- * drain (a cycle's, a NodeMaintenance's, the CLI's) cordons or evicts anything on the node while one
- * is there. Checked when the drain starts; removing the last one lets it go on at once.
+ * drain (a cycle's, a NodeMaintenance's, the CLI's) evicts anything from the node while one is there
+ * (the CLI's does not cordon it either; cycles and maintenances cordon before their drain starts).
+ * Checked when the drain starts; removing the last one lets it go on at once.
  */
 export const PRE_DRAIN_HOOK_PREFIX = 'pre-drain.hook.slipway.dev/';
 /**
