@@ -65,7 +65,7 @@ describe('how status names them', () => {
   test('a drain held in Pending names the owners in its message and its Web UI details; once it goes on, they are gone from the message', () => {
     const s = { ...emptyStatus('n1'), hooks: ['backup', 'db'] };
     expect(drainMessage(s)).toBe(
-      'waiting for pre-drain hooks: backup, db (Node n1 has annotations pre-drain.hook.slipway.dev/<owner>; nothing is cordoned or evicted until their owners remove them)',
+      'waiting for pre-drain hooks: backup, db (Node n1 has annotations pre-drain.hook.slipway.dev/<owner>; no pod is evicted until their owners remove them)',
     );
     expect(drainMarkdown(s)).toContain('**waiting for pre-drain hooks**: `backup`, `db`');
     expect(drainMessage({ ...s, phase: 'Drained' })).not.toContain('hooks');

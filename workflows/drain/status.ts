@@ -124,7 +124,7 @@ const heldLines = (s: DrainStatus) => [
 ];
 
 const hooksLine = (s: DrainStatus) =>
-  `waiting for pre-drain hooks: ${ownersText(s.hooks!)} (Node ${s.node} has annotations ${PRE_DRAIN_HOOK_PREFIX}<owner>; nothing is cordoned or evicted until their owners remove them)`;
+  `waiting for pre-drain hooks: ${ownersText(s.hooks!)} (Node ${s.node} has annotations ${PRE_DRAIN_HOOK_PREFIX}<owner>; no pod is evicted until their owners remove them)`;
 
 const returningLine = (r: DrainStatus['returning']) =>
   r.length ? [`* ${pods(r.length)} ${truncate(r.map((x) => x.pod))}: ${r[0]!.reason}${r.length > 1 ? ' (and others alike)' : ''}`] : [];
