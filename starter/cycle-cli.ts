@@ -88,7 +88,9 @@ export function renderCycle(s: CycleStatus, requestId?: string): string {
     lines.push(`  ${n.nodeName.padEnd(32)} ${n.phase}${n.message && n.phase !== 'DrainingPods' ? ` (${n.message})` : ''}`);
     if (n.phase !== 'DrainingPods') continue;
     if (requestId) lines.push(`      drain ${nodeDrainWorkflowId(nodeCycleWorkflowId(requestId, n.nodeName))}`);
-    if (n.drainMessage) lines.push(...n.drainMessage.split('\n').slice(1, 4).map((l) => `      ${l}`));
+    // Cluster API's shape: a header line, then the blockers; a one-line message (held by hooks) is shown whole.
+    const drain = n.drainMessage?.split('\n') ?? [];
+    lines.push(...(drain.length === 1 ? drain : drain.slice(1, 4)).map((l) => `      ${l}`));
   }
   return lines.join('\n');
 }

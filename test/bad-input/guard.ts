@@ -67,6 +67,11 @@ export class Guard {
     return { nodeGroupName: this.group, selector: { matchLabels: { [NODE_GROUP_LABEL]: this.group } }, ...over };
   }
 
+  /** Reads the nodes' slipway.dev/ keys again: a case that annotates a node on purpose (a lifecycle hook) calls it before its mark. */
+  async remember(): Promise<void> {
+    for (const n of (await this.f.c.core.listNode({ labelSelector: `${NODE_GROUP_LABEL}=${this.group}` })).items) this.keys.set(n.metadata!.name!, slipwayKeys(n));
+  }
+
   async mark(): Promise<Mark> {
     return { offset: await auditOffset().catch(() => 0), at: new Date() };
   }
