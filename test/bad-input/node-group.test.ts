@@ -28,7 +28,7 @@ beforeAll(async () => {
   // The guard's group has a template its nodes do not match: all of them have drifted, so a valid
   // NodeGroup with its observer on would make a request for them. No bad one may.
   await setKwokTemplateHash(g.f.c.core, g.group, 'bi-v2');
-  await g.rememberNodes();
+  await g.remember();
 }, 120_000);
 afterAll(async () => {
   await setKwokTemplateHash(g.f.c.core, g.group, null).catch(() => undefined);
