@@ -34,6 +34,8 @@ export interface BridgeOptions {
   allowedNamespaces?: readonly string[];
   /** Reconcile NodeMaintenances too (default true). */
   maintenances?: boolean;
+  /** Only the NodeMaintenances with these labels (a label selector; default: all). */
+  maintenanceSelector?: string;
   /** A running maintenance workflow without an object is told it was deleted once it is this old (default 60 s). */
   orphanGraceMs?: number;
   /** At most one status query per running workflow per this interval (sent only after its workflow tasks; default 250 ms). */
@@ -161,7 +163,7 @@ function maintenanceTerm(o: BridgeOptions) {
     onReconcileError: () => reconcileErrors.inc({ kind: 'NodeMaintenance' }),
     log: o.log,
   });
-  const maintenances = controller.watchPrimary<NodeMaintenanceObject>({ path: objects.path(), list: (p) => objects.list(p) });
+  const maintenances = controller.watchPrimary<NodeMaintenanceObject>({ path: objects.path(), list: (p) => objects.list(p), labelSelector: o.maintenanceSelector });
   const workflows = maintenanceWorkflows(o.client, o.taskQueue);
   const trackers = new WorkflowTrackers<MaintenanceStatus>(workflows, {
     isState: isMaintenanceStatus,

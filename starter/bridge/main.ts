@@ -42,6 +42,8 @@ export interface StartBridgeOptions {
   allowedNamespaces?: readonly string[];
   /** Reconcile NodeMaintenances too (default true). */
   maintenances?: boolean;
+  /** Only the NodeMaintenances with these labels (a label selector; default: all). */
+  maintenanceSelector?: string;
   /** A running maintenance workflow without an object is told it was deleted once it is this old (default 60 s). */
   orphanGraceMs?: number;
   leaseNamespace?: string;
@@ -115,6 +117,7 @@ export async function startBridge(opts: StartBridgeOptions = {}): Promise<Runnin
         namespace,
         allowedNamespaces,
         maintenances: opts.maintenances,
+        maintenanceSelector: opts.maintenanceSelector,
         orphanGraceMs: opts.orphanGraceMs,
         queryIntervalMs: opts.queryIntervalMs,
         taskCheckIntervalMs: opts.taskCheckIntervalMs,
