@@ -13,6 +13,7 @@ import { DescribeAutoScalingGroupsCommand } from '@aws-sdk/client-auto-scaling';
 import { DescribeInstancesCommand } from '@aws-sdk/client-ec2';
 import type { Client } from '@temporalio/client';
 import { DETACHED_FROM_GROUP } from '../api/node-groups.js';
+import { HELD_BY_ANNOTATION, MAINTENANCE_STATE_LABEL } from '../api/node-maintenance.js';
 import type { Aws } from '../activities/aws.js';
 import type { Kube } from '../activities/kube.js';
 
@@ -56,7 +57,7 @@ export interface Evidence {
   /** The nodes the request was to drain and remove (an ended heal keeps them). */
   drainedNodes: string[];
   /** The group's Nodes when the request has ended. */
-  nodesAtEnd: Array<{ name: string; unschedulable: boolean; detached: boolean }>;
+  nodesAtEnd: Array<{ name: string; unschedulable: boolean; detached: boolean; /** Still marked held by a NodeMaintenance (its held-by annotation or state label). */ held?: boolean }>;
   /** Instances (moto) of the group at the end and those once in it that are neither in it nor terminated. */
   cloud?: { notInService: string[]; detachedRunning: string[] };
   /** Samples of the group's InService instances against its desired capacity during the run. */
@@ -81,7 +82,7 @@ export const INVARIANTS = {
   'waves-ordered': 'no eviction of a higher wave while a lower wave\'s pod is still on the node',
   'node-after-drain': 'no node deleted before its drain and volume-detach wait ended: no pod the drain had to evict, no VolumeAttachment left on it',
   'evicted-once': 'no pod evicted twice; no controller\'s pods evicted more than a few times in one drain',
-  'nothing-stranded': 'no node left cordoned or detached, no instance detached or in standby, once the request ended',
+  'nothing-stranded': 'no node left cordoned, detached or held by a maintenance, no instance detached or in standby, once the request ended',
   'capacity-kept': 'the group never below its desired capacity (surge first)',
   'ended-in-time': 'the request ended Successful or Failed (healed) within its limit',
   'no-orphan-workflow': 'no workflow left running for a finished request',
@@ -183,6 +184,7 @@ export function judge(ev: Evidence): Verdict[] {
   const stranded = [
     ...ev.nodesAtEnd.filter((n) => n.unschedulable).map((n) => `${n.name} cordoned`),
     ...ev.nodesAtEnd.filter((n) => n.detached).map((n) => `${n.name} marked detached`),
+    ...ev.nodesAtEnd.filter((n) => n.held).map((n) => `${n.name} still held by a maintenance`),
     ...(ev.cloud?.notInService ?? []).map((i) => `${i} not InService`),
     ...(ev.cloud?.detachedRunning ?? []).map((i) => `${i} detached and running`),
   ];
@@ -318,7 +320,12 @@ export async function cloudAtEnd(aws: Aws, group: string, everInGroup: Iterable<
 /** The group's Nodes now: cordoned or still carrying the detach marker. */
 export async function nodesAtEnd(kube: Kube, labelSelector: string): Promise<Evidence['nodesAtEnd']> {
   const nodes = (await kube.core.listNode({ labelSelector })).items.filter((n: V1Node) => !n.metadata?.deletionTimestamp);
-  return nodes.map((n) => ({ name: n.metadata!.name!, unschedulable: n.spec?.unschedulable === true, detached: n.metadata?.annotations?.[DETACHED_FROM_GROUP] !== undefined }));
+  return nodes.map((n) => ({
+    name: n.metadata!.name!,
+    unschedulable: n.spec?.unschedulable === true,
+    detached: n.metadata?.annotations?.[DETACHED_FROM_GROUP] !== undefined,
+    held: n.metadata?.annotations?.[HELD_BY_ANNOTATION] !== undefined || n.metadata?.labels?.[MAINTENANCE_STATE_LABEL] !== undefined,
+  }));
 }
 
 /** Which of these workflows are still running. */
