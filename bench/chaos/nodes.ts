@@ -212,8 +212,9 @@ export async function runNodeFault(fault: Fault, opts: RunOptions): Promise<RunR
         ended.then(() => undefined),
         timeout.then(() => undefined),
       ]);
-      // Ended while the probe looked: the step may still be in the histories.
-      const at = resumed ?? (bridgeKilled ? undefined : await nextStepAt(opts.client, ids, since).catch(() => undefined));
+      // Ended while the probe looked: the worker's step is in the histories; the bridge's write is what ended it (the object gone, or its end mirrored).
+      const endedAt = (await Promise.race([ended, sleep(0).then(() => undefined)]))?.atMs;
+      const at = resumed ?? (endedAt === undefined ? undefined : bridgeKilled ? endedAt : await nextStepAt(opts.client, ids, since).catch(() => undefined));
       if (at !== undefined) result.resumeMs = at - since;
     }
 

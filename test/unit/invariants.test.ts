@@ -92,10 +92,11 @@ test('evicted-once fails on a pod evicted twice, and on a controller evicted mor
   expect(failing(returns)).toEqual([]);
 });
 
-test('nothing-stranded fails on a cordoned or detached node, or an instance detached or not InService', () => {
+test('nothing-stranded fails on a cordoned, detached or maintenance-held node, or an instance detached or not InService', () => {
   for (const change of [
     (e: Evidence) => (e.nodesAtEnd[0]!.unschedulable = true),
     (e: Evidence) => (e.nodesAtEnd[0]!.detached = true),
+    (e: Evidence) => (e.nodesAtEnd[0]!.held = true),
     (e: Evidence) => (e.cloud!.detachedRunning = ['i-1']),
     (e: Evidence) => (e.cloud!.notInService = ['i-2 (Standby)']),
   ]) {
