@@ -22,6 +22,7 @@ export const BASELINE: Fault = { kind: 'none', name: 'baseline', scenario: 'cycl
 /** Each scenario undisturbed (`--only baseline.maintenance`). */
 export const BASELINES: Fault[] = [
   BASELINE,
+  { kind: 'none', name: 'baseline.delete', scenario: 'delete', description: 'no fault: the undisturbed cycle, deleted once its first node is detached (healing)' },
   { kind: 'none', name: 'baseline.maintenance', scenario: 'maintenance', description: 'no fault: the undisturbed maintenance (Drain, then Complete)' },
   { kind: 'none', name: 'baseline.maintenance-delete', scenario: 'maintenance-delete', description: 'no fault: the undisturbed maintenance, deleted once Drained' },
   { kind: 'none', name: 'baseline.cli-drain', scenario: 'cli-drain', description: 'no fault: the undisturbed CLI drain' },
