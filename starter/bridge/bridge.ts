@@ -37,6 +37,8 @@ export interface BridgeOptions {
   maintenances?: boolean;
   /** Run NodeGroups' drift observers too (default true). */
   nodeGroups?: boolean;
+  /** Only the NodeMaintenances with these labels (a label selector; default: all). */
+  maintenanceSelector?: string;
   /** A running maintenance workflow without an object is told it was deleted once it is this old (default 60 s). */
   orphanGraceMs?: number;
   /** At most one status query per running workflow per this interval (sent only after its workflow tasks; default 250 ms). */
@@ -171,7 +173,7 @@ function maintenanceTerm(o: BridgeOptions) {
     onReconcileError: () => reconcileErrors.inc({ kind: 'NodeMaintenance' }),
     log: o.log,
   });
-  const maintenances = controller.watchPrimary<NodeMaintenanceObject>({ path: objects.path(), list: (p) => objects.list(p) });
+  const maintenances = controller.watchPrimary<NodeMaintenanceObject>({ path: objects.path(), list: (p) => objects.list(p), labelSelector: o.maintenanceSelector });
   const workflows = maintenanceWorkflows(o.client, o.taskQueue);
   const trackers = new WorkflowTrackers<MaintenanceStatus>(workflows, {
     isState: isMaintenanceStatus,

@@ -45,6 +45,8 @@ export interface StartBridgeOptions {
   maintenances?: boolean;
   /** Run NodeGroups' drift observers too (default true). */
   nodeGroups?: boolean;
+  /** Only the NodeMaintenances with these labels (a label selector; default: all). */
+  maintenanceSelector?: string;
   /** A running maintenance workflow without an object is told it was deleted once it is this old (default 60 s). */
   orphanGraceMs?: number;
   leaseNamespace?: string;
@@ -119,6 +121,7 @@ export async function startBridge(opts: StartBridgeOptions = {}): Promise<Runnin
         allowedNamespaces,
         maintenances: opts.maintenances,
         nodeGroups: opts.nodeGroups,
+        maintenanceSelector: opts.maintenanceSelector,
         orphanGraceMs: opts.orphanGraceMs,
         queryIntervalMs: opts.queryIntervalMs,
         taskCheckIntervalMs: opts.taskCheckIntervalMs,
