@@ -27,7 +27,7 @@ import { auditOffset, judge, nodesAtEnd, PodRecorder, readAuditSince } from '../
 import { WORKER_NODE_FLAGS } from '../../worker/config.js';
 import { drainWorkflowId, maintenanceDrainWorkflowId, maintenanceNodeWorkflowId, maintenanceWorkflowId } from '../../workflows/ids.js';
 import type { Fault } from './faults.js';
-import { deployment, lingering, LOGS, nextStepAt, Proc, ready, SKIP_LABEL, sleep, stack, waitFor, type RunOptions, type RunResult } from './run.js';
+import { deployment, killAndRestart, lingering, LOGS, nextStepAt, Proc, ready, SKIP_LABEL, sleep, stack, waitFor, type RunOptions, type RunResult } from './run.js';
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const NM = { group: GROUP, version: VERSION, plural: NODE_MAINTENANCE.plural };
@@ -179,17 +179,9 @@ export async function runNodeFault(fault: Fault, opts: RunOptions): Promise<RunR
     // The fault.
     let restartedAt: number | undefined;
     if (fault.kind === 'point' || fault.kind === 'random') {
-      const proc = fault.process === 'worker' ? worker : bridge;
-      const dying = fault.kind === 'point' ? proc.died() : sleep(Math.max(0, fault.atMs - (Date.now() - t0))).then(() => proc.kill('SIGKILL')).then(() => proc.died());
-      const first = await Promise.race([dying.then(() => 'died' as const), ended.then(() => 'ended' as const), timeout]);
-      if (first === 'died') {
-        const exit = proc.exits.at(-1)!;
-        result.outcome = `${fault.process} killed (${exit.signal ?? `exit ${exit.code}`}) at +${((exit.atMs - t0) / 1000).toFixed(1)} s`;
-        restartedAt = Date.now();
-        proc.start();
-      } else {
-        result.outcome = fault.kind === 'point' ? 'point not reached' : 'ended before the kill';
-      }
+      const k = await killAndRestart(fault, fault.process === 'worker' ? worker : bridge, ended, timeout, t0);
+      result.outcome = k.outcome;
+      restartedAt = k.restartedAt;
     } else if (fault.kind === 'none') {
       result.outcome = 'undisturbed';
     } else {

@@ -122,6 +122,27 @@ interface Ctx {
   dir: string;
 }
 
+/**
+ * A point or random fault on `proc`: waits for it to die at its point (or kills it at its moment),
+ * restarts it, and says what happened; undefined restartedAt when the run ended first.
+ */
+export async function killAndRestart(
+  fault: Extract<Fault, { kind: 'point' | 'random' }>,
+  proc: Proc,
+  ended: Promise<unknown>,
+  timeout: Promise<unknown>,
+  t0: number,
+): Promise<{ outcome: string; restartedAt?: number }> {
+  const dying = fault.kind === 'point' ? proc.died() : sleep(Math.max(0, fault.atMs - (Date.now() - t0))).then(() => proc.kill('SIGKILL')).then(() => proc.died());
+  const first = await Promise.race([dying.then(() => 'died' as const), ended.then(() => 'ended' as const), timeout.then(() => 'timeout' as const)]);
+  if (first !== 'died') return { outcome: fault.kind === 'point' ? 'point not reached' : 'ended before the kill' };
+  const exit = proc.exits.at(-1)!;
+  const outcome = `${fault.process} killed (${exit.signal ?? `exit ${exit.code}`}) at +${((exit.atMs - t0) / 1000).toFixed(1)} s`;
+  const restartedAt = Date.now();
+  proc.start();
+  return { outcome, restartedAt };
+}
+
 export function deployment(name: string, group: string, replicas: number, labels: Record<string, string>, spread: 'DoNotSchedule' | 'ScheduleAnyway' = 'DoNotSchedule') {
   return {
     metadata: { name },
@@ -411,18 +432,10 @@ export async function runFault(fault: Fault, opts: RunOptions): Promise<RunResul
     let restartedAt: number | undefined;
     let resumeProbe: 'history' | 'cnr' = 'history';
     if (fault.kind === 'point' || fault.kind === 'random') {
-      const proc = fault.process === 'worker' ? worker : bridge;
-      const dying = fault.kind === 'point' ? proc.died() : sleep(Math.max(0, fault.atMs - (Date.now() - t0))).then(() => proc.kill('SIGKILL')).then(() => proc.died());
-      const first = await Promise.race([dying.then(() => 'died' as const), ended.then(() => 'ended' as const), timeout]);
-      if (first === 'died') {
-        const exit = proc.exits.at(-1)!;
-        result.outcome = `${fault.process} killed (${exit.signal ?? `exit ${exit.code}`}) at +${((exit.atMs - t0) / 1000).toFixed(1)} s`;
-        restartedAt = Date.now();
-        proc.start();
-        resumeProbe = fault.process === 'bridge' ? 'cnr' : 'history';
-      } else {
-        result.outcome = fault.kind === 'point' ? 'point not reached' : 'ended before the kill';
-      }
+      const k = await killAndRestart(fault, fault.process === 'worker' ? worker : bridge, ended, timeout, t0);
+      result.outcome = k.outcome;
+      restartedAt = k.restartedAt;
+      if (restartedAt !== undefined) resumeProbe = fault.process === 'bridge' ? 'cnr' : 'history';
     } else if (fault.kind === 'none') {
       result.outcome = 'undisturbed';
     } else {
