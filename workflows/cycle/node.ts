@@ -8,6 +8,7 @@ import {
   executeChild,
   isCancellation,
   getExternalWorkflowHandle,
+  patched,
   setCurrentDetails,
   setHandler,
   sleep,
@@ -213,6 +214,8 @@ async function takeAway({ input, phase }: NodeCycle): Promise<void> {
   const { node } = input;
   phase('DeletingNode', undefined, true);
   await act.deleteNode.executeWithOptions({ summary: `delete Node ${node.name}` }, [node.name]);
+  // Issue 15: deleted, so no longer disrupted: give the request's NodeDisruptionBudget slot back.
+  if (patched('node-disruption-budget')) await act.releaseDisruption.executeWithOptions({ summary: `release the budget slot of ${node.name}` }, [{ holder: input.parentId, nodes: [node.name] }]);
   phase('TerminatingNode', undefined, true);
   await act.terminateInstance.executeWithOptions({ summary: `terminate ${node.providerID}` }, [{ provider: input.provider, providerID: node.providerID }]);
 }
