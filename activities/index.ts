@@ -7,6 +7,7 @@ import type { NodeGroupProvider } from './providers/types.js';
 import { createInventoryActivities } from './inventory.js';
 import { createMaintenanceActivities } from './maintenance/index.js';
 import { createBudgetActivities } from './budget/index.js';
+import { createNodeGroupActivities } from './node-group/observe.js';
 
 export interface ActivityDeps {
   kube: Kube;
@@ -17,12 +18,15 @@ export interface ActivityDeps {
 }
 
 export function createActivities(deps: ActivityDeps) {
+  const providers = deps.providers ?? createProviders({ kube: deps.kube });
+  const defaultProvider = deps.defaultProvider ?? defaultProviderName();
   return {
     ...createInventoryActivities(deps.kube),
     ...createDrainActivities(deps.kube),
     ...createMaintenanceActivities(deps.kube),
     ...createBudgetActivities(deps.kube),
-    ...createCycleActivities(deps.kube, deps.providers ?? createProviders({ kube: deps.kube }), deps.defaultProvider ?? defaultProviderName()),
+    ...createCycleActivities(deps.kube, providers, defaultProvider),
+    ...createNodeGroupActivities(deps.kube, providers, defaultProvider),
   };
 }
 

@@ -5,6 +5,7 @@ import { CYCLE_NODE_REQUEST, CYCLE_NODE_STATUS, CycleNodeRequestSpec, immutableS
 import { DRAIN_RULE, DrainRuleSpec, drainRulePolicies } from './drain-rule.js';
 import { EVACUATION, EvacuationSpec, EvacuationStatus } from './evacuation.js';
 import { NODE_DISRUPTION_BUDGET, NodeDisruptionBudgetSpec, NodeDisruptionBudgetStatus } from './node-disruption-budget.js';
+import { NODE_GROUP, NodeGroupSpec, NodeGroupStatus } from './node-group-kind.js';
 import { NODE_MAINTENANCE, NodeMaintenanceSpec, NodeMaintenanceStatus, nodeMaintenancePolicies } from './node-maintenance.js';
 
 /** `kubectl get slipway` lists every kind. */
@@ -94,6 +95,23 @@ export const CRDS: CrdDefinition[] = [
       { name: 'Selected', type: 'integer', jsonPath: '.status.limit.selectedNodes', priority: 1 },
       { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
       { name: 'Why', type: 'string', jsonPath: '.status.limit.reason', priority: 1 },
+    ],
+  },
+  {
+    kind: NODE_GROUP.kind,
+    plural: NODE_GROUP.plural,
+    singular: NODE_GROUP.singular,
+    shortNames: ['sng'],
+    scope: 'Cluster',
+    categories: CATEGORIES,
+    spec: NodeGroupSpec,
+    status: NodeGroupStatus,
+    printerColumns: [
+      { name: 'Node Group', type: 'string', jsonPath: '.spec.template.nodeGroupName' },
+      { name: 'Interval', type: 'string', jsonPath: '.spec.driftObserver.interval' },
+      { name: 'Drifted', type: 'string', jsonPath: '.status.conditions[?(@.type=="Drifted")].status' },
+      { name: 'Last Request', type: 'string', jsonPath: '.status.lastRequest' },
+      { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
     ],
   },
   {

@@ -64,4 +64,5 @@ export const DURATION_BOUNDS = {
   podEvictionTimeout: { min: '1s', max: '168h' },
   volumeDetachTimeout: { min: '1s', max: '168h' },
   evacuationProgressDeadline: { min: '10s', max: '6h' },
+  driftObserverInterval: { min: '5s', max: '24h' },
 } as const;

@@ -55,6 +55,8 @@ export interface NodeFacts {
   cordoned: boolean;
   /** Explicit dependency locks from the node's annotations: component → holders (NM-5.9); absent when none. */
   locks?: Record<string, string[]>;
+  /** Owners of the pre-drain lifecycle hooks on the node (api/lifecycle-hooks.ts), sorted; absent when none. */
+  preDrainHooks?: string[];
 }
 
 /** Drain options with defaults applied and durations in milliseconds. */

@@ -1,7 +1,8 @@
 // Named kill points (as etcd's gofail): `failpoint('worker.drain.after-cordon')` makes the process
 // `kill -9` itself there when the chaos runner armed that name. Node-only (never imported by
 // workflow code: a kill inside a workflow task would only test the SDK). Unarmed, a call is one
-// property read. Armed by:
+// property read. A drain's activities serve three callers (a cycle's drain, a NodeMaintenance's, the
+// CLI's): `drainCaller()` tells them apart by the calling workflow's ID, so each has its own points. Armed by:
 //   SLIPWAY_FAILPOINTS=a,b          fires every time the process passes one of these points
 //   SLIPWAY_FAILPOINTS_FILE=<path>  the file lists names (comma or newline); fires once per file:
 //                                   the first hit writes <path>.hit (exclusive create) with the name,
@@ -36,6 +37,15 @@ export const FAILPOINTS = {
   'bridge.cnr.after-node-status': 'a CycleNodeStatus created, before its patch',
   'bridge.cnr.after-cancel': 'the request deleted: the workflow cancelled, before the status write',
   'bridge.cnr.before-finalizer-removal': 'the request deleted, its workflow closed: before the finalizer goes',
+  'worker.maintenance.after-finalizer': 'a NodeMaintenance left Idle: its finalizer added, before any node is held',
+  'worker.maintenance.after-cordon': 'a maintenance\'s node coordinator cordoned its node (hold written), before the node conditions and its report',
+  'worker.maintenance.mid-drain': 'a maintenance\'s drain (nm-node/<node>/drain) mid-wave: half of the wave\'s evictions sent',
+  'worker.maintenance.after-uncordon': 'Complete: the last hold released and the node uncordoned, before the node conditions and the acknowledgement',
+  'worker.cli-drain.after-cordon': 'a CLI drain (drain/<node>) cordoned its node, before the snapshot and evictions',
+  'worker.cli-drain.mid-wave': 'a CLI drain mid-wave: half of the wave\'s evictions sent',
+  'bridge.nm.after-start': 'the maintenance workflow started, before the tracker and the first status write',
+  'bridge.nm.after-stage-complete': 'a maintenance deleted: spec.stage patched to Complete, before the workflow is told (specChanged, deleting)',
+  'bridge.nm.before-finalizer-removal': 'a maintenance deleted, its workflow completed (nodes released): before the finalizer goes',
 } as const;
 
 export type FailpointName = keyof typeof FAILPOINTS;
@@ -77,4 +87,11 @@ export function failpoint(name: FailpointName): void {
     // stderr closed: die anyway
   }
   process.kill(process.pid, 'SIGKILL');
+}
+
+/** Which drain runs this activity, by its workflow ID: a NodeMaintenance's (`nm-node/<node>/drain`), the CLI's (`drain/<node>`), else a cycle's. */
+export function drainCaller(workflowId: string | undefined): 'maintenance' | 'cli' | 'cycle' {
+  if (workflowId?.startsWith('nm-node/')) return 'maintenance';
+  if (workflowId?.startsWith('drain/')) return 'cli';
+  return 'cycle';
 }

@@ -13,6 +13,7 @@ import { DescribeAutoScalingGroupsCommand } from '@aws-sdk/client-auto-scaling';
 import { DescribeInstancesCommand } from '@aws-sdk/client-ec2';
 import type { Client } from '@temporalio/client';
 import { DETACHED_FROM_GROUP } from '../api/node-groups.js';
+import { HELD_BY_ANNOTATION, MAINTENANCE_STATE_LABEL } from '../api/node-maintenance.js';
 import type { Aws } from '../activities/aws.js';
 import type { Kube } from '../activities/kube.js';
 
@@ -56,7 +57,7 @@ export interface Evidence {
   /** The nodes the request was to drain and remove (an ended heal keeps them). */
   drainedNodes: string[];
   /** The group's Nodes when the request has ended. */
-  nodesAtEnd: Array<{ name: string; unschedulable: boolean; detached: boolean }>;
+  nodesAtEnd: Array<{ name: string; unschedulable: boolean; detached: boolean; /** Still marked held by a NodeMaintenance (its held-by annotation or state label). */ held?: boolean }>;
   /** Instances (moto) of the group at the end and those once in it that are neither in it nor terminated. */
   cloud?: { notInService: string[]; detachedRunning: string[] };
   /** Samples of the group's InService instances against its desired capacity during the run. */
@@ -67,14 +68,21 @@ export interface Evidence {
   runningWorkflows: string[];
   /** A controller's pods may come back to a cordoned node: this many extra evictions per drain (README). */
   returnsAllowed?: number;
+  /**
+   * VolumeAttachments of the run's nodes (the drain must wait for them to go before the node goes).
+   * Gone when the audit log has their delete or, on a stack whose audit policy predates
+   * VolumeAttachments, at `detachedAtMs` (when whoever played the attach/detach controller saw its
+   * delete answered or `attached: false` written); the earlier of the two counts.
+   */
+  volumes?: Array<{ name: string; node: string; detachedAtMs?: number }>;
 }
 
 export const INVARIANTS = {
   'skip-kept': 'no pod a rule or label said to Skip is evicted or deleted by Slipway',
   'waves-ordered': 'no eviction of a higher wave while a lower wave\'s pod is still on the node',
-  'node-after-drain': 'no node deleted before its drain ended, nor with a pod the drain had to evict',
+  'node-after-drain': 'no node deleted before its drain and volume-detach wait ended: no pod the drain had to evict, no VolumeAttachment left on it',
   'evicted-once': 'no pod evicted twice; no controller\'s pods evicted more than a few times in one drain',
-  'nothing-stranded': 'no node left cordoned or detached, no instance detached or in standby, once the request ended',
+  'nothing-stranded': 'no node left cordoned, detached or held by a maintenance, no instance detached or in standby, once the request ended',
   'capacity-kept': 'the group never below its desired capacity (surge first)',
   'ended-in-time': 'the request ended Successful or Failed (healed) within its limit',
   'no-orphan-workflow': 'no workflow left running for a finished request',
@@ -94,6 +102,7 @@ export const byControlPlane = (e: AuditEvent): boolean => /kube-controller-manag
 const isEviction = (e: AuditEvent) => e.verb === 'create' && e.objectRef?.resource === 'pods' && e.objectRef.subresource === 'eviction' && ok2xx(e);
 const isPodDelete = (e: AuditEvent) => e.verb === 'delete' && e.objectRef?.resource === 'pods' && !e.objectRef.subresource && ok2xx(e);
 const isNodeDelete = (e: AuditEvent) => e.verb === 'delete' && e.objectRef?.resource === 'nodes' && ok2xx(e);
+const isAttachmentDelete = (e: AuditEvent) => e.verb === 'delete' && e.objectRef?.resource === 'volumeattachments' && ok2xx(e);
 const podId = (ns: string | undefined, name: string | undefined) => `${ns}/${name}`;
 const list = (xs: string[], n = 4) => (xs.length > n ? `${xs.slice(0, n).join(', ')} and ${xs.length - n} more` : xs.join(', '));
 
@@ -136,11 +145,17 @@ export function judge(ev: Evidence): Verdict[] {
   const nodeDeletes = ev.audit.filter((e) => isNodeDelete(e) && ev.drainedNodes.includes(e.objectRef!.name!));
   const firstDelete = new Map<string, number>();
   for (const e of nodeDeletes) if (!firstDelete.has(e.objectRef!.name!)) firstDelete.set(e.objectRef!.name!, t(e));
+  const vaGone = new Map<string, number>();
+  for (const e of ev.audit) if (isAttachmentDelete(e) && !vaGone.has(e.objectRef!.name!)) vaGone.set(e.objectRef!.name!, t(e));
   for (const [node, at] of firstDelete) {
     const left = ev.pods.filter((p) => p.node === node && !p.skip && (gone.get(podId(p.namespace, p.name)) ?? Infinity) > at);
     if (left.length) deletedEarly.push(`${node} deleted with ${list(left.map((p) => p.name), 3)} on it`);
+    // Its volumes: every VolumeAttachment to it gone (deleted, or marked detached) before the node.
+    const attached = (ev.volumes ?? []).filter((v) => v.node === node).filter((v) => Math.min(vaGone.get(v.name) ?? Infinity, v.detachedAtMs ?? Infinity) > at);
+    if (attached.length) deletedEarly.push(`${node} deleted with VolumeAttachment ${list(attached.map((v) => v.name), 3)} still on it`);
   }
-  verdict('node-after-drain', deletedEarly, `${firstDelete.size} nodes deleted after their drain`);
+  const volumes = (ev.volumes ?? []).filter((v) => firstDelete.has(v.node)).length;
+  verdict('node-after-drain', deletedEarly, `${firstDelete.size} nodes deleted after their drain${volumes ? ` and ${volumes} volume detach${volumes > 1 ? 'es' : ''}` : ''}`);
 
   // Evictions: once per pod; per controller and node, its pods there plus a few returns.
   const perPod = new Map<string, number>();
@@ -169,6 +184,7 @@ export function judge(ev: Evidence): Verdict[] {
   const stranded = [
     ...ev.nodesAtEnd.filter((n) => n.unschedulable).map((n) => `${n.name} cordoned`),
     ...ev.nodesAtEnd.filter((n) => n.detached).map((n) => `${n.name} marked detached`),
+    ...ev.nodesAtEnd.filter((n) => n.held).map((n) => `${n.name} still held by a maintenance`),
     ...(ev.cloud?.notInService ?? []).map((i) => `${i} not InService`),
     ...(ev.cloud?.detachedRunning ?? []).map((i) => `${i} detached and running`),
   ];
@@ -304,7 +320,12 @@ export async function cloudAtEnd(aws: Aws, group: string, everInGroup: Iterable<
 /** The group's Nodes now: cordoned or still carrying the detach marker. */
 export async function nodesAtEnd(kube: Kube, labelSelector: string): Promise<Evidence['nodesAtEnd']> {
   const nodes = (await kube.core.listNode({ labelSelector })).items.filter((n: V1Node) => !n.metadata?.deletionTimestamp);
-  return nodes.map((n) => ({ name: n.metadata!.name!, unschedulable: n.spec?.unschedulable === true, detached: n.metadata?.annotations?.[DETACHED_FROM_GROUP] !== undefined }));
+  return nodes.map((n) => ({
+    name: n.metadata!.name!,
+    unschedulable: n.spec?.unschedulable === true,
+    detached: n.metadata?.annotations?.[DETACHED_FROM_GROUP] !== undefined,
+    held: n.metadata?.annotations?.[HELD_BY_ANNOTATION] !== undefined || n.metadata?.labels?.[MAINTENANCE_STATE_LABEL] !== undefined,
+  }));
 }
 
 /** Which of these workflows are still running. */

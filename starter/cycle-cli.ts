@@ -5,6 +5,7 @@ import { WorkflowFailedError, type Client, type WorkflowExecutionDescription } f
 import { WorkflowNotFoundError } from '@temporalio/common';
 import { CYCLE_NODE_REQUEST, CycleNodeRequestSpec, nodeGroupsOf, type CycleNodeRequestSpecInput } from '../api/cycle-node-request.js';
 import { selectorToString } from '../api/label-selector.js';
+import { FROM_NODE_GROUP_LABEL } from '../api/node-group-kind.js';
 import { NODE_GROUP_LABEL } from '../activities/inventory.js';
 import type { Kube } from '../activities/kube.js';
 import { webUiLink } from '../shared/temporal.js';
@@ -21,9 +22,20 @@ export interface CycleArgs {
   method?: 'Drain' | 'Wait';
   provider?: 'kwok' | 'aws';
   selector?: Record<string, string>;
+  /** Made from this NodeGroup's template (`slipway cycle <NodeGroup>`, as kubectl-cycle): flags given override it. */
+  fromNodeGroup?: { name: string; template: CycleNodeRequestSpecInput };
 }
 
 export function cycleSpec(a: CycleArgs): CycleNodeRequestSpecInput {
+  if (a.fromNodeGroup) {
+    const t = a.fromNodeGroup.template;
+    return {
+      ...t,
+      ...(a.provider ? { provider: a.provider } : {}),
+      ...(a.nodes ? { nodeNames: a.nodes } : {}),
+      cycleSettings: { ...t.cycleSettings, ...(a.method ? { method: a.method } : {}), ...(a.concurrency ? { concurrency: a.concurrency } : {}) },
+    };
+  }
   return {
     nodeGroupName: a.nodeGroup,
     provider: a.provider,
@@ -59,7 +71,7 @@ const crd = () => ({ group: CYCLE_NODE_REQUEST.group, version: CYCLE_NODE_REQUES
 const body = (a: CycleArgs) => ({
   apiVersion: `${CYCLE_NODE_REQUEST.group}/${CYCLE_NODE_REQUEST.version}`,
   kind: CYCLE_NODE_REQUEST.kind,
-  metadata: { name: a.name, namespace: a.namespace },
+  metadata: { name: a.name, namespace: a.namespace, ...(a.fromNodeGroup ? { labels: { [FROM_NODE_GROUP_LABEL]: a.fromNodeGroup.name } } : {}) },
   spec: cycleSpec(a),
 });
 
@@ -76,7 +88,9 @@ export function renderCycle(s: CycleStatus, requestId?: string): string {
     lines.push(`  ${n.nodeName.padEnd(32)} ${n.phase}${n.message && n.phase !== 'DrainingPods' ? ` (${n.message})` : ''}`);
     if (n.phase !== 'DrainingPods') continue;
     if (requestId) lines.push(`      drain ${nodeDrainWorkflowId(nodeCycleWorkflowId(requestId, n.nodeName))}`);
-    if (n.drainMessage) lines.push(...n.drainMessage.split('\n').slice(1, 4).map((l) => `      ${l}`));
+    // Cluster API's shape: a header line, then the blockers; a one-line message (held by hooks) is shown whole.
+    const drain = n.drainMessage?.split('\n') ?? [];
+    lines.push(...(drain.length === 1 ? drain : drain.slice(1, 4)).map((l) => `      ${l}`));
   }
   return lines.join('\n');
 }

@@ -29,6 +29,9 @@ export const maintenanceNodeWorkflowId = (node: string) => `nm-node/${node}`;
 /** The drain a node coordinator runs (targets mode). */
 export const maintenanceDrainWorkflowId = (node: string) => `nm-node/${node}/drain`;
 
+/** One drift observer per NodeGroup (cluster-scoped); the uid makes a recreated object a new observer. */
+export const nodeGroupObserverWorkflowId = (g: { name: string; uid: string }) => `ng/${g.name}/${g.uid}`;
+
 export interface RequestIdParts {
   namespace: string;
   name: string;
@@ -41,6 +44,7 @@ export type ParsedWorkflowId =
   | { kind: 'drain'; node: string }
   | { kind: 'maintenance'; name: string; uid: string }
   | { kind: 'maintenanceNode'; node: string }
+  | { kind: 'nodeGroupObserver'; name: string; uid: string }
   | { kind: 'maintenanceDrain'; node: string }
   | ({ kind: 'request' } & RequestIdParts)
   | ({ kind: 'nodeCycle'; node: string } & RequestIdParts)
@@ -52,6 +56,7 @@ export function parseWorkflowId(id: string): ParsedWorkflowId | undefined {
   if (parts.some((p) => p === '')) return undefined;
   if (parts[0] === 'drain' && parts.length === 2) return { kind: 'drain', node: parts[1]! };
   if (parts[0] === 'nm' && parts.length === 3) return { kind: 'maintenance', name: parts[1]!, uid: parts[2]! };
+  if (parts[0] === 'ng' && parts.length === 3) return { kind: 'nodeGroupObserver', name: parts[1]!, uid: parts[2]! };
   if (parts[0] === 'nm-node' && parts.length === 2) return { kind: 'maintenanceNode', node: parts[1]! };
   if (parts[0] === 'nm-node' && parts.length === 3 && parts[2] === 'drain') return { kind: 'maintenanceDrain', node: parts[1]! };
   if (parts[0] !== 'cnr' || parts.length < 4) return undefined;
@@ -74,6 +79,7 @@ export function drainIdFor(workflowId: string, node: string): string | undefined
   if (p.kind === 'drain' || p.kind === 'nodeDrain' || p.kind === 'maintenanceDrain') return p.node === node ? workflowId : undefined;
   if (p.kind === 'maintenanceNode') return p.node === node ? maintenanceDrainWorkflowId(node) : undefined;
   if (p.kind === 'maintenance') return maintenanceDrainWorkflowId(node);
+  if (p.kind === 'nodeGroupObserver') return undefined;
   if (p.kind === 'nodeCycle') return p.node === node ? nodeDrainWorkflowId(workflowId) : undefined;
   return nodeDrainWorkflowId(nodeCycleWorkflowId(workflowId, node));
 }

@@ -6,3 +6,4 @@ export { cycleNodeWorkflow } from './cycle/node.js';
 export { nodeGroupLockWorkflow } from './cycle/lock.js';
 export { nodeMaintenanceWorkflow } from './maintenance/maintenance.js';
 export { maintenanceNodeWorkflow } from './maintenance/node.js';
+export { nodeGroupObserverWorkflow } from './node-group/observer.js';

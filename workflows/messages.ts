@@ -95,3 +95,6 @@ export const releaseHolderSignal = defineSignal<[{ id: string }]>('release');
 export const nodeReportSignal = defineSignal<[NodeReport]>('nodeReport');
 /** The node coordinator's state: holders, targets, the drain's last report. */
 export const nodeMaintenanceStateQuery = defineQuery<{ node: string; holders: HolderInfo[]; lanes: Lane[]; final: boolean; seq: number; drain?: DrainReport }>('nodeMaintenanceState');
+
+/** The drift observer: look now instead of at the end of its interval (the bridge sends it when the NodeGroup changes). */
+export const observeNowSignal = defineSignal('observeNow');

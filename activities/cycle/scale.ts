@@ -12,6 +12,7 @@ import type { NodeGroupProvider } from '../providers/types.js';
 import { mapLimit } from '../drain/rate-limit.js';
 import { runHealthChecks } from './health.js';
 import { CLEAR_DETACHED_FROM_GROUP, DETACHED_FROM_GROUP } from '../../api/node-groups.js';
+import { lifecycleHooks } from '../../api/lifecycle-hooks.js';
 import { CA_ANNOTATION_OWNER, CA_SCALE_DOWN_DISABLED, CYCLED_BY } from './markers.js';
 import { groupNodeOf, type GroupNode } from './resolve.js';
 import { setUnschedulable } from '../drain/node.js';
@@ -26,6 +27,25 @@ async function patchNode(kube: Kube, name: string, body: object): Promise<boolea
   } catch (err) {
     if (apiStatus(err) === 404) return false;
     throw err;
+  }
+}
+
+/**
+ * Reads the node; while pre-terminate hooks are on it, returns their owners and deletes nothing.
+ * Otherwise deletes it with the resourceVersion it judged, so a hook added in between makes the
+ * delete fail (409) and the node is read again.
+ */
+async function deleteUnlessHooked(kube: Kube, name: string): Promise<string[] | undefined> {
+  for (let attempt = 0; ; attempt++) {
+    const node = await kube.core.readNode({ name });
+    const hooks = lifecycleHooks(node.metadata?.annotations, 'pre-terminate').owners;
+    if (hooks.length) return hooks;
+    try {
+      await kube.core.deleteNode({ name, body: { preconditions: { resourceVersion: node.metadata!.resourceVersion!, uid: node.metadata!.uid! } } });
+      return undefined;
+    } catch (err) {
+      if (apiStatus(err) !== 409 || attempt >= 5) throw err; // changed since the read: look again
+    }
   }
 }
 
@@ -178,9 +198,14 @@ export function createScaleActivities(kube: Kube, providers: Record<string, Node
       return { reattached };
     },
 
-    async deleteNode(name: string): Promise<{ existed: boolean }> {
+    /**
+     * Deletes the Node. With `unlessHooked` (a cycle taking a drained node away) it deletes nothing
+     * while pre-terminate hooks are on the node and returns their owners instead.
+     */
+    async deleteNode(name: string, opts?: { unlessHooked?: boolean }): Promise<{ existed: boolean; hooks?: string[] }> {
       try {
-        await kube.core.deleteNode({ name });
+        const hooks = opts?.unlessHooked ? await deleteUnlessHooked(kube, name) : void (await kube.core.deleteNode({ name }));
+        if (hooks?.length) return { existed: true, hooks };
         failpoint('worker.cycle.after-node-delete');
         return { existed: true };
       } catch (err) {

@@ -11,6 +11,7 @@ import { evictionAnswered } from '../metrics.js';
 import { listNodePods } from './pods.js';
 import { mapLimit, TokenBucket } from './rate-limit.js';
 import { failpoint } from '../../shared/failpoint.js';
+import { currentDrainCaller } from './caller.js';
 
 export interface EvictInput {
   nodeName: string;
@@ -144,7 +145,12 @@ export function createEvictActivities(kube: Kube) {
         ...input,
         onEach: (done) => {
           heartbeat({ evicted: done, of: input.pods.length });
-          if (done === half && input.pods.length > 1) failpoint('worker.drain.mid-wave');
+          if (done === half && input.pods.length > 1) {
+            const caller = currentDrainCaller();
+            if (caller === 'maintenance') failpoint('worker.maintenance.mid-drain');
+            else if (caller === 'cli') failpoint('worker.cli-drain.mid-wave');
+            else failpoint('worker.drain.mid-wave');
+          }
         },
       });
       failpoint('worker.drain.after-wave-sent');

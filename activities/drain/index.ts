@@ -1,10 +1,11 @@
 // The drain's activities: cordon, classify the pods, evict a wave, wait for the wave (retrying
-// refused evictions), wait for volumes, wait for DrainRules to change, plus deletions and Events for forced actions,
+// refused evictions), wait for volumes, wait for DrainRules to change, wait for lifecycle hooks to go, plus deletions and Events for forced actions,
 // and the Evacuations of pods that evacuators move out (NM-5).
 import type { Kube } from '../kube.js';
 import { createEventActivities } from '../events.js';
 import { createEvacuateActivities } from './evacuate.js';
 import { createEvictActivities } from './evict.js';
+import { createHookActivities } from './hooks.js';
 import { createNodeActivities } from './node.js';
 import { createSnapshotActivities } from './snapshot.js';
 import { createVolumeActivities } from './volumes.js';
@@ -21,5 +22,6 @@ export function createDrainActivities(kube: Kube) {
     ...createVolumeActivities(kube),
     ...createEventActivities(kube),
     ...createEvacuateActivities(kube),
+    ...createHookActivities(kube),
   };
 }

@@ -4,6 +4,7 @@ import { PatchStrategy, setHeaderOptions, type V1Node } from '@kubernetes/client
 import { maintenanceRequiredLabel, requiredComponents } from '../../api/dependency-locks.js';
 import { apiStatus, type Kube } from '../kube.js';
 import { failpoint } from '../../shared/failpoint.js';
+import { currentDrainCaller } from './caller.js';
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
@@ -49,7 +50,8 @@ export function createNodeActivities(kube: Kube) {
   return {
     async cordonNode(name: string) {
       const r = await setUnschedulable(kube, name, true);
-      failpoint('worker.drain.after-cordon');
+      if (currentDrainCaller() === 'cli') failpoint('worker.cli-drain.after-cordon');
+      else failpoint('worker.drain.after-cordon');
       return r;
     },
     /** Sets the node's maintenance-required labels to exactly these components; idempotent, a missing node is not an error. */

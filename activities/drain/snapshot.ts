@@ -4,6 +4,7 @@
 // decide about this node's pods are returned as `heldBy` (the workflow holds until they are fixed).
 import { AppsV1Api, CustomObjectsApi, type V1Node } from '@kubernetes/client-node';
 import { nodeLocks } from '../../api/dependency-locks.js';
+import { lifecycleHooks } from '../../api/lifecycle-hooks.js';
 import { DrainOptions, type DrainOptionsInput } from '../../api/drain-options.js';
 import type { Lane } from '../../api/drain-plan.js';
 import { parseDuration } from '../../api/duration.js';
@@ -20,7 +21,15 @@ import { failpoint } from '../../shared/failpoint.js';
 export function nodeFacts(name: string, node: V1Node | undefined): NodeFacts {
   const ready = node?.status?.conditions?.find((c) => c.type === 'Ready')?.status;
   const locks = nodeLocks(node?.metadata?.annotations);
-  return { name, exists: node !== undefined, unreachable: ready === 'Unknown', cordoned: node?.spec?.unschedulable === true, ...(Object.keys(locks).length ? { locks } : {}) };
+  const hooks = lifecycleHooks(node?.metadata?.annotations, 'pre-drain').owners;
+  return {
+    name,
+    exists: node !== undefined,
+    unreachable: ready === 'Unknown',
+    cordoned: node?.spec?.unschedulable === true,
+    ...(Object.keys(locks).length ? { locks } : {}),
+    ...(hooks.length ? { preDrainHooks: hooks } : {}),
+  };
 }
 
 interface InvalidRule {

@@ -11,6 +11,7 @@ import { HELD_BY_ANNOTATION, MAINTENANCE_STATE_LABEL, MAINTENANCE_STATUS_ANNOTAT
 import { apiStatus, type Kube } from '../kube.js';
 import { claimantName, CYCLED_BY } from '../cycle/markers.js';
 import { heldBy, maintenanceConditions, nodeConditionsPatch } from './node-conditions.js';
+import { failpoint } from '../../shared/failpoint.js';
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const strategicMergePatch = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
@@ -131,6 +132,8 @@ export function createNodeStateActivities(kube: Kube) {
             continue;
           }
         }
+        if (patch?.spec?.unschedulable === true) failpoint('worker.maintenance.after-cordon');
+        if (patch?.spec && patch.spec.unschedulable === null) failpoint('worker.maintenance.after-uncordon');
         await writeConditions(written, input, released).catch((err: unknown) => conditionsNotWritten(input.node, err));
         return { exists: true, reverted, keptCordoned };
       }

@@ -5,6 +5,7 @@ import { CustomObjectsApi } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../../api/crd.js';
 import { MAINTENANCE_FINALIZER, NODE_MAINTENANCE } from '../../api/node-maintenance.js';
 import { apiStatus, type Kube } from '../kube.js';
+import { failpoint } from '../../shared/failpoint.js';
 
 interface MaintenanceObject {
   metadata: { name: string; uid: string; resourceVersion: string; generation?: number; finalizers?: string[]; deletionTimestamp?: string };
@@ -53,7 +54,9 @@ export function createMaintenanceObjectActivities(kube: Kube) {
     /** Idempotent. False when the object is gone or being deleted without it (then nothing may be written). */
     async ensureMaintenanceFinalizer(ref: ObjectRef): Promise<boolean> {
       const o = await update(ref, addFinalizer);
-      return !!o && (o.metadata.finalizers ?? []).includes(MAINTENANCE_FINALIZER);
+      const has = !!o && (o.metadata.finalizers ?? []).includes(MAINTENANCE_FINALIZER);
+      if (has) failpoint('worker.maintenance.after-finalizer');
+      return has;
     },
     /** Writes spec.stage (and the finalizer when leaving Idle) for setStage; answers the generation written. */
     async writeMaintenanceStage(input: ObjectRef & { stage: string }): Promise<{ generation?: number; exists: boolean }> {

@@ -13,6 +13,7 @@ import {
 import { TerminateInstancesCommand, paginateDescribeInstances } from '@aws-sdk/client-ec2';
 import type { Aws } from '../aws.js';
 import { instanceIdFromProviderID, providerIDFor } from './aws-provider-id.js';
+import { awsDriftedInstances } from './aws-drift.js';
 import { UnknownNodeGroupError, type InstanceLifecycle, type NodeGroupDescription, type NodeGroupProvider } from './types.js';
 
 function namedError(name: string, message: string): Error {
@@ -192,6 +193,10 @@ export function createAwsProvider(aws: Aws): NodeGroupProvider {
         if (s !== undefined && !GONE_STATES.has(s)) ps.forEach((p) => live.add(p));
       }
       return live;
+    },
+
+    async driftedInstances(group) {
+      return awsDriftedInstances(aws, await describeAsg(aws, group));
     },
   };
 }

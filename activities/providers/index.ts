@@ -35,6 +35,7 @@ function lazyProvider(name: ProviderName, load: () => Promise<NodeGroupProvider>
     attachInstance: async (providerID, group) => (await get()).attachInstance(providerID, group),
     terminateInstance: async (providerID) => (await get()).terminateInstance(providerID),
     instancesExist: async (providerIDs) => (await get()).instancesExist(providerIDs),
+    driftedInstances: async (group) => (await get()).driftedInstances(group),
   };
 }
 

@@ -7,10 +7,12 @@ import { PatchStrategy, setHeaderOptions, type V1Node } from '@kubernetes/client
 import { CLEAR_DETACHED_FROM_GROUP, DETACHED_FROM_GROUP, detachedFromGroup } from '../../api/node-groups.js';
 import { NODE_GROUP_LABEL } from '../inventory.js';
 import { apiStatus, type Kube } from '../kube.js';
+import { GROUP_TEMPLATE_HASH_ANNOTATION, TEMPLATE_HASH_LABEL } from '../../api/node-group-kind.js';
 import { ensureNode, fakeNode } from './kwok-node.js';
 import { UnknownNodeGroupError, type GroupInstance, type NodeGroupDescription, type NodeGroupProvider } from './types.js';
 
 const ZONE_LABEL = 'topology.kubernetes.io/zone';
+
 const INSTANCE_TYPE_LABEL = 'node.kubernetes.io/instance-type';
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
@@ -66,11 +68,18 @@ export function createKwokProvider(kube: Kube): NodeGroupProvider {
     }
   }
 
-  /** Launches (idempotently) the detached node's replacement, in the same zone and instance type. */
+  /**
+   * Launches (idempotently) the detached node's replacement, in the same zone and instance type, from
+   * the group's template now: kwok has no group object, so each member carries the group's template
+   * hash (GROUP_TEMPLATE_HASH_ANNOTATION) and the hash it was launched with (TEMPLATE_HASH_LABEL).
+   */
   async function ensureReplacement(detached: V1Node, group: string): Promise<void> {
     const labels = detached.metadata?.labels ?? {};
     const name = replacementNodeName(group, detached.metadata!.name!, detached.metadata!.uid!);
-    await ensureNode(kube.core, fakeNode({ name, nodeGroup: group, zone: labels[ZONE_LABEL], instanceType: labels[INSTANCE_TYPE_LABEL] }));
+    const hash = detached.metadata?.annotations?.[GROUP_TEMPLATE_HASH_ANNOTATION];
+    const node = fakeNode({ name, nodeGroup: group, zone: labels[ZONE_LABEL], instanceType: labels[INSTANCE_TYPE_LABEL], labels: hash ? { [TEMPLATE_HASH_LABEL]: hash } : undefined });
+    if (hash) node.metadata!.annotations = { ...node.metadata!.annotations, [GROUP_TEMPLATE_HASH_ANNOTATION]: hash };
+    await ensureNode(kube.core, node);
   }
 
   return {
@@ -152,6 +161,20 @@ export function createKwokProvider(kube: Kube): NodeGroupProvider {
         if (apiStatus(err) === 404) return { alreadyGone: true };
         throw err;
       }
+    },
+
+    async driftedInstances(group) {
+      const members = (await kube.core.listNode({ labelSelector: `${NODE_GROUP_LABEL}=${group}` })).items;
+      if (members.length === 0 && !(await listAllNodes()).some((n) => detachedFromGroup(n.metadata?.annotations) === group)) throw new UnknownNodeGroupError([group], 'kwok');
+      // A member without the group's hash: the group has no template (as far as it knows), so no drift.
+      return members
+        .filter((n) => !n.metadata?.deletionTimestamp)
+        .flatMap((n) => {
+          const want = n.metadata?.annotations?.[GROUP_TEMPLATE_HASH_ANNOTATION];
+          const own = n.metadata?.labels?.[TEMPLATE_HASH_LABEL];
+          return want !== undefined && own !== want ? [{ providerID: n.spec?.providerID ?? `kwok://${n.metadata!.name!}`, reason: `template-hash ${own ?? '(none)'}, the group's ${want}` }] : [];
+        })
+        .sort((a, b) => a.providerID.localeCompare(b.providerID));
     },
 
     async instancesExist(providerIDs) {

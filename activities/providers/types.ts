@@ -19,6 +19,12 @@ export interface NodeGroupDescription {
   desiredCapacity: number;
 }
 
+/** An instance that no longer matches its group's launch template, and how. */
+export interface DriftedInstance {
+  providerID: string;
+  reason: string;
+}
+
 export interface NodeGroupProvider {
   readonly name: 'kwok' | 'aws';
   /** Describes the named groups; a name that does not exist is an error naming it (UnknownNodeGroupError). */
@@ -31,6 +37,8 @@ export interface NodeGroupProvider {
   terminateInstance(providerID: string): Promise<{ alreadyGone: boolean }>;
   /** Which of these instances still exist (not terminated). */
   instancesExist(providerIDs: string[]): Promise<Set<string>>;
+  /** The group's instances launched from another template than the group's now (the drift observer's question). */
+  driftedInstances(group: string): Promise<DriftedInstance[]>;
 }
 
 export class UnknownNodeGroupError extends Error {

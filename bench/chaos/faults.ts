@@ -2,20 +2,45 @@
 // and the random-time kills. Which process owns a point, and which scenario reaches it.
 import { FAILPOINTS, type FailpointName } from '../../shared/failpoint.js';
 
-export type Scenario = 'cycle' | 'delete';
+/**
+ * cycle: a CycleNodeRequest of a 2-instance group (run.ts); delete: the same, deleted once its first
+ * node is detached; maintenance: a NodeMaintenance over 2 kwok nodes created at stage Drain, then
+ * Complete (nodes.ts); maintenance-delete: the same, deleted once Drained; cli-drain: the CLI's
+ * `drain <node>` of one kwok node.
+ */
+export type Scenario = 'cycle' | 'delete' | 'maintenance' | 'maintenance-delete' | 'cli-drain';
 export type ServerFault = 'temporal.restart' | 'apiserver.stop-60s' | 'moto.pause-30s';
 
 export type Fault =
   | { kind: 'point'; name: FailpointName; process: 'worker' | 'bridge'; scenario: Scenario; description: string }
   | { kind: 'server'; name: ServerFault; scenario: Scenario; description: string }
   | { kind: 'random'; name: string; process: 'worker' | 'bridge'; atMs: number; scenario: Scenario; description: string }
-  | { kind: 'none'; name: 'baseline'; scenario: Scenario; description: string };
+  | { kind: 'none'; name: string; scenario: Scenario; description: string };
 
 /** The same cycle undisturbed: what each fault's time to end compares with. */
 export const BASELINE: Fault = { kind: 'none', name: 'baseline', scenario: 'cycle', description: 'no fault: the undisturbed cycle' };
+/** Each scenario undisturbed (`--only baseline.maintenance`). */
+export const BASELINES: Fault[] = [
+  BASELINE,
+  { kind: 'none', name: 'baseline.delete', scenario: 'delete', description: 'no fault: the undisturbed cycle, deleted once its first node is detached (healing)' },
+  { kind: 'none', name: 'baseline.maintenance', scenario: 'maintenance', description: 'no fault: the undisturbed maintenance (Drain, then Complete)' },
+  { kind: 'none', name: 'baseline.maintenance-delete', scenario: 'maintenance-delete', description: 'no fault: the undisturbed maintenance, deleted once Drained' },
+  { kind: 'none', name: 'baseline.cli-drain', scenario: 'cli-drain', description: 'no fault: the undisturbed CLI drain' },
+];
 
 /** Points only a deleted request passes (healing, the bridge's deletion path). */
 const DELETE_POINTS: FailpointName[] = ['worker.cycle.mid-heal', 'worker.cycle.after-heal', 'bridge.cnr.after-cancel', 'bridge.cnr.before-finalizer-removal'];
+/** Points only a deleted NodeMaintenance passes (the bridge's deletion path). */
+const MAINTENANCE_DELETE_POINTS: FailpointName[] = ['bridge.nm.after-stage-complete', 'bridge.nm.before-finalizer-removal'];
+
+/** The scenario that reaches a point. */
+export function scenarioOf(name: FailpointName): Scenario {
+  if (DELETE_POINTS.includes(name)) return 'delete';
+  if (MAINTENANCE_DELETE_POINTS.includes(name)) return 'maintenance-delete';
+  if (name.startsWith('worker.maintenance.') || name.startsWith('bridge.nm.')) return 'maintenance';
+  if (name.startsWith('worker.cli-drain.')) return 'cli-drain';
+  return 'cycle';
+}
 
 export const SERVER_FAULTS: Record<ServerFault, string> = {
   'temporal.restart': 'Temporal dev server restarted at the first eviction (SQLite keeps its state)',
@@ -28,7 +53,7 @@ export function allFaults(): Fault[] {
     kind: 'point',
     name,
     process: name.startsWith('bridge.') ? 'bridge' : 'worker',
-    scenario: DELETE_POINTS.includes(name) ? 'delete' : 'cycle',
+    scenario: scenarioOf(name),
     description: FAILPOINTS[name],
   }));
   const servers = (Object.keys(SERVER_FAULTS) as ServerFault[]).map((name): Fault => ({ kind: 'server', name, scenario: 'cycle', description: SERVER_FAULTS[name] }));
@@ -44,5 +69,14 @@ export function randomFaults(n: number, random = Math.random): Fault[] {
   });
 }
 
-/** The reduced set run by `npm test` (test/integration/chaos.test.ts): worker, bridge, a server restart. */
-export const REDUCED = ['worker.drain.mid-wave', 'worker.cycle.after-node-delete', 'worker.cycle.mid-heal', 'bridge.cnr.after-start', 'bridge.cnr.after-cancel', 'temporal.restart'];
+/** The reduced set run by `npm test` (test/integration/chaos.test.ts): worker, bridge, a server restart; a NodeMaintenance's drain and deletion. */
+export const REDUCED = [
+  'worker.drain.mid-wave',
+  'worker.cycle.after-node-delete',
+  'worker.cycle.mid-heal',
+  'bridge.cnr.after-start',
+  'bridge.cnr.after-cancel',
+  'temporal.restart',
+  'worker.maintenance.mid-drain',
+  'bridge.nm.before-finalizer-removal',
+];

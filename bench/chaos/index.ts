@@ -9,7 +9,7 @@
 import { execFileSync } from 'node:child_process';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { connectClient } from '../../starter/client.js';
-import { allFaults, BASELINE, randomFaults, REDUCED, type Fault } from './faults.js';
+import { allFaults, BASELINES, randomFaults, REDUCED, type Fault } from './faults.js';
 import { runFault } from './run.js';
 import { header, legend, passed, row } from './table.js';
 
@@ -27,16 +27,16 @@ if (args.includes('--list')) {
 let faults: Fault[] = allFaults();
 const only = args.flatMap((a, i) => (a === '--only' ? (args[i + 1] ?? '').split(',') : [])).filter(Boolean);
 if (only.length) {
-  const unknown = only.filter((n) => n !== BASELINE.name && !faults.some((f) => f.name === n));
+  const unknown = only.filter((n) => !BASELINES.some((b) => b.name === n) && !faults.some((f) => f.name === n));
   if (unknown.length) {
     console.error(`unknown fault ${unknown.join(', ')} (npm run -s chaos -- --list)`);
     process.exit(2);
   }
-  faults = [BASELINE, ...faults].filter((f) => only.includes(f.name));
+  faults = [...BASELINES, ...faults].filter((f) => only.includes(f.name));
 }
 if (args.includes('--reduced')) faults = faults.filter((f) => REDUCED.includes(f.name));
 if (flag('--random') !== undefined) faults = randomFaults(Number(flag('--random')));
-else if (!only.length && !args.includes('--reduced')) faults = [BASELINE, ...faults];
+else if (!only.length && !args.includes('--reduced')) faults = [...BASELINES, ...faults];
 
 // The local stack up (a no-op when it is), its endpoints in this process, the CRDs current.
 execFileSync('bash', ['stack/stack.sh', 'up'], { stdio: ['ignore', 'ignore', 'inherit'] });

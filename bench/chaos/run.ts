@@ -1,13 +1,16 @@
 // One chaos run: a real cycle of a small Auto Scaling group (moto) through the real bridge and a
 // real worker, each its own process, with one fault. The scenario: 2 nodes cycled one at a time;
 // app `a` (wave 0, PDB maxUnavailable 1), app `b` (wave 1 by a DrainRule order 100), app `k`
-// (label slipway.dev/drain: skip) and app `s` (a Skip DrainRule). Then the invariants
+// (label slipway.dev/drain: skip), app `s` (a Skip DrainRule) and app `v` (one pod with a
+// PersistentVolumeClaim whose VolumeAttachment `VolumeAttacher` keeps on its node and deletes
+// 1 s after the pod has gone, as the attach/detach controller would). Then the invariants
 // (stack/invariants.ts) are judged from the audit log, the Nodes, moto and Temporal.
+// The NodeMaintenance and CLI drain scenarios are in nodes.ts.
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { AppsV1Api, CustomObjectsApi, PolicyV1Api, type V1Pod } from '@kubernetes/client-node';
+import { AppsV1Api, CustomObjectsApi, PatchStrategy, PolicyV1Api, setHeaderOptions, StorageV1Api, type V1Pod } from '@kubernetes/client-node';
 import { DeleteAutoScalingGroupCommand, DescribeAutoScalingGroupsCommand } from '@aws-sdk/client-auto-scaling';
 import type { Client } from '@temporalio/client';
 import { CYCLE_NODE_REQUEST } from '../../api/cycle-node-request.js';
@@ -26,10 +29,11 @@ import { nodeGroupLockId } from '../../workflows/cycle/lock.js';
 import type { Fault } from './faults.js';
 
 const run$ = promisify(execFile);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const LOGS = process.env.SLIPWAY_CHAOS_LOGS ?? '/tmp/slipway-chaos';
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export const LOGS = process.env.SLIPWAY_CHAOS_LOGS ?? '/tmp/slipway-chaos';
 const NODES = 2;
-const SKIP_LABEL = 'slipway.dev/drain';
+export const SKIP_LABEL = 'slipway.dev/drain';
+const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
 export interface RunResult {
   fault: string;
@@ -46,7 +50,7 @@ export interface RunResult {
   group: string;
 }
 
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 120_000, everyMs = 250): Promise<T> {
+export async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 120_000, everyMs = 250): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -61,10 +65,10 @@ async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>
   }
 }
 
-const stack = (...args: string[]) => run$('bash', ['stack/stack.sh', ...args], { maxBuffer: 1 << 20 });
+export const stack = (...args: string[]) => run$('bash', ['stack/stack.sh', ...args], { maxBuffer: 1 << 20 });
 
 /** A process of ours (worker or bridge) that the runner kills, watches die and starts again. */
-class Proc {
+export class Proc {
   child?: ChildProcess;
   exits: Array<{ atMs: number; signal: string | null; code: number | null }> = [];
   private exited?: Promise<void>;
@@ -118,7 +122,7 @@ interface Ctx {
   dir: string;
 }
 
-function deployment(name: string, group: string, replicas: number, labels: Record<string, string>) {
+export function deployment(name: string, group: string, replicas: number, labels: Record<string, string>, spread: 'DoNotSchedule' | 'ScheduleAnyway' = 'DoNotSchedule') {
   return {
     metadata: { name },
     spec: {
@@ -129,7 +133,7 @@ function deployment(name: string, group: string, replicas: number, labels: Recor
         spec: {
           nodeSelector: { [NODE_GROUP_LABEL]: group },
           terminationGracePeriodSeconds: 1,
-          topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'DoNotSchedule' as const, labelSelector: { matchLabels: { app: name } } }],
+          topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: spread, labelSelector: { matchLabels: { app: name } } }],
           containers: [{ name: 'c', image: 'registry.invalid/app:1' }],
         },
       },
@@ -137,7 +141,7 @@ function deployment(name: string, group: string, replicas: number, labels: Recor
   };
 }
 
-const ready = (p: V1Pod) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp;
+export const ready = (p: V1Pod) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp;
 
 /** The group, its Nodes, the namespace, the apps, the PDB and the DrainRules. */
 async function setUp(c: Ctx): Promise<{ oldNodes: string[]; instances: string[] }> {
@@ -159,8 +163,95 @@ async function setUp(c: Ctx): Promise<{ oldNodes: string[]; instances: string[] 
   await apps.createNamespacedDeployment({ namespace: c.ns, body: deployment('b', c.group, 2, { 'chaos-wave': c.group }) });
   await apps.createNamespacedDeployment({ namespace: c.ns, body: deployment('k', c.group, 2, { [SKIP_LABEL]: 'skip' }) });
   await apps.createNamespacedDeployment({ namespace: c.ns, body: deployment('s', c.group, 2, { 'chaos-skip': c.group }) });
-  await waitFor('10 pods Running', async () => (await c.kube.core.listNamespacedPod({ namespace: c.ns })).items.filter(ready).length === 10, 90_000);
+  await volumeApp(c.kube, c.ns, c.group);
+  await waitFor('11 pods Running', async () => (await c.kube.core.listNamespacedPod({ namespace: c.ns })).items.filter(ready).length === 11, 90_000);
   return { oldNodes, instances };
+}
+
+/**
+ * App `v`: one pod with a claim on a pre-bound hostPath PV (`<group>-v`; not attachable, so the
+ * controller-manager's attach/detach controller leaves our VolumeAttachments alone).
+ */
+export async function volumeApp(kube: Kube, ns: string, group: string): Promise<void> {
+  const pv = `${group}-v`;
+  await kube.core.createPersistentVolume({
+    body: { metadata: { name: pv }, spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], hostPath: { path: `/tmp/${pv}` }, storageClassName: '', claimRef: { namespace: ns, name: 'v' } } },
+  });
+  await kube.core.createNamespacedPersistentVolumeClaim({ namespace: ns, body: { metadata: { name: 'v' }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: '', volumeName: pv, resources: { requests: { storage: '1Gi' } } } } });
+  await waitFor('claim v Bound', async () => (await kube.core.readNamespacedPersistentVolumeClaim({ name: 'v', namespace: ns })).status?.phase === 'Bound', 60_000);
+  const d = deployment('v', group, 1, {});
+  d.spec.template.spec = { ...d.spec.template.spec, volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'v' } }] } as typeof d.spec.template.spec;
+  await kube.config.makeApiClient(AppsV1Api).createNamespacedDeployment({ namespace: ns, body: d });
+}
+
+/**
+ * Plays the attach/detach controller for app `v`: a VolumeAttachment (attached) for each node a
+ * live `v` pod runs on, deleted 1 s after no `v` pod is left on that node. What it deleted and
+ * when is the evidence's `volumes` (the audit log records the deletes too, with the current policy).
+ */
+export class VolumeAttacher {
+  readonly volumes = new Map<string, { name: string; node: string; detachedAtMs?: number }>();
+  private timer?: NodeJS.Timeout;
+  private readonly emptySince = new Map<string, number>();
+  private readonly storage: StorageV1Api;
+
+  constructor(private readonly kube: Kube, private readonly ns: string, private readonly group: string) {
+    this.storage = kube.config.makeApiClient(StorageV1Api);
+  }
+
+  start(): void {
+    const tick = async () => {
+      try {
+        await this.step();
+      } catch {
+        // the apiserver away (a fault): try again
+      }
+      if (this.timer) this.timer = setTimeout(() => void tick(), 250);
+    };
+    this.timer = setTimeout(() => void tick(), 0);
+  }
+
+  private async step(): Promise<void> {
+    const pods = (await this.kube.core.listNamespacedPod({ namespace: this.ns, labelSelector: 'app=v' })).items;
+    const on = new Set(pods.map((p) => p.spec?.nodeName).filter((n): n is string => !!n));
+    for (const node of on) {
+      const running = pods.some((p) => p.spec?.nodeName === node && p.status?.phase === 'Running');
+      const name = `${this.group}-v-${node}`;
+      if (!running || this.volumes.has(name)) continue;
+      await this.storage.createVolumeAttachment({ body: { metadata: { name }, spec: { attacher: 'fake.csi.slipway.dev', nodeName: node, source: { persistentVolumeName: `${this.group}-v` } } } });
+      await this.storage.patchVolumeAttachmentStatus({ name, body: { status: { attached: true } } }, mergePatch);
+      this.volumes.set(name, { name, node });
+    }
+    for (const v of this.volumes.values()) {
+      if (v.detachedAtMs !== undefined || on.has(v.node)) {
+        this.emptySince.delete(v.name);
+        continue;
+      }
+      const since = this.emptySince.get(v.name) ?? Date.now();
+      this.emptySince.set(v.name, since);
+      if (Date.now() - since < 1000) continue;
+      await this.storage.deleteVolumeAttachment({ name: v.name }).catch((err: unknown) => {
+        if (apiStatus(err) !== 404) throw err;
+      });
+      v.detachedAtMs = Date.now();
+    }
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  list() {
+    return [...this.volumes.values()];
+  }
+
+  /** Removes what the run left (its VolumeAttachments and the PV). */
+  async cleanup(): Promise<void> {
+    this.stop();
+    for (const v of this.volumes.values()) await this.storage.deleteVolumeAttachment({ name: v.name }).catch(() => undefined);
+    await this.kube.core.deletePersistentVolume({ name: `${this.group}-v` }).catch(() => undefined);
+  }
 }
 
 async function tearDown(c: Ctx, procs: Proc[]): Promise<void> {
@@ -181,7 +272,7 @@ function treeIds(requestId: string, nodes: string[]): string[] {
 }
 
 /** The first activity completed (or workflow closed) in the tree at or after `sinceMs`: the request's next step. */
-async function nextStepAt(client: Client, ids: string[], sinceMs: number): Promise<number | undefined> {
+export async function nextStepAt(client: Client, ids: string[], sinceMs: number): Promise<number | undefined> {
   let first: number | undefined;
   for (const id of ids) {
     let h;
@@ -203,7 +294,7 @@ async function nextStepAt(client: Client, ids: string[], sinceMs: number): Promi
 }
 
 /** The workflows still running after `graceMs` (none: at once). */
-async function lingering(client: Client, ids: string[], graceMs: number): Promise<string[]> {
+export async function lingering(client: Client, ids: string[], graceMs: number): Promise<string[]> {
   const deadline = Date.now() + graceMs;
   for (;;) {
     const running = await runningWorkflows(client, ids);
@@ -220,6 +311,7 @@ export interface RunOptions {
 }
 
 export async function runFault(fault: Fault, opts: RunOptions): Promise<RunResult> {
+  if (fault.scenario !== 'cycle' && fault.scenario !== 'delete') return (await import('./nodes.js')).runNodeFault(fault, opts);
   const log = opts.log ?? (() => undefined);
   const kube = createKube();
   const aws = createAws();
@@ -240,6 +332,7 @@ export async function runFault(fault: Fault, opts: RunOptions): Promise<RunResul
     wave: p.metadata?.labels?.['chaos-wave'] === group ? 1 : 0,
   }));
   const capacity = new CapacitySampler(aws, group);
+  const attacher = new VolumeAttacher(kube, group, group);
   let stopped: string | undefined; // a stack server the fault stopped: started again in `finally`
   try {
     // The stack as a real cluster would be (an earlier fault may have left pods NotReady), or Slipway
@@ -253,6 +346,8 @@ export async function runFault(fault: Fault, opts: RunOptions): Promise<RunResul
     await recorder.start();
     const offset = await auditOffset();
     capacity.start();
+    attacher.start();
+    await waitFor('app v\'s VolumeAttachment', async () => attacher.list().length > 0, 30_000, 250);
     worker.start();
     bridge.start();
 
@@ -378,7 +473,9 @@ export async function runFault(fault: Fault, opts: RunOptions): Promise<RunResul
           }
           return nextStepAt(opts.client, ids, since);
         }, limitMs, 250).catch(() => undefined),
-        ended.then(() => undefined), // ended meanwhile: nothing left to resume
+        // Ended before the probe's next look: the end itself is the step (for the bridge, the finalizer's
+        // removal deletes the request; for the worker, the last activity completed before it).
+        ended.then(async (e) => (resumeProbe === 'cnr' ? Math.max(e.atMs, since) : nextStepAt(opts.client, ids, since).catch(() => undefined))),
         timeout.then(() => undefined),
       ]);
       if (resumed !== undefined) result.resumeMs = resumed - since;
@@ -395,8 +492,11 @@ export async function runFault(fault: Fault, opts: RunOptions): Promise<RunResul
 
     // Judge from what was recorded.
     capacity.stop();
+    attacher.stop();
     await sleep(1500); // the audit log is written in batches
-    const audit = (await readAuditSince(offset)).filter((e) => e.objectRef?.namespace === group || (e.objectRef?.resource === 'nodes' && oldNodes.includes(e.objectRef.name ?? '')));
+    const audit = (await readAuditSince(offset)).filter(
+      (e) => e.objectRef?.namespace === group || (e.objectRef?.resource === 'nodes' && oldNodes.includes(e.objectRef.name ?? '')) || (e.objectRef?.resource === 'volumeattachments' && attacher.volumes.has(e.objectRef.name ?? '')),
+    );
     const everInGroup = new Set(instances);
     const g = (await aws.autoscaling.send(new DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: [group] }))).AutoScalingGroups?.[0];
     for (const i of g?.Instances ?? []) everInGroup.add(i.InstanceId!);
@@ -410,6 +510,7 @@ export async function runFault(fault: Fault, opts: RunOptions): Promise<RunResul
       outcome: { phase: result.phase, tookMs: result.endMs ?? 0, limitMs },
       // The lock may outlive a holder that died without releasing it by its 1-minute probe (lock.ts).
       runningWorkflows: await lingering(opts.client, [...ids, nodeGroupLockId('aws', group)], 70_000),
+      volumes: attacher.list(),
     });
   } catch (err) {
     result.error = (err as Error).message;
@@ -417,6 +518,7 @@ export async function runFault(fault: Fault, opts: RunOptions): Promise<RunResul
   } finally {
     capacity.stop();
     recorder.close();
+    await attacher.cleanup();
     if (stopped?.startsWith('moto:')) process.kill(Number(stopped.slice(5)), 'SIGCONT');
     else if (stopped) await stack('ensure', stopped).catch(() => undefined);
     await tearDown(c, [worker, bridge]);

@@ -1,10 +1,11 @@
 // Fake nodes for the local stack: Node objects that kwok (watching the kwok.x-k8s.io/node
 // annotation) animates as if a kubelet ran them. Usage:
 //   node dist/stack/kwok/nodes.js --group workers --count 6 [--zone us-east-1a] [--instance-type m5.large]
-import type { CoreV1Api } from '@kubernetes/client-node';
+import { PatchStrategy, setHeaderOptions, type CoreV1Api } from '@kubernetes/client-node';
 import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { createKube } from '../../activities/kube.js';
 import { ensureNode, fakeNode, type FakeNodeSpec } from '../../activities/providers/kwok-node.js';
+import { GROUP_TEMPLATE_HASH_ANNOTATION } from '../../api/node-group-kind.js';
 import { flag } from '../args.js';
 
 /** Creates `<group>-0 .. <group>-(count-1)` and waits until kwok reports them Ready. */
@@ -33,6 +34,18 @@ export async function ensureFakeNodeGroup(
 
 
 /** Deletes the nodes of every node group `match` selects; returns how many. */
+/**
+ * Sets a kwok group's launch template (its template hash; null removes it) on every member, as an
+ * Auto Scaling group's new launch template version: replacements are launched with it, and members
+ * launched with another have drifted (the kwok provider's driftedInstances).
+ */
+export async function setKwokTemplateHash(core: CoreV1Api, group: string, hash: string | null): Promise<void> {
+  const members = (await core.listNode({ labelSelector: `${NODE_GROUP_LABEL}=${group}` })).items;
+  for (const n of members) {
+    await core.patchNode({ name: n.metadata!.name!, body: { metadata: { annotations: { [GROUP_TEMPLATE_HASH_ANNOTATION]: hash } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+  }
+}
+
 export async function deleteNodeGroups(core: CoreV1Api, match: (group: string) => boolean): Promise<number> {
   const nodes = (await core.listNode({ labelSelector: NODE_GROUP_LABEL })).items;
   const doomed = nodes.filter((n) => match(n.metadata!.labels![NODE_GROUP_LABEL]!));

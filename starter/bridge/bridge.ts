@@ -11,6 +11,7 @@ import { Controller } from '../controller/controller.js';
 import type { MaintenanceStatus } from '../../workflows/maintenance/types.js';
 import { MaintenanceObjects, type NodeMaintenanceObject } from './maintenance-objects.js';
 import { MaintenanceReconciler } from './maintenance-reconciler.js';
+import { nodeGroupTerm } from './node-group.js';
 import { isMaintenanceStatus } from './maintenance-status.js';
 import { maintenanceWorkflows } from './maintenance-temporal.js';
 import { REQUEST_LABEL } from './names.js';
@@ -34,6 +35,10 @@ export interface BridgeOptions {
   allowedNamespaces?: readonly string[];
   /** Reconcile NodeMaintenances too (default true). */
   maintenances?: boolean;
+  /** Run NodeGroups' drift observers too (default true). */
+  nodeGroups?: boolean;
+  /** Only the NodeMaintenances with these labels (a label selector; default: all). */
+  maintenanceSelector?: string;
   /** A running maintenance workflow without an object is told it was deleted once it is this old (default 60 s). */
   orphanGraceMs?: number;
   /** At most one status query per running workflow per this interval (sent only after its workflow tasks; default 250 ms). */
@@ -55,6 +60,7 @@ export class Bridge {
   private readonly trackers: WorkflowTrackers;
   private readonly reconciler: Reconciler;
   private readonly maintenance?: ReturnType<typeof maintenanceTerm>;
+  private readonly nodeGroups?: ReturnType<typeof nodeGroupTerm>;
   private sweep?: NodeJS.Timeout;
 
   constructor(private readonly o: BridgeOptions) {
@@ -101,18 +107,23 @@ export class Bridge {
     });
     const maintenance = o.maintenances !== false ? maintenanceTerm(o) : undefined;
     this.maintenance = maintenance;
+    const nodeGroups = (this.nodeGroups = o.nodeGroups !== false ? nodeGroupTerm({ kc: o.kube.config, client: o.client, taskQueue: o.taskQueue, resyncIntervalMs: o.resyncIntervalMs, isLeader: o.isLeader, log: o.log }) : undefined);
     // What a scrape reads (starter/bridge/metrics.ts): the caches as they are, no copy.
     this.view = {
       requests: () => requests.values(),
       maintenances: () => maintenance?.maintenances.values() ?? [],
-      queueDepth: () => ({ CycleNodeRequest: controller.queueDepth(), ...(maintenance ? { NodeMaintenance: maintenance.controller.queueDepth() } : {}) }),
+      queueDepth: () => ({
+        CycleNodeRequest: controller.queueDepth(),
+        ...(maintenance ? { NodeMaintenance: maintenance.controller.queueDepth() } : {}),
+        ...(nodeGroups ? { NodeGroup: nodeGroups.controller.queueDepth() } : {}),
+      }),
       synced: () => this.isSynced(),
     };
   }
 
   /** Every cache of this term holds a full list (the bridge's readiness while it leads). */
   isSynced(): boolean {
-    return this.controller.isSynced() && (this.maintenance?.controller.isSynced() ?? true);
+    return this.controller.isSynced() && (this.maintenance?.controller.isSynced() ?? true) && (this.nodeGroups?.controller.isSynced() ?? true);
   }
 
   start(): void {
@@ -121,6 +132,7 @@ export class Bridge {
     for (const kind of Object.keys(this.view.queueDepth())) reconcileErrors.inc({ kind }, 0);
     this.controller.start(this.reconciler);
     this.trackers.start();
+    if (this.nodeGroups) this.nodeGroups.controller.start(this.nodeGroups.reconciler);
     if (this.maintenance) {
       const m = this.maintenance;
       m.controller.start(m.reconciler);
@@ -146,7 +158,7 @@ export class Bridge {
     if (this.sweep) clearInterval(this.sweep);
     this.trackers.stop();
     this.maintenance?.trackers.stop();
-    await Promise.all([this.controller.stop(), this.maintenance?.controller.stop()]);
+    await Promise.all([this.controller.stop(), this.maintenance?.controller.stop(), this.nodeGroups?.controller.stop()]);
   }
 }
 
@@ -161,7 +173,7 @@ function maintenanceTerm(o: BridgeOptions) {
     onReconcileError: () => reconcileErrors.inc({ kind: 'NodeMaintenance' }),
     log: o.log,
   });
-  const maintenances = controller.watchPrimary<NodeMaintenanceObject>({ path: objects.path(), list: (p) => objects.list(p) });
+  const maintenances = controller.watchPrimary<NodeMaintenanceObject>({ path: objects.path(), list: (p) => objects.list(p), labelSelector: o.maintenanceSelector });
   const workflows = maintenanceWorkflows(o.client, o.taskQueue);
   const trackers = new WorkflowTrackers<MaintenanceStatus>(workflows, {
     isState: isMaintenanceStatus,

@@ -7,6 +7,7 @@
 //   SLIPWAY_ALLOWED_NAMESPACES  comma-separated: requests elsewhere are refused with an Event (default: all watched)
 //   SLIPWAY_LEADER_NAMESPACE  the Lease's namespace (default: the pod's namespace in a cluster, else default)
 //   SLIPWAY_NODE_MAINTENANCES false: CycleNodeRequests only (an install without cluster-wide NodeMaintenance rights)
+//   SLIPWAY_NODE_GROUPS       false: no NodeGroup drift observers (an install without NodeGroup rights)
 //   SLIPWAY_PROBE_PORT        serve /healthz, /readyz and /metrics on this port (ready: standing by, or leading with synced caches)
 //   SLIPWAY_BRIDGE_IDENTITY   this replica's Lease identity, unique per replica (the pod's name): a restart renews at once
 import { existsSync, readFileSync } from 'node:fs';
@@ -42,6 +43,10 @@ export interface StartBridgeOptions {
   allowedNamespaces?: readonly string[];
   /** Reconcile NodeMaintenances too (default true). */
   maintenances?: boolean;
+  /** Run NodeGroups' drift observers too (default true). */
+  nodeGroups?: boolean;
+  /** Only the NodeMaintenances with these labels (a label selector; default: all). */
+  maintenanceSelector?: string;
   /** A running maintenance workflow without an object is told it was deleted once it is this old (default 60 s). */
   orphanGraceMs?: number;
   leaseNamespace?: string;
@@ -115,6 +120,8 @@ export async function startBridge(opts: StartBridgeOptions = {}): Promise<Runnin
         namespace,
         allowedNamespaces,
         maintenances: opts.maintenances,
+        nodeGroups: opts.nodeGroups,
+        maintenanceSelector: opts.maintenanceSelector,
         orphanGraceMs: opts.orphanGraceMs,
         queryIntervalMs: opts.queryIntervalMs,
         taskCheckIntervalMs: opts.taskCheckIntervalMs,
@@ -158,7 +165,7 @@ async function main(): Promise<void> {
   await untilReachable(`kube-apiserver at ${apiserverOf(kube)}`, () => apiserverAnswers(kube), { log });
   state = { ready: false, reason: `waiting for Temporal at ${settings.address}` };
   const client = await untilReachable(`Temporal at ${settings.address}`, () => connectClient(settings), { log });
-  const started = (bridge = await startBridge({ kube, client, settings, log, maintenances: process.env.SLIPWAY_NODE_MAINTENANCES !== 'false' }));
+  const started = (bridge = await startBridge({ kube, client, settings, log, maintenances: process.env.SLIPWAY_NODE_MAINTENANCES !== 'false', nodeGroups: process.env.SLIPWAY_NODE_GROUPS !== 'false' }));
   state = { ready: true, reason: 'electing' };
   const running = {
     stop: async () => {

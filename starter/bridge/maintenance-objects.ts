@@ -26,7 +26,7 @@ export class MaintenanceObjects {
 
   readonly path = () => collectionPath(MAINTENANCE_RESOURCE);
 
-  async list(page: { limit: number; _continue?: string }): Promise<ListPage<NodeMaintenanceObject>> {
+  async list(page: { limit: number; _continue?: string; labelSelector?: string }): Promise<ListPage<NodeMaintenanceObject>> {
     return (await this.custom.listClusterCustomObject({ ...MAINTENANCE_RESOURCE, ...page })) as ListPage<NodeMaintenanceObject>;
   }
 

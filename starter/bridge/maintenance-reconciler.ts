@@ -9,6 +9,7 @@
 //   workflow                  → new generations and the allow-all-nodes annotation go as `specChanged`;
 //                               `maintenanceStatus` is mirrored into status with its Events
 import { MAINTENANCE_FINALIZER, NodeMaintenanceSpec } from '../../api/node-maintenance.js';
+import { failpoint } from '../../shared/failpoint.js';
 import type { EventInput } from '../../activities/events.js';
 import { apiStatus } from '../../activities/kube.js';
 import { webUiLink } from '../../shared/temporal.js';
@@ -74,6 +75,7 @@ export class MaintenanceReconciler {
         allowAllNodes: allow,
       });
       this.d.stats.workflowsStarted++;
+      if (!started.existing) failpoint('bridge.nm.after-start');
       this.d.log(`${key}: ${started.existing ? 'workflow exists' : 'started workflow'} ${workflowId} run ${started.runId} — ${webUiLink(workflowId)}`);
       this.sentAllow.set(key, { uid, allow });
       t = this.d.trackers.track({ key, uid, workflowId, runId: started.runId || undefined, generation: obj.metadata.generation });
@@ -173,6 +175,7 @@ export class MaintenanceReconciler {
             cur = await this.d.objects.patchStage(obj, 'Complete');
             this.d.maintenances.put(cur);
             this.d.log(`${key}: deleted; spec.stage set to Complete`);
+            failpoint('bridge.nm.after-stage-complete');
           } catch (err) {
             if (apiStatus(err) === 404 || apiStatus(err) === 409) return; // gone or recreated: its own events follow
             throw err;
@@ -193,6 +196,7 @@ export class MaintenanceReconciler {
           if (err instanceof NotLeaderError) throw err;
           this.d.log(`${key}: final status not mirrored (${err instanceof Error ? err.message : String(err)}); removing the finalizer anyway`);
         });
+        if (obj.metadata.finalizers?.includes(MAINTENANCE_FINALIZER)) failpoint('bridge.nm.before-finalizer-removal');
         if (await this.removeFinalizer(obj)) {
           this.d.stats.finalizersRemoved++;
           this.d.log(`${key}: removed finalizer ${MAINTENANCE_FINALIZER}${t ? ` (workflow ${t.workflowId} completed)` : ' (no workflow)'}`);

@@ -17,8 +17,8 @@ type Phase = CycleRequestPhase;
 const TERMINAL: ReadonlySet<Phase> = new Set<Phase>(['Successful', 'Failed']);
 export const isTerminalPhase = (p: Phase | undefined) => p !== undefined && TERMINAL.has(p);
 
-/** metav1.Time: RFC 3339 in UTC, whole seconds. */
-export const metaTime = (d: Date) => d.toISOString().replace(/\.\d+Z$/, 'Z');
+export { metaTime, setCondition, type ConditionInput } from '../../shared/conditions.js';
+import { metaTime, setCondition } from '../../shared/conditions.js';
 
 /** Where the workflow is, as far as the bridge knows. */
 export interface WorkflowRef {
@@ -39,36 +39,7 @@ export interface ClosedWorkflow<S = CycleStatus> {
   finalState?: S;
 }
 
-// ---- conditions ---------------------------------------------------------------------------------
-
-export interface ConditionInput {
-  type: string;
-  status: Condition['status'];
-  reason: string;
-  message: string;
-  observedGeneration?: number;
-}
-
-/**
- * The condition list with `next` set: lastTransitionTime is the previous one when the status did not
- * change (reason and message may), `now` otherwise. Other conditions are kept.
- */
-export function setCondition(prev: Condition[] | undefined, next: ConditionInput, now: Date): Condition[] {
-  const list = [...(prev ?? [])];
-  const i = list.findIndex((c) => c.type === next.type);
-  const old = i >= 0 ? list[i] : undefined;
-  const cond: Condition = {
-    type: next.type,
-    status: next.status,
-    reason: next.reason,
-    message: next.message,
-    lastTransitionTime: old && old.status === next.status ? old.lastTransitionTime : metaTime(now),
-    ...(next.observedGeneration !== undefined ? { observedGeneration: next.observedGeneration } : {}),
-  };
-  if (i >= 0) list[i] = cond;
-  else list.push(cond);
-  return list;
-}
+// ---- conditions (setCondition: shared/conditions.ts) ------------------------------------------
 
 /** Ready (True when Successful, False when Failed, else Unknown) and Progressing (True until terminal). */
 export function phaseConditions(

@@ -30,9 +30,9 @@ const REF_NOTE = `<ref> is ${REF_FORMS}.`;
 export const COMMANDS = {
   cycle: {
     args: ['<node-group>'],
-    summary: 'create a CycleNodeRequest and follow it live',
+    summary: 'create a CycleNodeRequest (from the NodeGroup of that name, if there is one) and follow it live',
     options: {
-      namespace: { type: 'string', short: 'n', arg: 'namespace', help: 'namespace of the request (default: default); must exist' },
+      namespace: { type: 'string', short: 'n', arg: 'namespace', help: 'namespace of the request (default: the NodeGroup\'s requestNamespace, else default); must exist' },
       name: { type: 'string', arg: 'name', help: 'name of the request (default: <node-group>-<time>)' },
       nodes: { type: 'string', arg: 'a,b', help: 'cycle only these nodes of the group' },
       concurrency: { type: 'string', arg: 'N', help: 'nodes in flight at once (a positive integer)' },
@@ -101,8 +101,11 @@ export type Command =
   | { cmd: 'help'; topic?: CommandName }
   | {
       cmd: 'cycle';
+      /** A NodeGroup's name (its template is used), or a cloud node group's. */
       nodeGroup: string;
       namespace: string;
+      /** -n given (a NodeGroup's request namespace applies otherwise). */
+      namespaceSet: boolean;
       name?: string;
       nodes?: string[];
       concurrency?: number;
@@ -249,6 +252,7 @@ export function parseCommand(argv: string[]): Command {
         cmd: 'cycle',
         nodeGroup: pos[0]!,
         namespace,
+        namespaceSet: str('namespace') !== undefined,
         name: reqName,
         nodes,
         concurrency: conc === undefined ? undefined : positiveInt(conc, '--concurrency', name),

@@ -1,7 +1,8 @@
 // Each command, given parsed arguments and a session. Results go to stdout; errors are thrown as
 // CliError (one line) and printed by main.
-import type { V1Pod } from '@kubernetes/client-node';
-import { CycleNodeRequestSpec } from '../../api/cycle-node-request.js';
+import { CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
+import { CycleNodeRequestSpec, type CycleNodeRequestSpecInput } from '../../api/cycle-node-request.js';
+import { NODE_GROUP, NodeGroupSpec } from '../../api/node-group-kind.js';
 import { selectorToString } from '../../api/label-selector.js';
 import { apiStatus } from '../../activities/kube.js';
 import { webUiLink } from '../../shared/temporal.js';
@@ -14,6 +15,7 @@ import type { Command } from './args.js';
 import { closedDrain, drainCommand, drainStatus, followDrain, workerPolls, type Io } from './drain.js';
 import { CliError, UsageError } from './errors.js';
 import { oneLine } from './explain.js';
+import { isDnsSubdomain } from './refs.js';
 import { maintenancePlan, maintenanceStatus, setStage } from './maintenance.js';
 import { describe, maintenanceWorkflowIdOf, resolveDrain, resolveTarget } from './resolve.js';
 import type { Session } from './session.js';
@@ -21,10 +23,13 @@ import type { Session } from './session.js';
 type Of<K extends Command['cmd']> = Extract<Command, { cmd: K }>;
 
 async function cycle(session: Session, c: Of<'cycle'>, io: Io): Promise<number> {
+  // A NodeGroup of that name: its template (and its request namespace unless -n says otherwise), as kubectl-cycle.
+  const group = await readNodeGroup(session, c.nodeGroup);
   const a: CycleArgs = {
-    namespace: c.namespace,
+    namespace: c.namespaceSet || !group ? c.namespace : group.requestNamespace,
     name: c.name ?? `${c.nodeGroup}-${Date.now().toString(36)}`,
     nodeGroup: c.nodeGroup,
+    fromNodeGroup: group ? { name: c.nodeGroup, template: group.template } : undefined,
     nodes: c.nodes,
     concurrency: c.concurrency,
     method: c.method,
@@ -43,7 +48,7 @@ async function cycle(session: Session, c: Of<'cycle'>, io: Io): Promise<number> 
   // A group with no node would only fail later in status: say so now, and create nothing.
   const selector = selectorToString(spec.data.selector);
   const nodes = await session.read(`nodes ${selector}`, (k) => k.core.listNode({ labelSelector: selector, limit: 1 }));
-  if (!nodes?.items.length) throw new CliError(`node group ${c.nodeGroup}: no node has ${selector}; nothing created (kubectl get nodes -l ${selector})`);
+  if (!nodes?.items.length) throw new CliError(`${group ? 'NodeGroup' : 'node group'} ${c.nodeGroup}: no node has ${selector}; nothing created (kubectl get nodes -l ${selector})`);
   const client = c.follow ? await session.client() : undefined; // unreachable Temporal: say so before creating anything
   const { uid } = await createCycle(session.kube(), a).catch((err: unknown) => {
     if (apiStatus(err) === 409) throw new CliError(`${what} already exists`);
@@ -53,6 +58,18 @@ async function cycle(session: Session, c: Of<'cycle'>, io: Io): Promise<number> 
   io.out(`created cyclenoderequest ${a.namespace}/${a.name}`);
   if (!client) return 0;
   return followCycleId(client, cycleWorkflowId({ namespace: a.namespace, name: a.name, uid }), io);
+}
+
+/** The NodeGroup named so, valid (its template and request namespace), or undefined when there is none (or its CRD is not installed). */
+async function readNodeGroup(session: Session, name: string): Promise<{ template: CycleNodeRequestSpecInput; requestNamespace: string } | undefined> {
+  if (!isDnsSubdomain(name)) return undefined;
+  const obj = (await session.read(`NodeGroup ${name}`, (k) => k.config.makeApiClient(CustomObjectsApi).getClusterCustomObject({ group: NODE_GROUP.group, version: NODE_GROUP.version, plural: NODE_GROUP.plural, name }))) as
+    | { spec?: unknown }
+    | undefined;
+  if (!obj) return undefined;
+  const parsed = NodeGroupSpec.safeParse(obj.spec ?? {});
+  if (!parsed.success) throw new CliError(`NodeGroup ${name} is invalid: ${parsed.error.issues.map((i) => `spec.${i.path.join('.')}: ${i.message}`).join('; ')}; nothing created`);
+  return { template: (obj.spec as { template: CycleNodeRequestSpecInput }).template, requestNamespace: parsed.data.requestNamespace };
 }
 
 async function requestStatus(session: Session, id: string, io: Io): Promise<number> {

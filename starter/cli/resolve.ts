@@ -128,6 +128,8 @@ export async function resolveTarget(session: Session, ref: Ref): Promise<Target>
       return { kind: 'drain', id: maintenanceDrainWorkflowId(p.node), node: p.node };
     case 'maintenance':
       return { kind: 'maintenance', id: ref.id, name: p.name };
+    case 'nodeGroupObserver':
+      throw new CliError(`${ref.id} is the drift observer of NodeGroup ${p.name}: its findings are in \`kubectl describe nodegroup ${p.name}\` and in the Web UI`);
   }
 }
 

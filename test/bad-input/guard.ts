@@ -51,7 +51,7 @@ export class Guard {
       return l.length === 4 ? l : undefined;
     }, { timeoutMs: 60_000 });
     this.podUids = pods.map((p) => p.metadata!.uid!).sort();
-    for (const n of (await this.f.c.core.listNode({ labelSelector: `${NODE_GROUP_LABEL}=${this.group}` })).items) this.keys.set(n.metadata!.name!, slipwayKeys(n));
+    await this.remember();
     const { worker, connection } = await createWorker({ deps: { kube: this.f.c }, settings: { ...temporalSettings(), taskQueue: this.f.taskQueue } });
     this.worker = { worker, connection, running: worker.run() };
     return this;
@@ -60,6 +60,11 @@ export class Guard {
   /** A CycleNodeRequest spec aimed at the guard's nodes: what a bad case would disrupt if it were let through. */
   cnr(over: Record<string, unknown> = {}): Record<string, unknown> {
     return { nodeGroupName: this.group, selector: { matchLabels: { [NODE_GROUP_LABEL]: this.group } }, ...over };
+  }
+
+  /** Reads the nodes' slipway.dev/ keys (what untouched() expects) again: a case or file that annotates a node on purpose (a lifecycle hook, a template hash) calls it before its mark. */
+  async remember(): Promise<void> {
+    for (const n of (await this.f.c.core.listNode({ labelSelector: `${NODE_GROUP_LABEL}=${this.group}` })).items) this.keys.set(n.metadata!.name!, slipwayKeys(n));
   }
 
   async mark(): Promise<Mark> {

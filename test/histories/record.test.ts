@@ -11,6 +11,7 @@ import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
 import { SchedulingV1Api } from '@kubernetes/client-node';
 import { MAX_PRIORITY } from '../../api/drain-plan.js';
+import { hookAnnotation } from '../../api/lifecycle-hooks.js';
 import { drainWorkflow } from '../../workflows/index.js';
 import { cycleStatusQuery, drainStatusQuery, drainTargetsSignal } from '../../workflows/messages.js';
 import { uniqueName } from '../support/cluster.js';
@@ -145,6 +146,30 @@ describe('recording histories for the replay test', () => {
       clear('cycle-kwok');
       const files = await saveTree(f.client, 'cycle-kwok', h.workflowId);
       expect(files.sort()).toEqual(['cycle-kwok', 'cycle-kwok.lock-0', 'cycle-kwok.node-0', 'cycle-kwok.node-0.drain-0', 'cycle-kwok.node-1', 'cycle-kwok.node-1.drain-0']);
+    } finally {
+      await f.teardown();
+    }
+  }, 240_000);
+
+  test('cycle-hooks: a 1-node kwok cycle held by a pre-drain hook, then by a pre-terminate hook, each removed once the cycle waits for it', async () => {
+    const f = await new CycleFixture('it-rec-hooks').setup();
+    try {
+      const [node] = await ensureFakeNodeGroup(f.c.core, f.group, 1);
+      const annotate = (key: string, value: string | null) => f.c.core.patchNode({ name: node!, body: { metadata: { annotations: { [key]: value } } } }, mergePatch);
+      await annotate(hookAnnotation('pre-drain', 'backup'), '');
+      await annotate(hookAnnotation('pre-terminate', 'snapshot'), '');
+      await f.app(1, 0);
+      await waitFor('the app pod Running', async () => (await f.c.core.listNamespacedPod({ namespace: f.ns })).items.some((p) => p.status?.phase === 'Running'));
+      const h = await f.start({ selector: { matchLabels: { [NODE_GROUP_LABEL]: f.group } }, cycleSettings: { concurrency: 1 } });
+      const waiting = (text: string) => waitFor(text, async () => (await h.query(cycleStatusQuery)).nodes.some((n) => `${n.drainMessage ?? ''} ${n.message ?? ''}`.includes(text)), { timeoutMs: 90_000 });
+      await waiting('waiting for pre-drain hooks: backup');
+      await annotate(hookAnnotation('pre-drain', 'backup'), null);
+      await waiting('waiting for pre-terminate hooks: snapshot');
+      await annotate(hookAnnotation('pre-terminate', 'snapshot'), null);
+      expect(await h.result()).toMatchObject({ phase: 'Successful', nodesCycled: 1 });
+      clear('cycle-hooks');
+      const files = await saveTree(f.client, 'cycle-hooks', h.workflowId);
+      expect(files.sort()).toEqual(['cycle-hooks', 'cycle-hooks.lock-0', 'cycle-hooks.node-0', 'cycle-hooks.node-0.drain-0']);
     } finally {
       await f.teardown();
     }

@@ -1,6 +1,7 @@
 // The reduced chaos set (bench/chaos/faults.ts REDUCED): the runner of `npm run chaos` kills the
-// worker (mid-wave, after the node delete, mid-heal) and the bridge (after the workflow start, after
-// the cancel of a deleted request) at their failpoints and restarts Temporal mid-drain; after each
+// worker (mid-wave, after the node delete, mid-heal, a NodeMaintenance's drain mid-wave) and the
+// bridge (after the workflow start, after the cancel of a deleted request, before a deleted
+// NodeMaintenance's finalizer removal) at their failpoints and restarts Temporal mid-drain; after each
 // run every invariant (stack/invariants.ts) must hold, judged from the audit log, the Nodes and moto.
 import type { Client } from '@temporalio/client';
 import { connectClient } from '../../starter/client.js';

@@ -42,6 +42,9 @@ afterAll(async () => {
 }, 60_000);
 
 test('kill mid-evacuation and mid-hand-over: one Evacuation, no eviction, the deadline counted from the recorded activation', async () => {
+  // Each step's time, printed: a slow run names the step that was slow.
+  const t0 = Date.now();
+  const step = (what: string) => console.log(`evacuation crash: ${what} at +${((Date.now() - t0) / 1000).toFixed(1)} s`);
   const node = f.nodes[0]!;
   const custom = f.c.config.makeApiClient(CustomObjectsApi);
   // "silent" goes first and never heartbeats; "mover" takes over at the deadline, heartbeats and moves the pod.
@@ -60,8 +63,10 @@ test('kill mid-evacuation and mid-hand-over: one Evacuation, no eviction, the de
     }, { timeoutMs: 90_000, intervalMs: 200 });
     const activatedTime = first.status!.evacuators!.find((e) => e.name === 'silent')!.activatedTime!;
     const activatedAt = Date.parse(activatedTime);
+    step('silent active');
     await new Promise((r) => setTimeout(r, 2000));
     await restartWorker();
+    step('first kill');
 
     // The hand-over is decided from the recorded activation: activatedTime is never written again, and
     // control passes no earlier than activation + 15 s. A killed worker's wave wait is noticed by its
@@ -76,12 +81,15 @@ test('kill mid-evacuation and mid-hand-over: one Evacuation, no eviction, the de
     expect(handedOver.status!.evacuators!.find((e) => e.name === 'silent')!.activatedTime).toBe(activatedTime);
     expect(handOverAt - activatedAt).toBeGreaterThanOrEqual(15_000 - 1000);
     expect(handOverAt - activatedAt).toBeLessThan(15_000 + 15_000 + 6000);
+    step('hand-over');
     console.log(`evacuation crash: hand-over ${((handOverAt - activatedAt) / 1000).toFixed(1)} s after activation (deadline 15 s; worker killed at 2 s)`);
 
     // Mid-hand-over: kill again at once (the hand-over's Event, the next pass may be in flight).
     await restartWorker();
+    step('second kill');
     await f.statusWhen(h, 'Drained', (s) => s.conditions.some((c) => c.type === 'Drained' && c.status === 'True'), 150_000);
 
+    step('drained');
     const audit = (await f.audit()).filter((e) => e.objectRef?.namespace === f.ns);
     // One Evacuation throughout (named by the pod's uid, so never two at once; and never deleted and made again).
     expect(handedOver.metadata.uid).toBe(first.metadata.uid);
@@ -92,8 +100,8 @@ test('kill mid-evacuation and mid-hand-over: one Evacuation, no eviction, the de
     expect(handOvers).toHaveLength(1);
     expect(handOvers[0]!.message).toContain('silent made no progress within 15s: mover takes over');
     await h.executeUpdate(setStageUpdate, { args: [{ stage: 'Complete' }] });
-    await h.result();
+    await Promise.race([h.result(), new Promise((_, no) => setTimeout(() => no(new Error('the maintenance did not end within 60 s of Complete')), 60_000).unref())]);
   } finally {
     await mover.stop();
   }
-}, 300_000);
+}, 420_000); // above the sum of the waits (90 + 90 + 150 + 60 s), so a slow step fails by its own name

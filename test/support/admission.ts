@@ -6,6 +6,7 @@ import { crdManifest } from '../../api/crd.js';
 import { CRDS } from '../../api/crds.js';
 import { CYCLE_NODE_REQUEST } from '../../api/cycle-node-request.js';
 import { DRAIN_RULE } from '../../api/drain-rule.js';
+import { NODE_GROUP } from '../../api/node-group-kind.js';
 import { NODE_MAINTENANCE } from '../../api/node-maintenance.js';
 import { FIELD_MANAGER, installCrds } from '../../starter/install-crds.js';
 import type { RefusedCase } from './bad-drain-rules.js';
@@ -61,6 +62,14 @@ export function admissionClient(kc: KubeConfig) {
       ),
     deleteNodeMaintenance: (name: string) =>
       answer(() => custom.deleteClusterCustomObjectWithHttpInfo({ group: NODE_MAINTENANCE.group, version: NODE_MAINTENANCE.version, plural: NODE_MAINTENANCE.plural, name })),
+    /** Creates a NodeGroup (dry run unless `store`). */
+    nodeGroup: (name: string, spec: unknown, { store = false } = {}) =>
+      answer(() =>
+        custom.createClusterCustomObjectWithHttpInfo({
+          group: NODE_GROUP.group, version: NODE_GROUP.version, plural: NODE_GROUP.plural, ...(!store && { dryRun: 'All' }),
+          body: { apiVersion: `${NODE_GROUP.group}/${NODE_GROUP.version}`, kind: NODE_GROUP.kind, metadata: { name }, spec },
+        }),
+      ),
     /** Creates a CycleNodeRequest (dry run unless `store`). */
     cycleRequest: (namespace: string, name: string, spec: unknown, { store = false } = {}) =>
       answer(() =>

@@ -3,7 +3,7 @@ import { AppsV1Api, PolicyV1Api, type V1Pod } from '@kubernetes/client-node';
 import { createKube, type Kube } from '../../activities/kube.js';
 import { createReadyNamespace } from '../../starter/namespace.js';
 import { deleteNodeGroups } from '../../stack/kwok/nodes.js';
-import { readAuditSince, type AuditEvent } from '../../stack/invariants.js';
+import { auditOffset, readAuditSince, type AuditEvent } from '../../stack/invariants.js';
 
 export interface TestCluster extends Kube {
   apps: AppsV1Api;
@@ -35,7 +35,12 @@ export const isRunning = (p: V1Pod) => p.status?.phase === 'Running' && !p.metad
 /** The audit log's events and the control plane's own requests: one home, `stack/invariants.ts`. */
 export { byControlPlane, type AuditEvent } from '../../stack/invariants.js';
 
-/** Every ResponseComplete event in the apiserver's audit log, in order. */
+// The log's size when this test file loaded the module (jest gives each file its own): a file's tests
+// read only what was written since. The log grows to 200 MB over a full run, and reading all of it
+// at every look cost seconds and a gigabyte of memory.
+const fileStart = auditOffset().catch(() => 0);
+
+/** Every ResponseComplete event in the apiserver's audit log since this test file started, in order. */
 export async function readAudit(path = process.env.SLIPWAY_AUDIT_LOG!): Promise<AuditEvent[]> {
-  return readAuditSince(0, path);
+  return readAuditSince(await fileStart, path);
 }

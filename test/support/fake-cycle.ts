@@ -31,6 +31,8 @@ export class FakeCycle extends CallLog {
   readonly maintenanceHolds = new Map<string, Omit<HeldNode, 'node'>>();
   /** A NodeDisruptionBudget over every node of the group (undefined: none): node → holder. */
   budget?: { limit: number; disrupted: Map<string, string>; most: number };
+  /** Pre-terminate hook owners per node (pre-drain ones are the drain's: `drains.get(n).node.preDrainHooks`); empty them to release. */
+  readonly preTerminateHooks = new Map<string, string[]>();
   private created = 0;
 
   constructor(
@@ -64,10 +66,10 @@ export class FakeCycle extends CallLog {
   }
 
   activities() {
-    const step = <I, O>(name: string, fn: (input: I) => O | Promise<O>) =>
-      this.logged(name, async (input: I): Promise<O> => {
+    const step = <I, O, R extends unknown[] = []>(name: string, fn: (input: I, ...more: R) => O | Promise<O>) =>
+      this.logged(name, async (input: I, ...more: R): Promise<O> => {
         await until(() => !this.held.has(name), 24 * 3600_000);
-        return fn(input);
+        return fn(input, ...more);
       });
     const settings: ResolvedCycle['settings'] = {
       method: 'Drain',
@@ -122,7 +124,19 @@ export class FakeCycle extends CallLog {
       instanceExists: step('instanceExists', () => true),
       removePodLabels: step('removePodLabels', () => ({ pods: [] as string[] })),
       waitForDoNotDisruptPods: step('waitForDoNotDisruptPods', () => ({ done: true, remaining: [] as string[] })),
-      deleteNode: step('deleteNode', (name: string) => ((this.drains.get(name)!.node.exists = false), { existed: true })),
+      deleteNode: step('deleteNode', (name: string, opts?: { unlessHooked?: boolean }): { existed: boolean; hooks?: string[] } => {
+        const hooks = this.preTerminateHooks.get(name) ?? [];
+        if (opts?.unlessHooked && hooks.length) return { existed: true, hooks: [...hooks] };
+        this.drains.get(name)!.node.exists = false;
+        return { existed: true };
+      }),
+      // Pre-drain hooks are the drain's (FakeDrain); pre-terminate ones are answered here.
+      waitForLifecycleHooks: this.logged('waitForLifecycleHooks', async (input: { nodeName: string; stage: 'pre-drain' | 'pre-terminate'; timeoutMs: number }) => {
+        if (input.stage === 'pre-drain') return this.drains.get(input.nodeName)!.activities().waitForLifecycleHooks(input);
+        const owners = () => this.preTerminateHooks.get(input.nodeName) ?? [];
+        await until(() => owners().length === 0, input.timeoutMs);
+        return { owners: [...owners()], nodeGone: false };
+      }),
       terminateInstance: step('terminateInstance', () => ({ alreadyGone: false })),
       acquireDisruption: step('acquireDisruption', (input: { holder: string; nodes: string[] }) => {
         const b = this.budget;

@@ -177,6 +177,12 @@ export class FakeDrain extends CallLog {
         const seen = input.since === undefined ? this.rules : Number(input.since);
         return until(() => this.rules !== seen, input.timeoutMs);
       }),
+      // Pre-drain hooks are `node.preDrainHooks`: delete it (or empty it) to release.
+      waitForLifecycleHooks: logged('waitForLifecycleHooks', async (input: { nodeName: string; stage: 'pre-drain' | 'pre-terminate'; timeoutMs: number }) => {
+        const owners = () => (input.stage === 'pre-drain' ? (this.node.preDrainHooks ?? []) : []);
+        await until(() => owners().length === 0, input.timeoutMs);
+        return { owners: [...owners()], nodeGone: false };
+      }),
       progressEvacuations: logged('progressEvacuations', async (input: EvacuateInput): Promise<EvacuationState[]> =>
         input.pods.map((r) => {
           const p = this.on(r);

@@ -6,6 +6,8 @@ import { Context, heartbeat } from '@temporalio/activity';
 export interface Call {
   name: string;
   input: unknown;
+  /** Arguments after the first, when there are any. */
+  more?: unknown[];
   output?: unknown;
   /** The workflow cancelled it (e.g. a signal woke the drain). */
   cancelled?: boolean;
@@ -28,12 +30,12 @@ export class CallLog {
   }
 
   /** The activity `fn`, logged under `name`. */
-  protected logged<I, O>(name: string, fn: (input: I) => Promise<O>): (input: I) => Promise<O> {
-    return async (input: I): Promise<O> => {
-      const call: Call = { name, input: structuredClone(input), startedAt: Date.now(), onNode: this.context() };
+  protected logged<I, O, R extends unknown[] = []>(name: string, fn: (input: I, ...more: R) => Promise<O>): (input: I, ...more: R) => Promise<O> {
+    return async (input: I, ...more: R): Promise<O> => {
+      const call: Call = { name, input: structuredClone(input), startedAt: Date.now(), onNode: this.context(), ...(more.length ? { more: structuredClone(more) } : {}) };
       this.calls.push(call);
       try {
-        const out = await fn(input);
+        const out = await fn(input, ...more);
         call.output = structuredClone(out);
         // The wave wait answers a cancel with what it did (end 'Cancelled') instead of throwing.
         if (Context.current().cancellationSignal.aborted) call.cancelled = true;

@@ -23,7 +23,8 @@ describe('cycle', () => {
     expect(parse('cycle workers -n team-a')).toMatchObject({ cmd: 'cycle', nodeGroup: 'workers', namespace: 'team-a' });
     expect(parse('cycle workers --namespace team-a')).toMatchObject({ namespace: 'team-a' });
     expect(parse('cycle -n team-a workers')).toMatchObject({ nodeGroup: 'workers', namespace: 'team-a' });
-    expect(parse('cycle workers')).toMatchObject({ namespace: 'default', follow: true, dryRun: false });
+    expect(parse('cycle workers')).toMatchObject({ namespace: 'default', namespaceSet: false, follow: true, dryRun: false });
+    expect(parse('cycle workers -n default')).toMatchObject({ namespace: 'default', namespaceSet: true });
   });
 
   test('reads every option', () => {
@@ -31,6 +32,7 @@ describe('cycle', () => {
       cmd: 'cycle',
       nodeGroup: 'workers',
       namespace: 'default',
+      namespaceSet: false,
       name: 'r1',
       nodes: ['a', 'b'],
       concurrency: 2,

@@ -4,7 +4,7 @@ import { jest } from '@jest/globals';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { FAILPOINTS, failpoint, shouldFire, type FailpointName } from '../../shared/failpoint.js';
+import { drainCaller, FAILPOINTS, failpoint, shouldFire, type FailpointName } from '../../shared/failpoint.js';
 
 const ROOT = join(import.meta.dirname, '../..');
 const P: FailpointName = 'worker.drain.after-cordon';
@@ -69,4 +69,11 @@ test('at least 20 points; every registered point is placed exactly once in activ
   expect(uses.filter((u) => u.file.startsWith('workflows/') || u.file.startsWith('worker/'))).toEqual([]);
   expect(uses.map((u) => u.name).sort()).toEqual([...names].sort());
   for (const u of uses) expect(`${u.name} in ${u.file.split('/')[0]}`).toBe(`${u.name} in ${u.name.startsWith('bridge.') ? 'starter' : 'activities'}`);
+});
+
+test('a drain\'s points tell its caller by the workflow ID: a NodeMaintenance\'s, the CLI\'s, else a cycle\'s', () => {
+  expect(drainCaller('nm-node/n1/drain')).toBe('maintenance');
+  expect(drainCaller('drain/n1')).toBe('cli');
+  expect(drainCaller('cnr/ns/r/uid/node/n1/drain')).toBe('cycle');
+  expect(drainCaller(undefined)).toBe('cycle');
 });

@@ -55,6 +55,31 @@ test('node-after-drain fails when the node is deleted with a pod the drain had t
   expect(failing(ev)).toEqual(['node-after-drain']);
 });
 
+test('node-after-drain fails when the node is deleted before its VolumeAttachment was gone (audit delete, or the detach record)', () => {
+  const vaDelete = (name: string, s: number): AuditEvent => ({ verb: 'delete', stage: 'ResponseComplete', requestReceivedTimestamp: at(s), objectRef: { resource: 'volumeattachments', name }, responseStatus: { code: 200 }, userAgent: 'attacher' });
+  const ok = clean();
+  ok.volumes = [{ name: 'va-1', node: 'n1' }];
+  ok.audit.splice(ok.audit.findIndex((e) => e.objectRef?.resource === 'nodes'), 0, vaDelete('va-1', 5.5));
+  expect(failing(ok)).toEqual([]);
+  expect(judge(ok).find((v) => v.name === 'node-after-drain')!.detail).toBe('1 nodes deleted after their drain and 1 volume detach');
+
+  const late = clean();
+  late.volumes = [{ name: 'va-1', node: 'n1' }];
+  late.audit.push(vaDelete('va-1', 6.5)); // the node went at 6
+  expect(failing(late)).toEqual(['node-after-drain']);
+  expect(judge(late).find((v) => v.name === 'node-after-drain')!.detail).toBe('n1 deleted with VolumeAttachment va-1 still on it');
+
+  const never = clean();
+  never.volumes = [{ name: 'va-1', node: 'n1' }, { name: 'va-2', node: 'n2' }]; // n2 is not deleted: not judged
+  expect(failing(never)).toEqual(['node-after-drain']);
+
+  const recorded = clean(); // no audit record (an older audit policy): the detach seen by the runner counts
+  recorded.volumes = [{ name: 'va-1', node: 'n1', detachedAtMs: T0 + 5800 }];
+  expect(failing(recorded)).toEqual([]);
+  recorded.volumes[0]!.detachedAtMs = T0 + 6200;
+  expect(failing(recorded)).toEqual(['node-after-drain']);
+});
+
 test('evicted-once fails on a pod evicted twice, and on a controller evicted more than its pods plus 3 returns', () => {
   const ev = clean();
   ev.audit.push(evict('a-1', 1.5));
@@ -67,10 +92,11 @@ test('evicted-once fails on a pod evicted twice, and on a controller evicted mor
   expect(failing(returns)).toEqual([]);
 });
 
-test('nothing-stranded fails on a cordoned or detached node, or an instance detached or not InService', () => {
+test('nothing-stranded fails on a cordoned, detached or maintenance-held node, or an instance detached or not InService', () => {
   for (const change of [
     (e: Evidence) => (e.nodesAtEnd[0]!.unschedulable = true),
     (e: Evidence) => (e.nodesAtEnd[0]!.detached = true),
+    (e: Evidence) => (e.nodesAtEnd[0]!.held = true),
     (e: Evidence) => (e.cloud!.detachedRunning = ['i-1']),
     (e: Evidence) => (e.cloud!.notInService = ['i-2 (Standby)']),
   ]) {

@@ -7,8 +7,8 @@ import {
   CancellationScope,
   executeChild,
   isCancellation,
-  getExternalWorkflowHandle,
   patched,
+  getExternalWorkflowHandle,
   setCurrentDetails,
   setHandler,
   sleep,
@@ -16,6 +16,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { CycleNodePhase } from '../../api/cycle-node-request.js';
+import { ownersText, PRE_TERMINATE_HOOK_PREFIX } from '../../api/lifecycle-hooks.js';
 import type { DrainOptionsInput } from '../../api/drain-options.js';
 import type { GroupNode, ResolvedCycle } from '../../activities/cycle/resolve.js';
 import { drainWorkflow } from '../drain/drain.js';
@@ -209,13 +210,46 @@ async function drainNode({ input, deadline, phase, fail }: NodeCycle): Promise<D
   return (await drain).status;
 }
 
-/** DeletingNode, TerminatingNode: the old node goes (its replacement is already up). */
-async function takeAway({ input, phase }: NodeCycle): Promise<void> {
+/**
+ * DeletingNode, TerminatingNode: the old node goes (its replacement is already up). Pre-terminate
+ * hooks hold it first: they live on the Node, which is deleted before its instance is terminated, so
+ * the delete is where they are checked (`deleteNode` deletes nothing while one is there).
+ */
+async function takeAway(c: NodeCycle): Promise<void> {
+  const { input, phase } = c;
   const { node } = input;
   phase('DeletingNode', undefined, true);
-  await act.deleteNode.executeWithOptions({ summary: `delete Node ${node.name}` }, [node.name]);
+  if (patched('cycle-pre-terminate-hooks')) {
+    for (;;) {
+      const d = await act.deleteNode.executeWithOptions({ summary: `delete Node ${node.name}` }, [node.name, { unlessHooked: true }]);
+      if (!d.hooks?.length) break;
+      await waitForPreTerminateHooks(c, d.hooks);
+    }
+  } else {
+    await act.deleteNode.executeWithOptions({ summary: `delete Node ${node.name}` }, [node.name]);
+  }
   // Issue 15: deleted, so no longer disrupted: give the request's NodeDisruptionBudget slot back.
   if (patched('node-disruption-budget')) await act.releaseDisruption.executeWithOptions({ summary: `release the budget slot of ${node.name}` }, [{ holder: input.parentId, nodes: [node.name] }]);
   phase('TerminatingNode', undefined, true);
   await act.terminateInstance.executeWithOptions({ summary: `terminate ${node.providerID}` }, [{ provider: input.provider, providerID: node.providerID }]);
+}
+
+/** One window of the wait for pre-terminate hooks: bounded activities, so a week's hold is a few hundred events. */
+const HOOK_WINDOW_MS = 30 * 60_000;
+
+/** DeletingNode, held: until no pre-terminate hook is on the node (then the delete looks again), within cyclingTimeout. */
+async function waitForPreTerminateHooks({ input, st, deadline, phase, fail }: NodeCycle, owners: string[]): Promise<void> {
+  const { node } = input;
+  const waiting = preTerminateMessage(node.name, owners);
+  if (st.message !== waiting) phase('DeletingNode', waiting); // reported at once, and again only when the owners change
+  const left = deadline - Date.now();
+  if (left <= 0) await fail(`cyclingTimeout reached waiting for pre-terminate hooks: ${ownersText(owners)}`);
+  await waits.waitForLifecycleHooks.executeWithOptions({ summary: `waiting for pre-terminate hooks: ${ownersText(owners)}` }, [
+    { nodeName: node.name, stage: 'pre-terminate', timeoutMs: Math.min(HOOK_WINDOW_MS, left) },
+  ]);
+}
+
+/** The node's status message while pre-terminate hooks hold it. */
+export function preTerminateMessage(nodeName: string, owners: string[]): string {
+  return `waiting for pre-terminate hooks: ${ownersText(owners)} (Node ${nodeName} has annotations ${PRE_TERMINATE_HOOK_PREFIX}<owner>; it is neither deleted nor terminated until their owners remove them)`;
 }

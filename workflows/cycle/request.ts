@@ -642,7 +642,8 @@ export class Request {
 
   private render(): void {
     const { request } = this.input;
-    const lines = this.st.nodes.slice(0, DETAIL_LINES).map((n) => `- \`${n.nodeName}\` ${n.phase}${n.drainMessage && n.phase === 'DrainingPods' ? `: ${n.drainMessage.split('\n').slice(0, 3).join(' ')}` : ''}`);
+    const said = (n: CycleNodeStatus) => (n.phase === 'DrainingPods' ? n.drainMessage?.split('\n').slice(0, 3).join(' ') : ended(n.phase) ? undefined : n.message);
+    const lines = this.st.nodes.slice(0, DETAIL_LINES).map((n) => `- \`${n.nodeName}\` ${n.phase}${said(n) ? `: ${said(n)}` : ''}`);
     if (this.st.nodes.length > DETAIL_LINES) lines.push(`- … ${this.st.nodes.length - DETAIL_LINES} more`);
     setCurrentDetails(
       [`**${request.namespace}/${request.name}**: ${this.st.phase} — ${this.st.nodesCycled}/${this.st.nodesTotal} nodes cycled`, this.st.message, ...lines].filter(Boolean).join('\n'),

@@ -46,6 +46,7 @@ import { ReturnsLedger, type ReturnsCarry, type ReturnsVerdict } from './returns
 import { latestOnly, whenSettled, type ProgressReporter } from '../progress.js';
 import { NodesAttr, PhaseAttr } from '../search-attributes.js';
 import { longSteps, steps } from '../proxies.js';
+import { ownersText } from '../../api/lifecycle-hooks.js';
 
 const act = steps;
 // Evictions heartbeat per pod; waits every 5 s.
@@ -245,6 +246,10 @@ export class Drain {
     }
     if (snap.heldBy.length) return this.hold(snap);
     this.st.heldBy = [];
+    // Pre-drain lifecycle hooks: nothing is cordoned or evicted while one is on the node. Patched: a
+    // drain that started before hooks existed never saw them (its recorded classify has none).
+    if (snap.node.preDrainHooks?.length && patched('drain-pre-drain-hooks')) return this.holdForHooks(snap.node.preDrainHooks);
+    delete this.st.hooks;
     this.st.startedAt ??= new Date().toISOString();
     this.fresh = snap;
     return 'Cordoning';
@@ -393,6 +398,15 @@ export class Drain {
     this.publish();
     const summary = `held by ${snap.heldBy.length === 1 ? 'an invalid DrainRule' : `${snap.heldBy.length} invalid DrainRules`}: waiting for a fix or deletion`;
     await this.untilWoken(() => waits.waitForDrainRuleChange.executeWithOptions({ summary }, [{ timeoutMs: MAX_WINDOW_MS, since: snap.drainRulesSeen }]));
+    return this.st.phase;
+  }
+
+  /** Pre-drain hooks on the node: touch nothing until their owners remove them (or a signal), then read again. */
+  private async holdForHooks(owners: string[]): Promise<DrainPhase> {
+    this.st.hooks = owners;
+    this.publish();
+    const summary = `waiting for pre-drain hooks: ${ownersText(owners)}`;
+    await this.untilWoken(() => waits.waitForLifecycleHooks.executeWithOptions({ summary }, [{ nodeName: this.node, stage: 'pre-drain', timeoutMs: MAX_WINDOW_MS }]));
     return this.st.phase;
   }
 

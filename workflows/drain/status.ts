@@ -5,6 +5,7 @@
 import type { WavePlan } from './waves.js';
 import { podKey, truncate } from '../../shared/drain.js';
 import { entryString } from '../../api/drain-plan.js';
+import { ownersText, PRE_DRAIN_HOOK_PREFIX } from '../../api/lifecycle-hooks.js';
 import type { DrainTargets } from '../messages.js';
 import type { NodeCounts } from '../maintenance/types.js';
 
@@ -47,6 +48,8 @@ export interface DrainStatus {
   returning: Array<{ pod: string; reason: string }>;
   /** Invalid DrainRules that hold the drain (nothing is evicted until they are fixed or deleted). */
   heldBy: string[];
+  /** Owners of the pre-drain lifecycle hooks the drain waits for (nothing cordoned or evicted meanwhile); absent when none. */
+  hooks?: string[];
   forced: ForcedAction[];
   warnings: Array<{ pod: string; warning: string }>;
   volumes?: { message: string; timedOut: boolean };
@@ -120,12 +123,16 @@ const heldLines = (s: DrainStatus) => [
   ...(s.heldBy.length > 3 ? [`* ... (${s.heldBy.length - 3} more)`] : []),
 ];
 
+const hooksLine = (s: DrainStatus) =>
+  `waiting for pre-drain hooks: ${ownersText(s.hooks!)} (Node ${s.node} has annotations ${PRE_DRAIN_HOOK_PREFIX}<owner>; no pod is evicted until their owners remove them)`;
+
 const returningLine = (r: DrainStatus['returning']) =>
   r.length ? [`* ${pods(r.length)} ${truncate(r.map((x) => x.pod))}: ${r[0]!.reason}${r.length > 1 ? ' (and others alike)' : ''}`] : [];
 
 /** Cluster API's drain condition message shape (research/drain.md §A.6). */
 export function drainMessage(s: DrainStatus): string {
   if (s.heldBy.length && s.phase !== 'Drained' && s.phase !== 'Failed') return heldLines(s).join('\n');
+  if (s.hooks?.length && s.phase === 'Pending') return hooksLine(s);
   if (s.phase === 'Drained' && s.nodeGone === 'before') return `Node ${s.node} not found; nothing to drain`;
   if (s.phase === 'Drained') {
     const done = [`Drain completed: ${s.evicted} ${pods(s.evicted)} evicted${s.forced.length ? `, ${s.forced.length} forced` : ''}`];
@@ -162,6 +169,7 @@ export function drainMarkdown(s: DrainStatus): string {
     out.push(`- targets #${s.targets.seq}${s.targets.final ? ' (final)' : ''}: ${targetsText(s.targets)}${s.finished ? ', **finished**' : ''}`);
     if (s.counts) out.push(`- pods: ${s.counts.podsPendingEvictionRequest} pending, ${s.counts.activeEvictionRequests} leaving (${s.counts.podsBlocked} blocked), ${s.counts.podsKept} kept`);
   }
+  if (s.hooks?.length && s.phase === 'Pending') out.push(`- **waiting for pre-drain hooks**: ${s.hooks.map((h) => `\`${h}\``).join(', ')} (annotations \`${PRE_DRAIN_HOOK_PREFIX}<owner>\`)`);
   if (s.heldBy.length) out.push(`- **held** by invalid DrainRules (fix or delete them to resume):`, ...s.heldBy.map((h) => `  - ${h}`));
   if (s.completedWaves.length) out.push(`Waves done: ${s.completedWaves.join(', ')}`);
   if (s.wave?.evicting.length) out.push(`- leaving (${s.wave.evicting.length}): ${truncate(s.wave.evicting, 5)}`);

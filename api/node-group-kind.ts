@@ -1,0 +1,64 @@
+// NodeGroup (slipway.dev/v1alpha1, cluster-scoped): Cyclops's NodeGroup. A CycleNodeRequest template
+// for one cloud node group (or several), which the CLI's `cycle <NodeGroup>` and the drift observer
+// turn into requests. The observer (workflows/node-group/observer.ts) looks every `interval` for
+// nodes whose instance no longer matches the group's launch template, and creates one request from
+// the template for them, never a second while one is running for the NodeGroup.
+// (api/node-groups.ts is about the cloud groups a request names; this is the Kubernetes kind.)
+import { z } from 'zod';
+import { CycleNodeRequestSpec, Condition } from './cycle-node-request.js';
+import { DNS_LABEL_PATTERN } from './label-selector.js';
+import { patterned } from './admission.js';
+import { duration, DURATION_BOUNDS } from './duration.js';
+
+export const NODE_GROUP = { group: 'slipway.dev', version: 'v1alpha1', kind: 'NodeGroup', plural: 'nodegroups', singular: 'nodegroup' } as const;
+
+/** Annotation on a NodeGroup: `disabled` stops its drift observer (it still reports, and creates nothing). */
+export const DRIFT_OBSERVER_ANNOTATION = 'slipway.dev/drift-observer';
+/** Label on the CycleNodeRequests made from a NodeGroup (by the observer or the CLI): the NodeGroup's name. */
+export const FROM_NODE_GROUP_LABEL = 'slipway.dev/from-node-group';
+/** Label on kwok Nodes: the template hash they were launched with (the kwok provider's launch template version). */
+export const TEMPLATE_HASH_LABEL = 'slipway.dev/template-hash';
+/** Annotation on kwok Nodes: their group's template hash now (kwok has no group object; `stack/kwok/nodes.ts` setKwokTemplateHash sets it on every member). */
+export const GROUP_TEMPLATE_HASH_ANNOTATION = 'slipway.dev/group-template-hash';
+
+const NamespaceName = patterned(DNS_LABEL_PATTERN, 63, 'a namespace name (a DNS label: lowercase letters, digits and "-")');
+
+export const DriftObserverSettings = z.object({
+  /** Look for drift at most this often. */
+  interval: duration(DURATION_BOUNDS.driftObserverInterval).default('5m'),
+});
+export type DriftObserverSettings = z.infer<typeof DriftObserverSettings>;
+
+export const NodeGroupSpec = z.object({
+  /** The namespace its CycleNodeRequests are created in. */
+  requestNamespace: NamespaceName.default('default'),
+  /** The CycleNodeRequest spec to cycle this group with (node group names, selector, cycle settings, health checks, drain). */
+  template: CycleNodeRequestSpec,
+  /** The drift observer; absent: no observer (the template is for the CLI only). */
+  driftObserver: DriftObserverSettings.optional(),
+});
+export type NodeGroupSpec = z.infer<typeof NodeGroupSpec>;
+export type NodeGroupSpecInput = z.input<typeof NodeGroupSpec>;
+
+export const NodeGroupStatus = z.object({
+  /** When the observer last looked. */
+  observedTime: z.string().optional(),
+  /** Nodes whose instance does not match the group's launch template, and why (at the last look). */
+  driftedNodes: z.array(z.object({ name: z.string(), reason: z.string() })).max(1000).optional(),
+  /** The request made for the drift (running, or the last one). */
+  lastRequest: z.string().optional(),
+  message: z.string().optional(),
+  conditions: z.array(Condition).optional(),
+});
+export type NodeGroupStatus = z.infer<typeof NodeGroupStatus>;
+
+export interface NodeGroupObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: { name: string; uid?: string; resourceVersion?: string; annotations?: Record<string, string>; generation?: number };
+  spec?: unknown;
+  status?: NodeGroupStatus;
+}
+
+/** The observer of this NodeGroup is switched off by its annotation. */
+export const observerDisabled = (o: { metadata: { annotations?: Record<string, string> } }) => o.metadata.annotations?.[DRIFT_OBSERVER_ANNOTATION] === 'disabled';
