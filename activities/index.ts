@@ -6,6 +6,7 @@ import { createProviders, defaultProviderName } from './providers/index.js';
 import type { NodeGroupProvider } from './providers/types.js';
 import { createInventoryActivities } from './inventory.js';
 import { createMaintenanceActivities } from './maintenance/index.js';
+import { createBudgetActivities } from './budget/index.js';
 import { createNodeGroupActivities } from './node-group/observe.js';
 
 export interface ActivityDeps {
@@ -23,6 +24,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createInventoryActivities(deps.kube),
     ...createDrainActivities(deps.kube),
     ...createMaintenanceActivities(deps.kube),
+    ...createBudgetActivities(deps.kube),
     ...createCycleActivities(deps.kube, providers, defaultProvider),
     ...createNodeGroupActivities(deps.kube, providers, defaultProvider),
   };

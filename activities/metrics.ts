@@ -66,3 +66,11 @@ export function forcedActionRecorded(eventReason: string): void {
   else if (eventReason === 'DrainForceDeletedPod') podsForceDeleted.inc({ trigger: 'operator' });
   else if (eventReason === 'DrainDeletedPodAfterTimeout') podsForceDeleted.inc({ trigger: 'timeout' });
 }
+
+/** Distinct nodes each NodeDisruptionBudget's ledger holds as disrupted, as of this worker's last write to it. */
+export const budgetDisruptedNodes = new Gauge({
+  name: 'slipway_budget_disrupted_nodes',
+  help: 'Nodes a NodeDisruptionBudget counts as disrupted (status.disruptedNodes), as of the last ledger write by this worker.',
+  labelNames: ['budget'] as const,
+  registers: [workerRegistry],
+});

@@ -4,6 +4,7 @@ import type { CrdDefinition } from './crd.js';
 import { CYCLE_NODE_REQUEST, CYCLE_NODE_STATUS, CycleNodeRequestSpec, immutableSpecRules, CycleNodeRequestStatus, CycleNodeStatusSpec, CycleNodeStatusStatus } from './cycle-node-request.js';
 import { DRAIN_RULE, DrainRuleSpec, drainRulePolicies } from './drain-rule.js';
 import { EVACUATION, EvacuationSpec, EvacuationStatus } from './evacuation.js';
+import { NODE_DISRUPTION_BUDGET, NodeDisruptionBudgetSpec, NodeDisruptionBudgetStatus } from './node-disruption-budget.js';
 import { NODE_GROUP, NodeGroupSpec, NodeGroupStatus } from './node-group-kind.js';
 import { NODE_MAINTENANCE, NodeMaintenanceSpec, NodeMaintenanceStatus, nodeMaintenancePolicies } from './node-maintenance.js';
 
@@ -76,6 +77,24 @@ export const CRDS: CrdDefinition[] = [
       { name: 'Nodes', type: 'integer', jsonPath: '.status.selectedNodes' },
       { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
       { name: 'Reason', type: 'string', jsonPath: '.spec.reason', priority: 1 },
+    ],
+  },
+  {
+    kind: NODE_DISRUPTION_BUDGET.kind,
+    plural: NODE_DISRUPTION_BUDGET.plural,
+    singular: NODE_DISRUPTION_BUDGET.singular,
+    shortNames: ['snb'],
+    scope: 'Cluster',
+    categories: CATEGORIES,
+    spec: NodeDisruptionBudgetSpec,
+    status: NodeDisruptionBudgetStatus,
+    printerColumns: [
+      { name: 'Max', type: 'string', jsonPath: '.spec.maxDisrupted' },
+      { name: 'Limit', type: 'integer', jsonPath: '.status.limit.nodes' },
+      { name: 'Disrupted', type: 'integer', jsonPath: '.status.disruptedNodes' },
+      { name: 'Selected', type: 'integer', jsonPath: '.status.limit.selectedNodes', priority: 1 },
+      { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+      { name: 'Why', type: 'string', jsonPath: '.status.limit.reason', priority: 1 },
     ],
   },
   {

@@ -26,7 +26,7 @@ export function stubCluster(count: number, group = 'stub-group'): StubCluster {
   return { nodes, calls: new Map(), terminated: new Map(), uncordoned: [], detached: [] };
 }
 
-type Stubbed = Pick<Activities, 'resolveCycle' | 'claimNodes' | 'detachNodes' | 'waitForReplacements' | 'protectFromScaleDown' | 'releaseScaleDown' | 'cordonNode' | 'uncordonNode' | 'instanceExists' | 'classifyPods' | 'waitForVolumeDetach' | 'deleteNode' | 'terminateInstance' | 'healNodes' | 'healthCheckNodes'>;
+type Stubbed = Pick<Activities, 'resolveCycle' | 'claimNodes' | 'acquireDisruption' | 'releaseDisruption' | 'detachNodes' | 'waitForReplacements' | 'protectFromScaleDown' | 'releaseScaleDown' | 'cordonNode' | 'uncordonNode' | 'instanceExists' | 'classifyPods' | 'waitForVolumeDetach' | 'deleteNode' | 'terminateInstance' | 'healNodes' | 'healthCheckNodes'>;
 
 export function stubActivities(c: StubCluster): Stubbed {
   let replacements = 0;
@@ -43,6 +43,9 @@ export function stubActivities(c: StubCluster): Stubbed {
     })),
     // No NodeMaintenance holds a stub node: every claim goes through.
     claimNodes: count('claimNodes', (i: { nodes: string[] }) => ({ claimed: i.nodes, gone: [] as string[], held: [] })),
+    // No NodeDisruptionBudget limits a stub node: every slot is granted.
+    acquireDisruption: count('acquireDisruption', (i: { nodes: string[] }) => ({ granted: i.nodes, waiting: [] as Array<{ node: string; reason: string }> })),
+    releaseDisruption: count('releaseDisruption', (i: { nodes: string[] }) => ({ released: i.nodes.length })),
     detachNodes: count('detachNodes', (i: { nodes: GroupNode[] }) => {
       c.detached.push(...i.nodes.map((n) => n.name));
       return { detached: i.nodes.map((n) => n.name), gone: [] };

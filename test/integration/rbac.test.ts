@@ -225,10 +225,10 @@ const KINDS: Record<string, [string, string, string?]> = {
   VolumeAttachment: ['storage.k8s.io', 'volumeattachments'],
 };
 
-/** Custom objects: the kind a file's calls address is the one whose constant it names (`DRAIN_RULE.plural`, `NODE_GROUP.plural`, ...). */
-const CUSTOM_KINDS: Record<string, string> = { DRAIN_RULE: 'drainrules', NODE_MAINTENANCE: 'nodemaintenances', EVACUATION: 'evacuations', NODE_GROUP: 'nodegroups', CYCLE_NODE_REQUEST: 'cyclenoderequests' };
+/** Custom objects: the kind a file's calls address is the one whose constant it names (`DRAIN_RULE.plural`, `NODE_GROUP.plural`, `NODE_DISRUPTION_BUDGET.plural`, ...). */
+const CUSTOM_KINDS: Record<string, string> = { DRAIN_RULE: 'drainrules', NODE_MAINTENANCE: 'nodemaintenances', EVACUATION: 'evacuations', NODE_GROUP: 'nodegroups', CYCLE_NODE_REQUEST: 'cyclenoderequests', NODE_DISRUPTION_BUDGET: 'nodedisruptionbudgets' };
 
-const CLUSTER_SCOPED = new Set(['nodes', 'namespaces', 'persistentvolumes', 'volumeattachments', 'drainrules', 'nodemaintenances', 'nodegroups']);
+const CLUSTER_SCOPED = new Set(['nodes', 'namespaces', 'persistentvolumes', 'volumeattachments', 'drainrules', 'nodemaintenances', 'nodegroups', 'nodedisruptionbudgets']);
 
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((e) => {

@@ -29,6 +29,8 @@ export class FakeCycle extends CallLog {
   preTerminationFailures: string[] = [];
   /** Nodes a NodeMaintenance holds (claimNodes sets them aside); delete one to let the cycle have it. */
   readonly maintenanceHolds = new Map<string, Omit<HeldNode, 'node'>>();
+  /** A NodeDisruptionBudget over every node of the group (undefined: none): node → holder. */
+  budget?: { limit: number; disrupted: Map<string, string>; most: number };
   /** Pre-terminate hook owners per node (pre-drain ones are the drain's: `drains.get(n).node.preDrainHooks`); empty them to release. */
   readonly preTerminateHooks = new Map<string, string[]>();
   private created = 0;
@@ -136,6 +138,25 @@ export class FakeCycle extends CallLog {
         return { owners: [...owners()], nodeGone: false };
       }),
       terminateInstance: step('terminateInstance', () => ({ alreadyGone: false })),
+      acquireDisruption: step('acquireDisruption', (input: { holder: string; nodes: string[] }) => {
+        const b = this.budget;
+        if (!b) return { granted: input.nodes, waiting: [] };
+        const granted: string[] = [];
+        const waiting: Array<{ node: string; reason: string }> = [];
+        for (const node of input.nodes) {
+          if (b.disrupted.has(node) || b.disrupted.size < b.limit) {
+            b.disrupted.set(node, input.holder);
+            granted.push(node);
+          } else waiting.push({ node, reason: `waiting for NodeDisruptionBudget fake: ${b.disrupted.size} of ${b.limit} nodes disrupted` });
+        }
+        b.most = Math.max(b.most, b.disrupted.size);
+        return { granted, waiting };
+      }),
+      releaseDisruption: step('releaseDisruption', (input: { holder: string; nodes: string[] }) => {
+        let released = 0;
+        for (const n of input.nodes) if (this.budget?.disrupted.get(n) === input.holder && this.budget.disrupted.delete(n)) released++;
+        return { released };
+      }),
     };
   }
 }

@@ -228,6 +228,8 @@ async function takeAway(c: NodeCycle): Promise<void> {
   } else {
     await act.deleteNode.executeWithOptions({ summary: `delete Node ${node.name}` }, [node.name]);
   }
+  // Issue 15: deleted, so no longer disrupted: give the request's NodeDisruptionBudget slot back.
+  if (patched('node-disruption-budget')) await act.releaseDisruption.executeWithOptions({ summary: `release the budget slot of ${node.name}` }, [{ holder: input.parentId, nodes: [node.name] }]);
   phase('TerminatingNode', undefined, true);
   await act.terminateInstance.executeWithOptions({ summary: `terminate ${node.providerID}` }, [{ provider: input.provider, providerID: node.providerID }]);
 }

@@ -57,6 +57,8 @@ const SEARCH_ATTRIBUTE_BYTES = 2_000;
 /** Lines of per-node detail in the Web UI (a 5,000-node request would render 5,000). */
 const DETAIL_LINES = 200;
 /** Nodes held by a NodeMaintenance are tried again after 5 s, backing off to 30 s (NM-7.6). */
+/** How often a request whose next nodes have no NodeDisruptionBudget slot asks again. */
+const BUDGET_RETRY_MS = 5_000;
 const heldRetryMs = (attempt: number) => Math.min(30_000, 5_000 * 2 ** Math.min(attempt, 3));
 
 export interface CycleRequestRun extends CycleRequestInput {
@@ -109,6 +111,10 @@ export interface RequestCarry {
   heldTries?: number;
   /** The run that claims nodes before it touches them (false only for workflows begun before claims existed). */
   claims?: boolean;
+  /** The run that takes a NodeDisruptionBudget slot for each node before its batch (false for workflows begun before budgets). */
+  budgets?: boolean;
+  /** Why the last batch could not take more nodes: the first budget without room. */
+  budgetWait?: string;
 }
 
 type Step = Exclude<CycleRequestPhase, 'Successful' | 'Failed'>;
@@ -281,7 +287,7 @@ export class Request {
       return 'Initialised';
     }
     const nodes = await this.claimBatch(this.c.concurrency - this.c.active.length);
-    if (!nodes.length) return this.waitForHeld();
+    if (!nodes.length) return this.c.budgetWait ? this.waitForBudget() : this.waitForHeld();
     this.phase('Initialised', '');
     this.c.batch = { nodes, replacements: [], toCordon: [], toStart: [] };
     upsertSearchAttributes([{ key: NodesAttr, value: fitting(nodes) }]);
@@ -296,17 +302,58 @@ export class Request {
   private async claimBatch(free: number): Promise<string[]> {
     this.c.claims ??= patched('cycle-claims-nodes');
     if (!this.c.claims) return this.c.queue.splice(0, free);
+    this.c.budgets ??= patched('node-disruption-budget');
+    this.c.budgetWait = undefined;
     const batch: string[] = [];
     while (batch.length < free && this.c.queue.length) {
-      const candidates = this.c.queue.splice(0, free - batch.length);
+      let candidates = this.c.queue.splice(0, free - batch.length);
+      if (this.c.budgets) candidates = await this.takeBudgetSlots(candidates);
+      if (!candidates.length) break;
       const r = await act.claimNodes.executeWithOptions({ summary: `claim ${candidates.join(', ')}` }, [{ requestKey: this.key, nodes: candidates }]);
       for (const name of r.gone) this.done(name, 'node was removed by someone else');
       this.c.inFlight.push(...r.claimed);
       batch.push(...r.claimed);
       (this.c.held ??= []).push(...r.held);
+      const notTaken = [...r.gone, ...r.held.map((h) => h.node)];
+      if (this.c.budgets && notTaken.length) await this.releaseBudgetSlots(notTaken);
+      if (this.c.budgetWait) break;
     }
     if (batch.length) this.c.heldTries = 0;
     return batch;
+  }
+
+  /**
+   * Issue 15: a node enters a batch only with a slot in every NodeDisruptionBudget that selects it
+   * (taken before the detach, so no replacement is bought for a node that would then wait). Nodes
+   * without room go back to the front of the queue, their reason in their status; the request
+   * holds a slot from here until the node is deleted (its cycle releases it) or healed.
+   */
+  private async takeBudgetSlots(candidates: string[]): Promise<string[]> {
+    const r = await act.acquireDisruption.executeWithOptions({ summary: `disruption budget slots for ${candidates.join(', ')}` }, [{ holder: this.selfId, nodes: candidates }]);
+    if (r.waiting.length) {
+      this.c.queue.unshift(...r.waiting.map((w) => w.node));
+      this.c.budgetWait = r.waiting[0]!.reason;
+      for (const w of r.waiting) {
+        const n = this.index.get(w.node);
+        if (n && n.phase === 'Pending') n.message = w.reason;
+      }
+    }
+    for (const name of r.granted) {
+      const n = this.index.get(name);
+      if (n && n.phase === 'Pending' && n.message?.startsWith('waiting for NodeDisruptionBudget')) n.message = undefined;
+    }
+    return r.granted;
+  }
+
+  private async releaseBudgetSlots(nodes: string[]): Promise<void> {
+    await act.releaseDisruption.executeWithOptions({ summary: `release disruption budget slots of ${nodes.length} nodes` }, [{ holder: this.selfId, nodes }]);
+  }
+
+  /** No node could take a budget slot: say why, look again in 5 s (a freed slot is taken in arrival order). */
+  private async waitForBudget(): Promise<Next> {
+    if (this.c.budgetWait !== this.st.message) this.say(this.c.budgetWait!);
+    await this.waitForCycles(() => false, BUDGET_RETRY_MS);
+    return 'Initialised';
   }
 
   /**
@@ -438,6 +485,7 @@ export class Request {
   }
 
   private async succeed(): Promise<Next> {
+    if (this.c.budgets) await this.releaseBudgetSlots(this.st.nodes.map((n) => n.nodeName)); // anything a lost report left
     await this.locks.release();
     this.countCycled();
     this.phase('Successful', `${this.st.nodesCycled} ${this.st.nodesCycled === 1 ? 'node' : 'nodes'} cycled`);
@@ -468,6 +516,7 @@ export class Request {
         if (this.overBudget()) return 'Healing';
       }
       await act.releaseScaleDown.executeWithOptions({ summary: 'release scale-down protection' }, [{ requestKey: this.key }]);
+      if (this.c.budgets) await this.releaseBudgetSlots(this.st.nodes.map((n) => n.nodeName)); // waiting entries too
       await this.locks.release(); // only now: another request must not take the group mid-healing
       this.phase('Failed');
       this.st.completedAt = new Date().toISOString();
@@ -497,6 +546,7 @@ export class Request {
     // healNodes uncordons before it drops the claim (NM-7.7); a run from before claims also
     // uncordons here (idempotent; a missing node is fine).
     if (!this.c.claims) await Promise.all(nodes.map((n) => act.uncordonNode.executeWithOptions({ summary: `uncordon ${n.name}` }, [n.name])));
+    if (this.c.budgets && nodes.length) await this.releaseBudgetSlots(nodes.map((n) => n.name)); // uncordoned: no longer disrupted
     for (const n of nodes) {
       const phase = this.index.get(n.name)?.phase;
       if (phase !== 'Failed' || this.c.cancelled.includes(n.name)) this.mark(n.name, 'Failed', 'healed: back in its group, uncordoned');

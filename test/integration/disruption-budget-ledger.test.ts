@@ -1,0 +1,149 @@
+// The NodeDisruptionBudget ledger on the local stack (activities/budget/): the budget's status is
+// the record, written with the resourceVersion, so holders racing for the last slots never exceed
+// the limit; arrival order is kept; re-acquiring and releasing are idempotent; leaked entries
+// (node gone, holder closed, silent waiter) are dropped; an invalid budget admits nothing; the CRD
+// refuses bad specs at admission in the same words as zod.
+import { CustomObjectsApi } from '@kubernetes/client-node';
+import { GROUP, VERSION } from '../../api/crd.js';
+import { NODE_DISRUPTION_BUDGET, type NodeDisruptionBudgetSpecInput, type NodeDisruptionBudgetStatus } from '../../api/node-disruption-budget.js';
+import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
+import { createBudgetActivities, type HolderState } from '../../activities/budget/index.js';
+import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
+import { deleteGroupNodes, testCluster, uniqueName } from '../support/cluster.js';
+
+const c = testCluster();
+const custom = c.config.makeApiClient(CustomObjectsApi);
+const where = { group: GROUP, version: VERSION, plural: NODE_DISRUPTION_BUDGET.plural };
+const group = uniqueName('it-nb');
+const budgets: string[] = [];
+let nodes: string[] = [];
+const closed = new Set<string>();
+const holderState = async (h: string): Promise<HolderState> => (closed.has(h) ? 'closed' : 'running');
+let clock = Date.now();
+const act = createBudgetActivities(c, { holderState, now: () => clock });
+
+beforeAll(async () => {
+  nodes = await ensureFakeNodeGroup(c.core, group, 5, { zone: 'us-east-1a' });
+}, 90_000);
+afterEach(async () => {
+  // Every budget selects the same nodes: each test starts with none.
+  for (const name of budgets.splice(0)) await custom.deleteClusterCustomObject({ ...where, name }).catch(() => undefined);
+  clock = Date.now();
+});
+afterAll(() => deleteGroupNodes(c, group), 60_000);
+
+async function budget(spec: Omit<NodeDisruptionBudgetSpecInput, 'nodeSelector'>, prefix = 'it-nb'): Promise<string> {
+  const name = uniqueName(prefix);
+  budgets.push(name);
+  await custom.createClusterCustomObject({ ...where, body: { apiVersion: `${GROUP}/${VERSION}`, kind: NODE_DISRUPTION_BUDGET.kind, metadata: { name }, spec: { nodeSelector: { matchLabels: { [NODE_GROUP_LABEL]: group } }, ...spec } } });
+  return name;
+}
+const status = async (name: string) => ((await custom.getClusterCustomObject({ ...where, name })) as { status?: NodeDisruptionBudgetStatus }).status ?? {};
+const release = async (name: string) => {
+  const st = await status(name);
+  for (const e of st.disrupted ?? []) await act.releaseDisruption({ holder: e.holder, nodes: [e.node] });
+};
+
+test('five holders racing for a budget of 2: exactly 2 granted, the ledger names them, the rest wait with the reason', async () => {
+  const name = await budget({ maxDisrupted: 2 });
+  const results = await Promise.all(nodes.slice(0, 5).map((n, i) => act.acquireDisruption({ holder: `h${i}`, nodes: [n] })));
+  const granted = results.flatMap((r) => r.granted);
+  expect(granted).toHaveLength(2);
+  const st = await status(name);
+  expect((st.disrupted ?? []).map((e) => e.node).sort()).toEqual([...granted].sort());
+  expect(st.waiting).toHaveLength(3);
+  expect(st.disruptedNodes).toBe(2);
+  expect(st.limit).toMatchObject({ nodes: 2, selectedNodes: 5, reason: 'maxDisrupted 2' });
+  const reasons = results.flatMap((r) => r.waiting.map((w) => w.reason));
+  expect(reasons).toHaveLength(3);
+  for (const r of reasons) expect(r).toMatch(new RegExp(`^waiting for NodeDisruptionBudget ${name}: 2 of 2 nodes disrupted`));
+  await release(name);
+}, 60_000);
+
+test('arrival order: when a slot frees, the earliest waiter gets it, not a later one that asks first', async () => {
+  const name = await budget({ maxDisrupted: 1 });
+  expect((await act.acquireDisruption({ holder: 'first', nodes: [nodes[0]!] })).granted).toEqual([nodes[0]]);
+  expect((await act.acquireDisruption({ holder: 'early', nodes: [nodes[1]!] })).granted).toEqual([]);
+  expect((await act.acquireDisruption({ holder: 'late', nodes: [nodes[2]!] })).granted).toEqual([]);
+  expect((await status(name)).waiting?.map((e) => e.holder)).toEqual(['early', 'late']);
+  await act.releaseDisruption({ holder: 'first', nodes: [nodes[0]!] });
+  expect((await act.acquireDisruption({ holder: 'late', nodes: [nodes[2]!] })).waiting[0]?.reason).toContain('0 of 1 nodes disrupted, 1 waiting ahead');
+  expect((await act.acquireDisruption({ holder: 'early', nodes: [nodes[1]!] })).granted).toEqual([nodes[1]]);
+  await release(name);
+  await act.releaseDisruption({ holder: 'late', nodes: [nodes[2]!] });
+  expect(await status(name)).toMatchObject({ disrupted: [], waiting: [], disruptedNodes: 0 });
+}, 60_000);
+
+test('idempotent: a holder asking again for what it holds is granted without a second slot; releasing twice is done', async () => {
+  const name = await budget({ maxDisrupted: 1 });
+  expect((await act.acquireDisruption({ holder: 'h', nodes: [nodes[0]!] })).granted).toEqual([nodes[0]]);
+  expect((await act.acquireDisruption({ holder: 'h', nodes: [nodes[0]!] })).granted).toEqual([nodes[0]]);
+  expect((await status(name)).disrupted).toHaveLength(1);
+  expect(await act.releaseDisruption({ holder: 'h', nodes: [nodes[0]!] })).toEqual({ released: 1 });
+  expect(await act.releaseDisruption({ holder: 'h', nodes: [nodes[0]!] })).toEqual({ released: 0 });
+}, 60_000);
+
+test('leaks are repaired on the next write: a closed holder\'s entry and a silent waiter are dropped', async () => {
+  const name = await budget({ maxDisrupted: 1 });
+  expect((await act.acquireDisruption({ holder: 'crashed', nodes: [nodes[0]!] })).granted).toEqual([nodes[0]]);
+  expect((await act.acquireDisruption({ holder: 'silent', nodes: [nodes[1]!] })).granted).toEqual([]);
+  closed.add('crashed');
+  clock += 61_000; // past the holder check's grace and the waiter's minute
+  expect((await act.acquireDisruption({ holder: 'next', nodes: [nodes[2]!] })).granted).toEqual([nodes[2]]);
+  const st = await status(name);
+  expect(st.disrupted?.map((e) => e.holder)).toEqual(['next']);
+  expect(st.waiting).toEqual([]);
+  await release(name);
+  clock = Date.now();
+}, 60_000);
+
+test('a freeze window in force admits nothing and says which window; several budgets must all have room', async () => {
+  const now = new Date();
+  const freeze = await budget({ maxDisrupted: 5, schedules: [{ schedule: `${now.getUTCMinutes()} ${now.getUTCHours()} * * *`, duration: '5m', maxDisrupted: 0 }] });
+  clock = now.getTime() + 1000;
+  const r = await act.acquireDisruption({ holder: 'f', nodes: [nodes[3]!] });
+  expect(r.waiting[0]?.reason).toMatch(new RegExp(`^waiting for NodeDisruptionBudget ${freeze}: 0 of 0 nodes disrupted \\(window ".*" for 5m \\(until .*\\): maxDisrupted 0\\)$`));
+  expect((await status(freeze)).limit?.reason).toContain('window');
+  await act.releaseDisruption({ holder: 'f', nodes: [nodes[3]!] });
+  await custom.deleteClusterCustomObject({ ...where, name: freeze });
+  clock = Date.now();
+}, 60_000);
+
+test('two budgets over one node: a grant in the first is given back when the second has no room', async () => {
+  const a = await budget({ maxDisrupted: 5 }, 'it-nb-a');
+  const z = await budget({ maxDisrupted: 1 }, 'it-nb-z');
+  expect((await act.acquireDisruption({ holder: 'one', nodes: [nodes[0]!] })).granted).toEqual([nodes[0]]);
+  const r = await act.acquireDisruption({ holder: 'two', nodes: [nodes[1]!] });
+  expect(r.waiting[0]?.reason).toContain(`NodeDisruptionBudget ${z}: 1 of 1 nodes disrupted`);
+  expect((await status(a)).disrupted?.map((e) => e.holder)).toEqual(['one']);
+  expect((await status(a)).waiting?.map((e) => e.holder)).toEqual(['two']);
+  await act.releaseDisruption({ holder: 'one', nodes: [nodes[0]!] });
+  await act.releaseDisruption({ holder: 'two', nodes: [nodes[1]!] });
+  await custom.deleteClusterCustomObject({ ...where, name: a });
+  await custom.deleteClusterCustomObject({ ...where, name: z });
+}, 60_000);
+
+test('an invalid stored budget (a backwards cron range CEL cannot see) admits nothing, and its status says why', async () => {
+  const name = await budget({ maxDisrupted: 5, schedules: [{ schedule: '0 17-9 * * *', duration: '1h', maxDisrupted: 1 }] });
+  const r = await act.acquireDisruption({ holder: 'x', nodes: [nodes[4]!] });
+  expect(r.waiting[0]?.reason).toContain(`NodeDisruptionBudget ${name}: it is invalid (spec.schedules[0].schedule: "0 17-9 * * *": range 17-9 goes backwards)`);
+  expect((await status(name)).conditions?.[0]).toMatchObject({ type: 'Valid', status: 'False', reason: 'InvalidSpec' });
+  await act.releaseDisruption({ holder: 'x', nodes: [nodes[4]!] });
+  await custom.deleteClusterCustomObject({ ...where, name });
+}, 60_000);
+
+test('admission refuses bad specs naming the field', async () => {
+  const bad: Array<[unknown, RegExp]> = [
+    [{ maxDisrupted: '101%' }, /spec\.maxDisrupted/],
+    [{ maxDisrupted: -1 }, /spec\.maxDisrupted: Invalid value: .*-1: maxDisrupted must be a number of nodes from 0 to 100000/],
+    [{ maxDisrupted: 1, schedules: [{ schedule: '0 25 * * *', duration: '1h', maxDisrupted: 0 }] }, /spec\.schedules\[0\]\.schedule: .*"0 25 \* \* \*" is not a 5-field cron schedule/],
+    [{ maxDisrupted: 1, schedules: [{ schedule: '0 9 * * *', duration: '1d', maxDisrupted: 0 }] }, /spec\.schedules\[0\]\.duration/],
+    [{ maxDisrupted: 1, schedules: [{ schedule: '0 9 * * *', duration: '1h', maxDisrupted: 0 }, { schedule: '0 9 * * *', duration: '2h', maxDisrupted: 1 }] }, /two windows have the same schedule/],
+  ];
+  for (const [spec, message] of bad) {
+    const err = await custom
+      .createClusterCustomObject({ ...where, body: { apiVersion: `${GROUP}/${VERSION}`, kind: NODE_DISRUPTION_BUDGET.kind, metadata: { name: uniqueName('it-nb-bad') }, spec } })
+      .then(() => 'created', (e: Error & { body?: string }) => (JSON.parse(e.body ?? '{}') as { message?: string }).message ?? e.message);
+    expect([JSON.stringify(spec), err]).toEqual([JSON.stringify(spec), expect.stringMatching(message)]);
+  }
+}, 60_000);
