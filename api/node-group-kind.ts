@@ -9,6 +9,7 @@ import { CycleNodeRequestSpec, Condition } from './cycle-node-request.js';
 import { DNS_LABEL_PATTERN } from './label-selector.js';
 import { patterned } from './admission.js';
 import { duration, DURATION_BOUNDS } from './duration.js';
+import { Schedule, WINDOW_DURATION_BOUNDS } from './node-disruption-budget.js';
 
 export const NODE_GROUP = { group: 'slipway.dev', version: 'v1alpha1', kind: 'NodeGroup', plural: 'nodegroups', singular: 'nodegroup' } as const;
 
@@ -23,10 +24,19 @@ export const GROUP_TEMPLATE_HASH_ANNOTATION = 'slipway.dev/group-template-hash';
 
 const NamespaceName = patterned(DNS_LABEL_PATTERN, 63, 'a namespace name (a DNS label: lowercase letters, digits and "-")');
 
-export const DriftObserverSettings = z.object({
-  /** Look for drift at most this often. */
-  interval: duration(DURATION_BOUNDS.driftObserverInterval).default('5m'),
-});
+export const DriftObserverSettings = z
+  .object({
+    /** Look for drift at most this often. */
+    interval: duration(DURATION_BOUNDS.driftObserverInterval).default('5m'),
+    /** Requests are made only in windows opening at this cron schedule (UTC, as a NodeDisruptionBudget's); drift is reported at any time. */
+    schedule: Schedule.optional(),
+    /** How long each window stays open (with schedule). */
+    duration: duration(WINDOW_DURATION_BOUNDS).optional(),
+  })
+  .superRefine((s, ctx) => {
+    if ((s.schedule === undefined) !== (s.duration === undefined)) ctx.addIssue({ code: 'custom', path: [s.schedule === undefined ? 'schedule' : 'duration'], message: 'schedule and duration go together: a window opens at schedule and stays open for duration' });
+  })
+  .meta({ 'x-kubernetes-validations': [{ rule: 'has(self.schedule) == has(self.duration)', message: 'schedule and duration go together: a window opens at schedule and stays open for duration' }] });
 export type DriftObserverSettings = z.infer<typeof DriftObserverSettings>;
 
 export const NodeGroupSpec = z.object({

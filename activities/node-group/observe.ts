@@ -6,6 +6,7 @@ import { nodeGroupsOf } from '../../api/cycle-node-request.js';
 import { selectorToString } from '../../api/label-selector.js';
 import { NODE_GROUP, NodeGroupSpec, observerDisabled } from '../../api/node-group-kind.js';
 import { parseDuration } from '../../api/duration.js';
+import { lastFiring, parseCron } from '../../shared/disruption-budget.js';
 import { createEventActivities } from '../events.js';
 import type { Kube } from '../kube.js';
 import type { DriftedInstance, NodeGroupProvider } from '../providers/types.js';
@@ -22,6 +23,12 @@ export type ObserveResult =
   /** The object is gone, or no longer asks for an observer: the workflow ends. */
   | { gone: true }
   | { gone: false; intervalMs: number; message: string; created?: string; drifted: number };
+
+/** The observer's schedule window at `now`, if it has a schedule. */
+export function windowOf(o: { schedule?: string; duration?: string } | undefined, now: Date): { open: boolean; text: string } | undefined {
+  if (!o?.schedule || !o.duration) return undefined;
+  return { open: lastFiring(parseCron(o.schedule), now.getTime(), parseDuration(o.duration)) !== undefined, text: `"${o.schedule}" UTC for ${o.duration}` };
+}
 
 /** Default look interval when the spec cannot say (an invalid NodeGroup is looked at again this often). */
 const FALLBACK_INTERVAL_MS = 5 * 60_000;
@@ -62,7 +69,8 @@ export function createNodeGroupActivities(kube: Kube, providers: Record<string, 
         nodes = (await kube.core.listNode({ labelSelector: selectorToString(template.selector) })).items.map((n) => ({ name: n.metadata!.name!, providerID: n.spec?.providerID, labels: n.metadata?.labels }));
         requests = await requestsApi.list(input.name);
       }
-      const plan = planDriftPass({ name: input.name, uid: input.uid, generation: o.metadata.generation, spec, disabled, drift, nodes, requests, status: o.status, now: new Date() });
+      const now = new Date();
+      const plan = planDriftPass({ name: input.name, uid: input.uid, generation: o.metadata.generation, spec, disabled, drift, nodes, requests, status: o.status, now, window: spec.ok ? windowOf(spec.value.driftObserver, now) : undefined });
 
       if (plan.create && spec.ok) await requestsApi.create(input.name, spec.value.requestNamespace, plan.create.name, plan.create.spec);
       if (plan.event) {

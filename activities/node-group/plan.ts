@@ -42,6 +42,8 @@ export interface PassInput {
   requests: PassRequest[];
   status?: NodeGroupStatus;
   now: Date;
+  /** The observer's schedule, when it has one: whether a window is open now, and how it reads. */
+  window?: { open: boolean; text: string };
 }
 
 export interface PassPlan {
@@ -97,6 +99,7 @@ export function planDriftPass(i: PassInput): PassPlan {
   const names = drifted.map((d) => d.name);
   const summary = `${drifted.length} node${drifted.length > 1 ? 's' : ''} drifted (${drifted.slice(0, 5).map((d) => `${d.name}: ${d.reason}`).join('; ')}${drifted.length > 5 ? '; …' : ''})`;
   if (i.disabled) return { status: status(drifted, { status: 'True', reason: 'ObserverDisabled', message: `${summary}; the observer is disabled by its annotation: nothing created` }) };
+  if (i.window && !i.window.open) return { status: status(drifted, { status: 'True', reason: 'OutsideSchedule', message: `${summary}; outside its schedule (${i.window.text}): the request is made in the next window` }) };
   // Never a second request while one runs for these groups: its own, or anyone's naming one of them.
   const groups = new Set(i.drift.map((d) => d.group));
   const running = i.requests.filter((r) => !TERMINAL.has(r.phase ?? '') && (r.ours || r.groups.some((g) => groups.has(g)))).map((r) => `${r.namespace}/${r.name}`).sort();

@@ -55,6 +55,8 @@ const REFUSED: Array<{ name: string; spec: (s: Spec) => unknown; field: string; 
   { name: 'an observer interval that is not a duration', spec: (s) => ({ ...s, driftObserver: { interval: 'hourly' } }), field: 'spec.driftObserver.interval', words: 'should match' },
   { name: 'a request namespace that is not a namespace name', spec: (s) => ({ ...s, requestNamespace: 'Ops_Team' }), field: 'spec.requestNamespace', words: 'should match' },
   { name: 'no template', spec: (s) => ({ requestNamespace: s.requestNamespace }), field: 'spec.template', words: 'Required' },
+  { name: 'an observer schedule without a duration', spec: (s) => ({ ...s, driftObserver: { interval: '5s', schedule: '0 2 * * *' } }), field: 'spec.driftObserver', words: 'schedule and duration go together' },
+  { name: 'an observer schedule that is not cron', spec: (s) => ({ ...s, driftObserver: { interval: '5s', schedule: 'nightly', duration: '3h' } }), field: 'spec.driftObserver.schedule', words: 'is not a 5-field cron schedule' },
   { name: 'an unknown provider', spec: (s) => ({ ...s, template: { ...s.template, provider: 'gcp' } }), field: 'spec.template.provider', words: 'Unsupported value' },
 ];
 

@@ -6,6 +6,7 @@ import { crdManifest } from '../../api/crd.js';
 import { CRDS } from '../../api/crds.js';
 import { CYCLE_NODE_REQUEST } from '../../api/cycle-node-request.js';
 import { DRAIN_RULE } from '../../api/drain-rule.js';
+import { NODE_DISRUPTION_BUDGET } from '../../api/node-disruption-budget.js';
 import { NODE_GROUP } from '../../api/node-group-kind.js';
 import { NODE_MAINTENANCE } from '../../api/node-maintenance.js';
 import { FIELD_MANAGER, installCrds } from '../../starter/install-crds.js';
@@ -62,6 +63,14 @@ export function admissionClient(kc: KubeConfig) {
       ),
     deleteNodeMaintenance: (name: string) =>
       answer(() => custom.deleteClusterCustomObjectWithHttpInfo({ group: NODE_MAINTENANCE.group, version: NODE_MAINTENANCE.version, plural: NODE_MAINTENANCE.plural, name })),
+    /** Creates a NodeDisruptionBudget (dry run unless `store`). */
+    disruptionBudget: (name: string, spec: unknown, { store = false } = {}) =>
+      answer(() =>
+        custom.createClusterCustomObjectWithHttpInfo({
+          group: NODE_DISRUPTION_BUDGET.group, version: NODE_DISRUPTION_BUDGET.version, plural: NODE_DISRUPTION_BUDGET.plural, ...(!store && { dryRun: 'All' }),
+          body: { apiVersion: `${NODE_DISRUPTION_BUDGET.group}/${NODE_DISRUPTION_BUDGET.version}`, kind: NODE_DISRUPTION_BUDGET.kind, metadata: { name }, spec },
+        }),
+      ),
     /** Creates a NodeGroup (dry run unless `store`). */
     nodeGroup: (name: string, spec: unknown, { store = false } = {}) =>
       answer(() =>

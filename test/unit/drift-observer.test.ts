@@ -2,6 +2,7 @@
 // (activities/providers/aws-drift.ts), without I/O.
 import { driftReason } from '../../activities/providers/aws-drift.js';
 import { driftRequestName, planDriftPass, type PassInput } from '../../activities/node-group/plan.js';
+import { windowOf } from '../../activities/node-group/observe.js';
 import { NodeGroupSpec } from '../../api/node-group-kind.js';
 import { nodeGroupObserverWorkflowId, parseWorkflowId } from '../../workflows/ids.js';
 
@@ -92,6 +93,24 @@ describe('planDriftPass', () => {
     expect(unknown.status.message).toContain('unknown node group workers');
   });
 
+  test('a schedule: outside its window the drift is reported and nothing made; inside, the request', () => {
+    const closed = planDriftPass(input({ window: { open: false, text: '"0 2 * * *" UTC for 3h' } }));
+    expect(closed.create).toBeUndefined();
+    expect(closed.status.conditions![0]).toMatchObject({ status: 'True', reason: 'OutsideSchedule' });
+    expect(closed.status.message).toContain('outside its schedule ("0 2 * * *" UTC for 3h)');
+    expect(planDriftPass(input({ window: { open: true, text: 'x' } })).create).toBeDefined();
+  });
+
+  test('windowOf: open from the firing for its duration, UTC; none without a schedule', () => {
+    const o = { schedule: '0 2 * * *', duration: '3h' };
+    expect(windowOf(o, new Date('2026-11-26T01:59:00Z'))!.open).toBe(false);
+    expect(windowOf(o, new Date('2026-11-26T02:00:00Z'))!.open).toBe(true);
+    expect(windowOf(o, new Date('2026-11-26T04:59:00Z'))!.open).toBe(true);
+    expect(windowOf(o, new Date('2026-11-26T05:00:00Z'))!.open).toBe(false);
+    expect(windowOf({ schedule: undefined, duration: undefined }, now)).toBeUndefined();
+    expect(windowOf(undefined, now)).toBeUndefined();
+  });
+
   test('lastTransitionTime stays while Drifted keeps its status', () => {
     const first = planDriftPass(input());
     const later = planDriftPass(input({ now: new Date('2026-11-26T08:00:00Z'), status: first.status, requests: [{ namespace: 'ops', name: 'x', ours: true, groups: ['workers'] }] }));
@@ -108,6 +127,11 @@ describe('driftReason (AWS)', () => {
   test('another image, the same version recorded', () => expect(driftReason(t, { ...i, imageId: 'ami-old' })).toBe("image ami-old, the template's ami-new"));
   test('another template', () => expect(driftReason(t, { ...i, launchTemplateId: 'lt-0' })).toContain('launch template lt-0'));
   test('a launch configuration group', () => expect(driftReason({ launchConfigurationName: 'lc-2' }, { ...i, launchTemplateId: undefined, launchConfigurationName: 'lc-1' })).toBe("launch configuration lc-1, the group's lc-2"));
+});
+
+test('the NodeGroup spec: schedule and duration go together', () => {
+  expect(NodeGroupSpec.safeParse({ ...specInput, driftObserver: { schedule: '0 2 * * *' } }).error?.issues[0]?.message).toContain('schedule and duration go together');
+  expect(NodeGroupSpec.safeParse({ ...specInput, driftObserver: { schedule: '0 2 * * *', duration: '3h' } }).success).toBe(true);
 });
 
 test('the observer\'s workflow ID reads back', () => {
