@@ -6,7 +6,7 @@ import { CustomObjectsApi } from '@kubernetes/client-node';
 import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { NODE_DISRUPTION_BUDGET } from '../../api/node-disruption-budget.js';
 import { installCrds } from '../../starter/install-crds.js';
-import { admissionClient } from '../support/admission.js';
+import { admissionClient, refusalText } from '../support/admission.js';
 import { uniqueName } from '../support/cluster.js';
 import { Guard } from './guard.js';
 
@@ -58,7 +58,7 @@ describe('refused at admission, naming the field', () => {
     const a = await admit.disruptionBudget(name, c.spec(valid()), { store: true });
     if (a.code === 201) stored.push(name);
     expect(a.code).toBe(422);
-    const said = [a.message, ...a.causes.map((x) => `${x.field}: ${x.message}`)].join('\n');
+    const said = refusalText(a);
     expect(said).toContain(c.field);
     expect(said).toContain(c.words);
     await g.untouched(m);

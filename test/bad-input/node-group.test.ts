@@ -8,7 +8,7 @@ import { setKwokTemplateHash } from '../../stack/kwok/nodes.js';
 import { CYCLE_NODE_REQUEST } from '../../api/cycle-node-request.js';
 import { FROM_NODE_GROUP_LABEL, NODE_GROUP, type NodeGroupObject } from '../../api/node-group-kind.js';
 import { installCrds } from '../../starter/install-crds.js';
-import { admissionClient } from '../support/admission.js';
+import { admissionClient, refusalText } from '../support/admission.js';
 import { cli, expectOneLineError } from '../support/cli.js';
 import { uniqueName } from '../support/cluster.js';
 import { waitFor } from '../support/wait.js';
@@ -72,7 +72,7 @@ describe('refused at admission, naming the field', () => {
     const a = await admit.nodeGroup(name, c.spec(valid()), { store: true });
     if (a.code === 201) stored.push(name);
     expect(a.code).toBe(422);
-    const said = [a.message, ...a.causes.map((x) => `${x.field}: ${x.message}`)].join('\n');
+    const said = refusalText(a);
     expect(said).toContain(c.field);
     expect(said).toContain(c.words);
     await g.untouched(m);

@@ -90,6 +90,9 @@ export function admissionClient(kc: KubeConfig) {
   };
 }
 
+/** A refusal as one text: the apiserver's message and each cause as `field: message`. */
+export const refusalText = (a: Admission): string => [a.message, ...a.causes.map((x) => `${x.field}: ${x.message}`)].join('\n');
+
 /** The refusal's cause for the case's field that says the case's words, if any. */
 export function causeFor(a: Admission, c: RefusedCase): { field?: string; message?: string } | undefined {
   const words = typeof c.message === 'string' ? c.message : c.message.apiserver;
