@@ -18,6 +18,11 @@ export async function readNode(kube: Kube, name: string): Promise<V1Node | undef
   }
 }
 
+/** Ready is Unknown: the kubelet stopped posting status (the node lifecycle controller's mark), so its pods can never finish leaving. */
+export function isUnreachable(node: V1Node | undefined): boolean {
+  return node?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'Unknown';
+}
+
 /** The one place Slipway cordons and uncordons: the activities below, and re-attach when a cycle starts. */
 export async function setUnschedulable(kube: Kube, name: string, value: boolean): Promise<{ exists: boolean; changed: boolean }> {
   try {

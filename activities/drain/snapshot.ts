@@ -12,20 +12,19 @@ import { DRAIN_RULE, parseDrainRule, type DrainRule } from '../../api/drain-rule
 import { byKey, type DrainSettings, type DrainSnapshot, type NodeFacts } from '../../shared/drain.js';
 import { apiStatus, type Kube } from '../kube.js';
 import { classifyPod, type ClassifyContext, type PodFacts } from './classify.js';
-import { readNode } from './node.js';
+import { isUnreachable, readNode } from './node.js';
 import { listNodePods, podFacts } from './pods.js';
 import { invalidRuleCouldAffect } from './rule-reach.js';
 import { rulesFingerprint } from './rules-wait.js';
 import { failpoint } from '../../shared/failpoint.js';
 
 export function nodeFacts(name: string, node: V1Node | undefined): NodeFacts {
-  const ready = node?.status?.conditions?.find((c) => c.type === 'Ready')?.status;
   const locks = nodeLocks(node?.metadata?.annotations);
   const hooks = lifecycleHooks(node?.metadata?.annotations, 'pre-drain').owners;
   return {
     name,
     exists: node !== undefined,
-    unreachable: ready === 'Unknown',
+    unreachable: isUnreachable(node),
     cordoned: node?.spec?.unschedulable === true,
     ...(Object.keys(locks).length ? { locks } : {}),
     ...(hooks.length ? { preDrainHooks: hooks } : {}),

@@ -5,7 +5,7 @@ import { Context, heartbeat } from '@temporalio/activity';
 import { StorageV1Api, type V1Node, type V1PersistentVolume, type V1VolumeAttachment } from '@kubernetes/client-node';
 import { truncate } from '../../shared/drain.js';
 import type { Kube } from '../kube.js';
-import { readNode } from './node.js';
+import { isUnreachable, readNode } from './node.js';
 import { watchUntil } from '../watch.js';
 import { failpoint } from '../../shared/failpoint.js';
 
@@ -19,6 +19,8 @@ export interface VolumeWaitInput {
 
 export interface VolumeWaitResult {
   detached: boolean;
+  /** The node's kubelet is gone (Ready Unknown): nothing will unmount its volumes, so the drain stops waiting. */
+  unreachable?: boolean;
   /** Why it is still waiting, or why it gave up. */
   message: string;
   attachedClaims: string[];
@@ -94,13 +96,14 @@ export function createVolumeActivities(kube: Kube) {
         },
         done: (vas) => {
           current = attachedVolumes(node, [...vas.values()], pvs, ignored);
-          return node === undefined || isClear(current);
+          return node === undefined || isUnreachable(node) || isClear(current);
         },
         timeoutMs: input.windowMs,
         onTick: () => heartbeat({ claims: current.claims }),
         signal: Context.current().cancellationSignal,
       });
       if (met && node === undefined) return { detached: true, message: 'Node is gone', attachedClaims: [] };
+      if (met && isUnreachable(node) && !isClear(current)) return { detached: false, unreachable: true, message: volumesMessage(current), attachedClaims: current.claims };
       if (met) failpoint('worker.drain.after-volume-wait');
       if (met) return { detached: true, message: 'volumes detached', attachedClaims: [] };
       return { detached: false, message: volumesMessage(current), attachedClaims: current.claims };

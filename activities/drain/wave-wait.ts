@@ -14,6 +14,7 @@ import { watchUntil } from '../watch.js';
 import { currentOf, evictPresent, isLeaving, type EvictResult } from './evict.js';
 import { listNodePods } from './pods.js';
 import { untilDrainRulesChange } from './rules-wait.js';
+import { isUnreachable } from './node.js';
 import { nodeLocks } from '../../api/dependency-locks.js';
 import { failpoint } from '../../shared/failpoint.js';
 
@@ -31,6 +32,8 @@ export interface WaveWaitInput {
   drainRulesSeen?: string;
   /** The node's dependency locks the workflow judged by, while a provider is held: a change ends the wait (NM-5.9). */
   nodeLocks?: Record<string, string[]>;
+  /** Whether the workflow judged the node unreachable: its kubelet dying during the wait ends it (NodeChanged). */
+  nodeUnreachable?: boolean;
   gracePeriodSeconds?: number;
   concurrency: number;
   qps: number;
@@ -41,7 +44,7 @@ export interface WaveWaitInput {
 
 /**
  * Why the wait ended: the workflow looks again in every case. Besides the pods, the node (an
- * uncordon, a deletion) and the DrainRules (one that turned invalid must hold the drain before the
+ * uncordon, a deletion, its kubelet gone) and the DrainRules (one that turned invalid must hold the drain before the
  * next retry) end it, so a long wait never hides a change the drain must act on.
  */
 export type WaveWaitEnd = 'Left' | 'Completed' | 'Evicted' | 'Arrived' | 'Refresh' | 'NodeChanged' | 'RulesChanged' | 'Timeout' | 'Cancelled';
@@ -174,6 +177,8 @@ export function createWaveWaitActivities(kube: Kube) {
         done: (nodes) => {
           const node = [...nodes.values()][0];
           if (node?.spec?.unschedulable !== true) return true; // uncordoned or deleted
+          // The kubelet went away: its pods can never finish leaving, and the drain must stop waiting on them.
+          if (input.nodeUnreachable === false && isUnreachable(node)) return true;
           return input.nodeLocks !== undefined && JSON.stringify(nodeLocks(node.metadata?.annotations)) !== JSON.stringify(input.nodeLocks);
         },
         timeoutMs: windowMs,

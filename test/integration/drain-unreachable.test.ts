@@ -4,50 +4,14 @@
 // pods that have been terminating there for more than 5 s, does not wait for volumes, and says why.
 // The same mid-cycle: the node's drain ends the same way and the node is deleted and its instance
 // terminated, the status saying why.
-import type { CoreV1Api } from '@kubernetes/client-node';
 import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
 import { cycleStatusQuery } from '../../workflows/messages.js';
 import { readAudit } from '../support/cluster.js';
+import { killKubelet } from '../support/dead-kubelet.js';
 import { CycleFixture } from '../support/cycle.js';
 import { DrainFixture, evictionsOf, mergePatch } from '../support/drain.js';
 import { waitFor } from '../support/wait.js';
-
-const KWOK_ANNOTATION = 'kwok.x-k8s.io/node';
-
-/**
- * The kubelet goes away: kwok stops managing the node, and its Ready condition is Unknown, as the
- * node lifecycle controller sets it once heartbeats stop (set here at once instead of after ~40 s).
- */
-async function unreachable(core: CoreV1Api, name: string): Promise<void> {
-  await core.patchNode({ name, body: { metadata: { annotations: { [KWOK_ANNOTATION]: null } } } }, mergePatch);
-  const node = await core.readNode({ name });
-  const conditions = (node.status?.conditions ?? []).map((c) => (c.type === 'Ready' ? { ...c, status: 'Unknown', reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.' } : c));
-  await core.patchNodeStatus({ name, body: { status: { conditions } } }, mergePatch);
-  await waitFor('Ready Unknown', async () => (await core.readNode({ name })).status?.conditions?.find((c) => c.type === 'Ready')?.status === 'Unknown');
-}
-
-/**
- * Keeps the node unreachable for as long as a test needs: kwok on this stack goes on posting its
- * status even without the annotation (Ready True again within ~10 s), so a test longer than that
- * puts Unknown back each time, as a dead kubelet would leave it. Returns the stop function.
- */
-function holdUnreachable(core: CoreV1Api, name: string): () => void {
-  let busy = false;
-  const t = setInterval(() => {
-    if (busy) return;
-    busy = true;
-    core.readNode({ name })
-      .then(async (n) => {
-        if (n.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'Unknown') return;
-        const conditions = (n.status?.conditions ?? []).map((c) => (c.type === 'Ready' ? { ...c, status: 'Unknown', reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.' } : c));
-        await core.patchNodeStatus({ name, body: { status: { conditions } } }, mergePatch);
-      })
-      .catch(() => undefined) // the node is gone: nothing left to hold
-      .finally(() => (busy = false));
-  }, 300);
-  return () => clearInterval(t);
-}
 
 describe('a drain of an unreachable node', () => {
   const f = new DrainFixture('it-unreach');
@@ -60,7 +24,7 @@ describe('a drain of an unreachable node', () => {
     // No kubelet will confirm their deletion: a finalizer stands in for it (kwok would finish them at their grace).
     const STUCK = `${f.group}.test/no-kubelet`;
     for (const p of pods) await f.c.core.patchNamespacedPod({ namespace: f.ns, name: p.metadata!.name!, body: { metadata: { finalizers: [STUCK] } } }, mergePatch);
-    await unreachable(f.c.core, f.node);
+    await killKubelet(f.c, f.node);
 
     const started = Date.now();
     const handle = await f.startDrain();
@@ -127,8 +91,7 @@ describe('a node that becomes unreachable mid-cycle', () => {
     const stuck = (await f.c.core.listNamespacedPod({ namespace: f.ns, fieldSelector: `spec.nodeName=${lost}` })).items.map((p) => p.metadata!.name!);
     expect(stuck).toHaveLength(1); // the db pod on it (one per node)
     for (const name of stuck) await f.c.core.patchNamespacedPod({ namespace: f.ns, name, body: { metadata: { finalizers: [STUCK] } } }, mergePatch);
-    await unreachable(f.c.core, lost);
-    const release = holdUnreachable(f.c.core, lost);
+    await killKubelet(f.c, lost);
     try {
       const result = await Promise.race([
         handle.result(),
@@ -151,7 +114,6 @@ describe('a node that becomes unreachable mid-cycle', () => {
       expect(deleted).toHaveLength(1);
       await expect(f.c.core.readNode({ name: lost })).rejects.toThrow();
     } finally {
-      release();
       for (const name of stuck) await f.c.core.patchNamespacedPod({ namespace: f.ns, name, body: { metadata: { finalizers: null } } }, mergePatch).catch(() => undefined);
     }
   }, 180_000);

@@ -169,8 +169,9 @@ export class FakeDrain extends CallLog {
       waitForVolumeDetach: logged('waitForVolumeDetach', async (input: VolumeWaitInput): Promise<VolumeWaitResult> => {
         const ignored = new Set(input.ignoredClaims);
         const still = () => this.attached.filter((c) => !ignored.has(c));
-        await until(() => still().length === 0, input.windowMs);
+        await until(() => still().length === 0 || this.node.unreachable, input.windowMs);
         const left = still();
+        if (left.length && this.node.unreachable) return { detached: false, unreachable: true, message: `Waiting for Node volumes to be detached: ${left.join(', ')}`, attachedClaims: left };
         return { detached: left.length === 0, message: left.length ? `Waiting for Node volumes to be detached: ${left.join(', ')}` : 'volumes detached', attachedClaims: left };
       }),
       waitForDrainRuleChange: logged('waitForDrainRuleChange', async (input: { timeoutMs: number; since?: string }): Promise<boolean> => {
@@ -227,6 +228,7 @@ export class FakeDrain extends CallLog {
       if (evicted.length) end = 'Evicted';
       else if (!this.node.exists || !this.node.cordoned) end = 'NodeChanged';
       else if (input.nodeLocks !== undefined && JSON.stringify(this.node.locks ?? {}) !== JSON.stringify(input.nodeLocks)) end = 'NodeChanged';
+      else if (input.nodeUnreachable === false && this.node.unreachable) end = 'NodeChanged';
       else if (this.rules !== seenRules) end = 'RulesChanged';
       else if (input.leaving.length && remaining.length === 0) end = 'Left';
       else if (input.completion.some((u) => !this.on({ uid: u } as PodRef) || ['Succeeded', 'Failed'].includes(this.on({ uid: u } as PodRef)!.phase))) end = 'Completed';

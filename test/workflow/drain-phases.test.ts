@@ -4,6 +4,7 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { EvictInput } from '../../activities/drain/evict.js';
+import type { WaveWaitInput } from '../../activities/drain/wave-wait.js';
 import type { VolumeWaitInput } from '../../activities/drain/volumes.js';
 import type { DrainSnapshot, PodVerdict } from '../../shared/drain.js';
 import { FakeDrain, fakeWhen, pod, runDrain, statusWhen } from '../support/fake-drain.js';
@@ -230,6 +231,26 @@ describe('Draining', () => {
   }, 30_000);
 });
 
+describe('Draining on a node whose kubelet dies', () => {
+  test.concurrent('the wave wait ends when the node turns unreachable, and the pods stuck terminating there are left', async () => {
+    const fake = new FakeDrain('dies-draining', [pod('db')]);
+    fake.leaveAfterMs = 3_600_000; // evicted, it never leaves: no kubelet will confirm it
+    const started = Date.now();
+    const result = await runDrain(env(), fake, {
+      during: async () => {
+        await fakeWhen('a wave wait for the evicted pod', () => fake.callsOf('waitForWave').length === 1);
+        expect((fake.callsOf('waitForWave')[0]!.input as WaveWaitInput).nodeUnreachable).toBe(false);
+        // The kubelet dies; classify now skips the pod (terminating there for longer than 5 s).
+        fake.node.unreachable = true;
+        Object.assign(fake.on('app/db')!, { action: 'Skip', reason: 'terminating on an unreachable node' });
+      },
+    });
+    expect(Date.now() - started).toBeLessThan(20_000); // not the wave wait's 5-minute window
+    expect(result.status).toMatchObject({ phase: 'Drained', evicted: 1, volumes: { message: 'not waited for: node dies-draining is unreachable' } });
+    expect(result.status.skipped.map((x) => x.reason)).toEqual(['terminating on an unreachable node']);
+  });
+});
+
 describe('WaitingForVolumeDetach', () => {
   test.concurrent('waits until the volumes detach, ignoring those of skipped pods', async () => {
     const fake = new FakeDrain('volumes', [pod('db', { claims: ['app/data-db'] }), pod('keep', { action: 'Skip', reason: 'DrainRule keep', claims: ['app/data-keep'] })]);
@@ -256,6 +277,21 @@ describe('WaitingForVolumeDetach', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
     expect(result.status.phase).toBe('Drained');
     expect(result.status.volumes).toEqual({ message: expect.stringContaining('(volumeDetachTimeout reached; continuing)'), timedOut: true });
+  });
+
+  test.concurrent('a node that turns unreachable during the volume wait: the wait ends at once, Drained, saying why', async () => {
+    const fake = new FakeDrain('dies-detaching', [pod('db', { claims: ['app/data-db'] })]);
+    fake.attached = ['app/data-db'];
+    const started = Date.now();
+    const result = await runDrain(env(), fake, {
+      during: async (h) => {
+        await statusWhen(h, 'the volume wait', (x) => x.phase === 'WaitingForVolumeDetach' && x.volumes !== undefined);
+        fake.node.unreachable = true; // the kubelet died: nothing will unmount the volume
+      },
+    });
+    expect(Date.now() - started).toBeLessThan(10_000); // not the 15 s window, nor a timeout
+    expect(result.status.phase).toBe('Drained');
+    expect(result.status.volumes).toEqual({ message: 'not waited for: node dies-detaching is unreachable', timedOut: false });
   });
 
   test.concurrent('skips the volume wait on an unreachable node, and evicts with a 1 s grace period there', async () => {

@@ -369,6 +369,11 @@ export class Drain {
       const v = this.st.targets ? await this.untilWoken(wait) : await wait();
       if (this.st.targets && !this.st.finished) return 'Draining';
       if (!v) continue;
+      // The kubelet died while we waited: as above, nothing will unmount them.
+      if (v.unreachable) {
+        this.st.volumes = { message: `not waited for: node ${this.node} is unreachable`, timedOut: false };
+        return 'Drained';
+      }
       this.st.volumes = { message: v.message, timedOut: false };
       this.publish();
       if (v.detached) return 'Drained';
@@ -662,6 +667,7 @@ export class Drain {
         known: snap.pods.map((p) => p.uid),
         drainRulesSeen: snap.drainRulesSeen,
         ...(held.length ? { nodeLocks: snap.node.locks ?? {} } : {}),
+        nodeUnreachable: snap.node.unreachable,
         gracePeriodSeconds: snap.node.unreachable ? 1 : undefined,
         concurrency: this.settings!.evictionConcurrency,
         qps: this.settings!.evictionQPS,
