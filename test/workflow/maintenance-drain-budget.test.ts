@@ -161,3 +161,28 @@ describe('CLI drain under a NodeDisruptionBudget', () => {
     expect(fake.budget.calls).toEqual([]);
   }, 60_000);
 });
+
+describe('a CLI drain waiting for a slot on a server that suggests continue-as-new after 20 events', () => {
+  const canEnv = useWorkflowEnv({ dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': 20 } });
+
+  test('it continues as new while it waits (bounded history), then drains with one slot and gives it back', async () => {
+    const fake = new FakeDrain('nbcan-1', [pod('web')]);
+    fake.budget = new FakeBudget(1, 'nbcan');
+    fake.budget.disrupted.set('elsewhere', 'cnr/other');
+    let first = '';
+    const result = await runDrain(canEnv(), fake, {
+      during: async (h) => {
+        first = h.firstExecutionRunId;
+        await statusWhen(h, 'waiting', (s) => s.budgetWait !== undefined);
+        await fakeWhen('renewed while waiting', () => fake.budget.callsOf('acquireDisruption').length >= 4);
+        const d = await h.describe();
+        expect(d.runId).not.toBe(first);
+        expect(fake.callsOf('cordonNode')).toEqual([]);
+        fake.budget.disrupted.delete('elsewhere');
+      },
+    });
+    expect(result.status.phase).toBe('Drained');
+    expect(fake.budget.most).toBe(1);
+    expect(fake.budget.disrupted.size).toBe(0); // released by the run that ended
+  }, 90_000);
+});
