@@ -4,6 +4,8 @@
 
 /** A drain started from the CLI: one per node; starting it again attaches to the running one. */
 export const drainWorkflowId = (node: string) => `drain/${node}`;
+/** The CLI's drains (drain/<node>); a cycle's and a maintenance's drains have IDs under their own. */
+export const isCliDrainWorkflowId = (id: string) => id.startsWith('drain/');
 
 /** One workflow per CycleNodeRequest; the uid makes a deleted-and-recreated object a new cycle. */
 export const cycleWorkflowId = (r: { namespace: string; name: string; uid: string }) => `cnr/${r.namespace}/${r.name}/${r.uid}`;

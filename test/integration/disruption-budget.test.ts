@@ -2,16 +2,19 @@
 // CycleNodeRequests (concurrency 2 each) contend under a budget of 2: judged from a watch on every
 // Node, never more than 2 of the selected nodes are cordoned or being deleted at once, and all three
 // finish. A freeze window (maxDisrupted 0, in force now for 1-2 minutes) holds a cycle with no node
-// cordoned and the reason in its status, and the cycle proceeds once the window ends.
+// cordoned and the reason in its status, and the cycle proceeds once the window ends. Three cycles
+// and a NodeMaintenance contend under a budget of 2: the maintenance's node coordinators wait naming
+// the budget, and still never more than 2 nodes are disrupted at once; all four finish.
 import { CustomObjectsApi, Watch, type V1Node } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../../api/crd.js';
 import { NODE_DISRUPTION_BUDGET, type NodeDisruptionBudgetSpecInput, type NodeDisruptionBudgetStatus } from '../../api/node-disruption-budget.js';
 import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { DETACHED_FROM_GROUP } from '../../api/node-groups.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
-import { cycleStatusQuery } from '../../workflows/messages.js';
+import { cycleStatusQuery, setStageUpdate } from '../../workflows/messages.js';
 import { deleteGroupNodes, uniqueName } from '../support/cluster.js';
 import { CycleFixture } from '../support/cycle.js';
+import { MaintenanceFixture } from '../support/maintenance.js';
 import { waitFor } from '../support/wait.js';
 
 const f = new CycleFixture('it-nb-cycle');
@@ -20,11 +23,16 @@ const where = { group: GROUP, version: VERSION, plural: NODE_DISRUPTION_BUDGET.p
 const budgets: string[] = [];
 const groups: string[] = [];
 const stops: AbortController[] = [];
+const m = new MaintenanceFixture('it-nb-nm');
 
-beforeAll(() => f.setup(), 60_000);
+beforeAll(async () => {
+  await f.setup();
+  await m.setup(2); // two nodes of its own group (and a bystander), a worker on its own task queue
+}, 60_000);
 afterAll(async () => {
   for (const s of stops) s.abort();
   for (const name of budgets) await custom.deleteClusterCustomObject({ ...where, name }).catch(() => undefined);
+  await m.teardown();
   await f.teardown();
   for (const g of groups) await deleteGroupNodes(f.c, g);
 }, 120_000);
@@ -114,3 +122,44 @@ test('a freeze window in force holds a cycle (nothing cordoned, status says why)
   const firstCordon = (await h.fetchHistory()).events!.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'cordonNode');
   expect(Number(String(firstCordon!.eventTime!.seconds)) * 1000).toBeGreaterThanOrEqual(ends - 1000);
 }, 240_000);
+
+test('three cycles and a NodeMaintenance under a budget of 2: the maintenance waits naming the budget, never more than 2 nodes disrupted at once, all four finish', async () => {
+  const gs = [uniqueName('it-nb-m-a'), uniqueName('it-nb-m-b'), uniqueName('it-nb-m-c')];
+  groups.push(...gs);
+  await Promise.all(gs.map((g) => ensureFakeNodeGroup(f.c.core, g, 2)));
+  const all = [...gs, m.group];
+  const name = await budget({ nodeSelector: { matchExpressions: [{ key: NODE_GROUP_LABEL, operator: 'In', values: all }] }, maxDisrupted: 2 });
+  await m.pod('web', m.nodes[0]!, 0);
+  await m.waitApps(['web']);
+  const watch = await watchDisrupted(all);
+  const started = Date.now();
+  const cycles = await Promise.all(gs.map((g, i) => f.start({ nodeGroupName: g, selector: { matchLabels: { [NODE_GROUP_LABEL]: g } }, cycleSettings: { concurrency: 2 } }, `cnr-m-${i}`)));
+  // The maintenance arrives once the cycles hold both slots, so its coordinators must wait.
+  await waitFor('the cycles hold both slots', async () => {
+    const st = ((await custom.getClusterCustomObject({ ...where, name })) as { status?: NodeDisruptionBudgetStatus }).status;
+    return (st?.disruptedNodes ?? 0) >= 2;
+  }, { timeoutMs: 30_000, intervalMs: 100 });
+  const h = await m.create(uniqueName('it-nb-nm'), { stage: 'Drain', nodeSelector: { nodeSelectorTerms: [{ matchExpressions: [{ key: NODE_GROUP_LABEL, operator: 'In', values: [m.group] }] }] } });
+  const reasons = new Set<string>();
+  const drained = await m.statusWhen(h, 'the maintenance drained', (s) => {
+    for (const n of s.nodeStatuses) if (n.drainMessage.startsWith('waiting for NodeDisruptionBudget')) reasons.add(n.drainMessage.replace(/, \d+ waiting ahead$/, ''));
+    if (s.drainStatus.drainMessage.includes('waiting for NodeDisruptionBudget')) reasons.add('drainStatus');
+    return s.conditions.some((c) => c.type === 'Drained' && c.status === 'True');
+  }, 180_000);
+  expect(drained.nodeStatuses.map((n) => n.drainMessage.split('\n')[0])).toEqual(['Drained', 'Drained']);
+  await h.executeUpdate(setStageUpdate, { args: [{ stage: 'Complete' }] });
+  const done = await h.result();
+  const results = await Promise.all(cycles.map((c) => c.result()));
+  const took = Date.now() - started;
+  expect(done.completed).toBe(true);
+  expect(results.map((r) => [r.phase, r.nodesCycled])).toEqual([['Successful', 2], ['Successful', 2], ['Successful', 2]]);
+  expect([...reasons]).toContain(`waiting for NodeDisruptionBudget ${name}: 2 of 2 nodes disrupted`);
+  expect([...reasons]).toContain('drainStatus');
+  expect(watch.most()).toBeLessThanOrEqual(2);
+  expect(watch.most()).toBe(2);
+  // The maintenance's nodes are uncordoned again and every slot is back.
+  for (const n of m.nodes) expect((await m.c.core.readNode({ name: n })).spec?.unschedulable).toBeFalsy();
+  const st = ((await custom.getClusterCustomObject({ ...where, name })) as { status?: NodeDisruptionBudgetStatus }).status;
+  expect(st?.disrupted ?? []).toEqual([]);
+  process.stdout.write(`three cycles and a maintenance under a budget of 2: most nodes disrupted at once ${watch.most()}, all done in ${(took / 1000).toFixed(1)} s\n`);
+}, 300_000);

@@ -22,6 +22,7 @@ import type { DrainStatus } from '../../workflows/drain/status.js';
 import { drainWorkflow } from '../../workflows/index.js';
 import { drainStatusQuery } from '../../workflows/messages.js';
 import { CallLog, until } from './scripted.js';
+import { FakeBudget } from './fake-budget.js';
 import { waitFor } from './wait.js';
 import type { WorkerChoice, WorkflowTestEnv } from './workflow-env.js';
 import { podKey, type DrainSnapshot, type NodeFacts, type PodRef, type PodVerdict } from '../../shared/drain.js';
@@ -69,6 +70,8 @@ export class FakeDrain extends CallLog {
   readonly events: EventInput[] = [];
   /** Targets mode: ns/name → spec.priority (0 when absent), for matching the lanes as classify does. */
   readonly priorities = new Map<string, number>();
+  /** The NodeDisruptionBudget a CLI drain (drain/<node>) asks; default: none selects the node. Its calls are logged there. */
+  budget = new FakeBudget();
   private rules = 0;
 
   constructor(name: string, pods: PodVerdict[] = [], node: Partial<NodeFacts> = {}) {
@@ -135,6 +138,7 @@ export class FakeDrain extends CallLog {
   activities() {
     const logged = this.logged.bind(this);
     return {
+      ...this.budget.activities(),
       classifyPods: logged('classifyPods', async (input: ClassifyInput): Promise<DrainSnapshot> => {
         const parsed = DrainOptions.safeParse(input.options ?? {});
         const node = { ...this.node };

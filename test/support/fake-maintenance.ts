@@ -13,6 +13,7 @@ import { maintenanceNodeWorkflowId, maintenanceWorkflowId } from '../../workflow
 import { maintenanceStatusQuery } from '../../workflows/messages.js';
 import type { MaintenanceInput, MaintenanceStatus } from '../../workflows/maintenance/types.js';
 import { CallLog } from './scripted.js';
+import { FakeBudget } from './fake-budget.js';
 import { waitFor } from './wait.js';
 import type { WorkflowTestEnv } from './workflow-env.js';
 
@@ -34,6 +35,8 @@ export class FakeCluster extends CallLog {
   readonly events: EventInput[] = [];
   /** What previewMaintenance answers per node (default: a node with no pods). */
   readonly previews = new Map<string, NodePreview>();
+  /** The NodeDisruptionBudget the coordinators ask; default: none selects the nodes. Its calls are logged there. */
+  budget = new FakeBudget();
   /** Awaited by every node write before it applies (a test holds a write in flight with it). */
   beforeNodeWrite: (i: HoldInput) => Promise<void> = async () => undefined;
 
@@ -52,6 +55,7 @@ export class FakeCluster extends CallLog {
 
   activities() {
     return {
+      ...this.budget.activities(),
       selectMaintenanceNodes: this.logged('selectMaintenanceNodes', async (): Promise<Selection> => {
         const nodes = [...this.nodes.keys()].sort();
         return { nodes, totalNodes: nodes.length + this.others, controlPlaneNodes: 0, controlPlaneSelected: 0 };

@@ -235,3 +235,15 @@ describe('targets mode (NodeMaintenance drains)', () => {
     expect(drainMarkdown(draining())).not.toContain('targets');
   });
 });
+
+describe('a CLI drain waiting for a NodeDisruptionBudget slot (issue 15)', () => {
+  const w = 'waiting for NodeDisruptionBudget nb: 2 of 2 nodes disrupted';
+  test('Pending: the message is the refusal, and the Web UI details say nothing is cordoned yet', () => {
+    const s: DrainStatus = { ...emptyStatus('n'), budgetWait: w };
+    expect(drainMessage(s)).toBe(w);
+    expect(drainMarkdown(s)).toContain(`**${w}** (nothing cordoned yet; asked again every 5 s)`);
+  });
+  test('past Pending (granted) the refusal no longer shows', () => {
+    expect(drainMessage({ ...emptyStatus('n'), phase: 'Cordoning', budgetWait: w })).toBe('Cordoning');
+  });
+});

@@ -78,6 +78,11 @@ describe('NM-1.6 drainStatus', () => {
     expect(drainStatusMessage(false, [{ finished: true, limitedBy: ['y'] }, { finished: true, limitedBy: ['x'] }])).toBe('Draining (limited by x, y)');
     expect(drainStatusMessage(false, [{ finished: false, limitedBy: [] }])).toBe('Draining');
     expect(drainStatusMessage(false, [{ finished: false, limitedBy: ['x'], gone: true }, { finished: true, limitedBy: ['z'] }])).toBe('Waiting for z.');
+    // Issue 15: nodes a NodeDisruptionBudget holds back (not cordoned yet) are counted, with the first refusal.
+    const w = 'waiting for NodeDisruptionBudget nb: 2 of 2 nodes disrupted';
+    expect(drainStatusMessage(false, [{ finished: false, limitedBy: [], budgetWait: w }, { finished: false, limitedBy: [], budgetWait: w }, { finished: true, limitedBy: [] }])).toBe(`Draining; 2 nodes ${w}`);
+    expect(drainStatusMessage(false, [{ finished: false, limitedBy: ['y'], budgetWait: w }])).toBe(`Draining (limited by y); 1 node ${w}`);
+    expect(drainStatusMessage(false, [{ finished: false, limitedBy: [], budgetWait: w, gone: true }])).toBe('Draining');
   });
 });
 

@@ -10,6 +10,7 @@ import {
   ActivityCancellationType,
   ApplicationFailure,
   CancellationScope,
+  ContinueAsNew,
   condition,
   continueAsNew,
   getExternalWorkflowHandle,
@@ -47,6 +48,7 @@ import { latestOnly, whenSettled, type ProgressReporter } from '../progress.js';
 import { NodesAttr, PhaseAttr } from '../search-attributes.js';
 import { longSteps, steps } from '../proxies.js';
 import { ownersText } from '../../api/lifecycle-hooks.js';
+import { isCliDrainWorkflowId } from '../ids.js';
 
 const act = steps;
 // Evictions heartbeat per pod; waits every 5 s.
@@ -59,6 +61,8 @@ const waveWaits = longSteps('10 minutes', { cancellationType: ActivityCancellati
 /** Longest single wait before the workflow looks again (status refresh, continue-as-new). */
 const MAX_WINDOW_MS = 5 * 60_000;
 const VOLUME_WINDOW_MS = 15_000;
+/** How often a CLI drain refused a NodeDisruptionBudget slot asks again. */
+const BUDGET_RETRY_MS = 5_000;
 
 /** An eviction the API refused (a PDB, a terminating namespace ...), since when and why. */
 interface Refusal {
@@ -77,6 +81,17 @@ export interface DrainCarry {
   pending?: { skips: PodTarget[]; forceDeletes: PodTarget[] };
   locks?: LocksCarry;
   evacuations?: EvacuationsCarry;
+  budget?: BudgetCarry;
+}
+
+/** A CLI drain's NodeDisruptionBudget slot (issue 15; patched 'cli-drain-budget'). */
+interface BudgetCarry {
+  /** This drain takes a slot (decided once, at its first ask). */
+  on: boolean;
+  /** It holds one: it may cordon. */
+  slot: boolean;
+  /** The ledger may name it (disrupted or waiting): released when the drain ends. */
+  inLedger: boolean;
 }
 
 /** Dependency locks (NM-5.9–5.12) across passes: since when each provider is held, what was announced, the labels set. */
@@ -140,9 +155,12 @@ export async function drainWorkflow(input: DrainInput): Promise<DrainResult> {
   } catch (err) {
     // Cancelled (a maintenance completed, NM-5.6): leave the Evacuations this drain joined.
     if (isCancellation(err)) await CancellationScope.nonCancellable(() => d.withdrawEvacuations());
+    // Failed or cancelled: the CLI drain's budget slot goes back (not on continue-as-new: the next run holds it).
+    if (!(err instanceof ContinueAsNew)) await CancellationScope.nonCancellable(() => d.releaseSlot());
     throw err;
   }
   await d.flushReports();
+  await d.releaseSlot();
   return { status: d.st };
 }
 
@@ -179,6 +197,8 @@ export class Drain {
   private reportedTargets = '';
   /** Targets mode: count-only changes wait for the settle timer (patched; undefined until first asked). */
   private countsSettle?: boolean;
+  /** A CLI drain's NodeDisruptionBudget slot; `on` undefined until the first ask. */
+  private readonly budget: { on?: boolean; slot: boolean; inLedger: boolean };
 
   constructor(private readonly input: DrainInput) {
     this.node = input.nodeName;
@@ -190,6 +210,7 @@ export class Drain {
     this.forceDeletes = [...(input.carry?.pending?.forceDeletes ?? [])];
     const l = input.carry?.locks;
     this.evac = new EvacuationLedger(input.carry?.evacuations);
+    this.budget = { slot: false, inLedger: false, ...input.carry?.budget };
     this.lockState = { heldSince: new Map(l?.heldSince ?? []), announced: new Set(l?.announced ?? []), required: l?.required ?? [] };
     if (input.targets && !(this.st.targets && this.st.targets.seq >= input.targets.seq)) this.st.targets = input.targets;
     this.listen();
@@ -250,9 +271,47 @@ export class Drain {
     // drain that started before hooks existed never saw them (its recorded classify has none).
     if (snap.node.preDrainHooks?.length && patched('drain-pre-drain-hooks')) return this.holdForHooks(snap.node.preDrainHooks);
     delete this.st.hooks;
+    if (!(await this.slotTaken())) {
+      // Issue 15: a CLI drain cordons only with a NodeDisruptionBudget slot; it waits here, touching nothing.
+      for (;;) {
+        this.publish();
+        await condition(() => this.wake, BUDGET_RETRY_MS);
+        this.wake = false;
+        if (workflowInfo().continueAsNewSuggested) return 'Pending'; // the next run asks again
+        // Granted after a wait: read the node again (hooks, rules, pods) before the cordon.
+        if (await this.slotTaken()) return 'Pending';
+      }
+    }
     this.st.startedAt ??= new Date().toISOString();
     this.fresh = snap;
     return 'Cordoning';
+  }
+
+  /**
+   * A CLI drain (drain/<node>, no parent) holds a slot in every NodeDisruptionBudget selecting the
+   * node from before its cordon to its end; a cycle's or a maintenance's drain is covered by theirs.
+   * Asked once per call; true also for drains from before budgets (patched).
+   */
+  private async slotTaken(): Promise<boolean> {
+    if (this.budget.slot || this.budget.on === false) return true;
+    if (this.input.targets || this.input.reportTo || workflowInfo().parent || !isCliDrainWorkflowId(workflowInfo().workflowId)) return true;
+    this.budget.on ??= patched('cli-drain-budget');
+    if (!this.budget.on) return true;
+    const r = await act.acquireDisruption.executeWithOptions({ summary: `disruption budget slot for ${this.node}` }, [{ holder: workflowInfo().workflowId, nodes: [this.node] }]);
+    this.budget.inLedger = true;
+    const refused = r.waiting.find((w) => w.node === this.node);
+    if (refused) this.st.budgetWait = refused.reason;
+    else delete this.st.budgetWait;
+    this.budget.slot = !refused;
+    return this.budget.slot;
+  }
+
+  /** The drain ended (any way but continue-as-new): its budget slot, or its place in the queue, goes back. */
+  async releaseSlot(): Promise<void> {
+    if (!this.budget.inLedger) return;
+    await act.releaseDisruption.executeWithOptions({ summary: `release the budget slot of ${this.node}` }, [{ holder: workflowInfo().workflowId, nodes: [this.node] }]);
+    this.budget.inLedger = false;
+    this.budget.slot = false;
   }
 
   // ---- Cordoning: one patch (none when the node is cordoned already, e.g. by a cycle).
@@ -779,6 +838,7 @@ export class Drain {
       pending: { skips: this.newSkips, forceDeletes: this.forceDeletes },
       locks: { heldSince: [...this.lockState.heldSince], announced: [...this.lockState.announced], required: this.lockState.required },
       evacuations: this.evac.carry(),
+      ...(this.budget.on !== undefined ? { budget: { on: this.budget.on, slot: this.budget.slot, inLedger: this.budget.inLedger } } : {}),
     };
     const next: DrainInput = { nodeName: this.node, options: this.input.options, reportTo: this.input.reportTo, carry, ...(this.input.requester ? { requester: this.input.requester } : {}) };
     if (this.st.targets) next.targets = this.st.targets;

@@ -67,6 +67,8 @@ export interface DrainStatus {
   lowestUntargeted?: number | null;
   /** How often the drain cordoned the node again after someone uncordoned it. */
   recordoned?: number;
+  /** A CLI drain not cordoned yet: a NodeDisruptionBudget's refusal (issue 15). */
+  budgetWait?: string;
 }
 
 export function emptyStatus(node: string): DrainStatus {
@@ -133,6 +135,7 @@ const returningLine = (r: DrainStatus['returning']) =>
 export function drainMessage(s: DrainStatus): string {
   if (s.heldBy.length && s.phase !== 'Drained' && s.phase !== 'Failed') return heldLines(s).join('\n');
   if (s.hooks?.length && s.phase === 'Pending') return hooksLine(s);
+  if (s.budgetWait && s.phase === 'Pending') return s.budgetWait;
   if (s.phase === 'Drained' && s.nodeGone === 'before') return `Node ${s.node} not found; nothing to drain`;
   if (s.phase === 'Drained') {
     const done = [`Drain completed: ${s.evicted} ${pods(s.evicted)} evicted${s.forced.length ? `, ${s.forced.length} forced` : ''}`];
@@ -170,6 +173,7 @@ export function drainMarkdown(s: DrainStatus): string {
     if (s.counts) out.push(`- pods: ${s.counts.podsPendingEvictionRequest} pending, ${s.counts.activeEvictionRequests} leaving (${s.counts.podsBlocked} blocked), ${s.counts.podsKept} kept`);
   }
   if (s.hooks?.length && s.phase === 'Pending') out.push(`- **waiting for pre-drain hooks**: ${s.hooks.map((h) => `\`${h}\``).join(', ')} (annotations \`${PRE_DRAIN_HOOK_PREFIX}<owner>\`)`);
+  if (s.budgetWait && s.phase === 'Pending') out.push(`- **${s.budgetWait}** (nothing cordoned yet; asked again every 5 s)`);
   if (s.heldBy.length) out.push(`- **held** by invalid DrainRules (fix or delete them to resume):`, ...s.heldBy.map((h) => `  - ${h}`));
   if (s.completedWaves.length) out.push(`Waves done: ${s.completedWaves.join(', ')}`);
   if (s.wave?.evicting.length) out.push(`- leaving (${s.wave.evicting.length}): ${truncate(s.wave.evicting, 5)}`);

@@ -7,6 +7,9 @@
 // before the first holder, spec NM-2.9c).
 //
 // One pass per change: Holding → (Retargeting) → Reporting; Releasing once nobody holds the node.
+// Issue 15: before its first cordon write the coordinator takes a NodeDisruptionBudget slot (holder:
+// its own workflow ID, stable across continue-as-new); while refused it writes nothing, tells its
+// holders why and asks again every 5 s; the slot goes back after the restoring write.
 import {
   ParentClosePolicy,
   WorkflowIdReusePolicy,
@@ -46,6 +49,8 @@ import type { HolderInfo, NodeCounts, NodeReport } from './types.js';
 const RECHECK_MS = 5_000;
 /** Count-only changes reach a holder at most this often (its status, not its plan, depends on them). */
 const COUNTS_PERIOD_MS = 2_000;
+/** How often a coordinator refused a NodeDisruptionBudget slot asks again. */
+const BUDGET_RETRY_MS = 5_000;
 /** UncordonReverted at most once per node per 10 minutes. */
 const REVERT_EVENT_PERIOD_MS = 10 * 60_000;
 
@@ -62,6 +67,10 @@ export interface NodeCoordinatorInput {
   drainFailed?: string;
   recordonedSeen?: number;
   released?: string[];
+  /** NodeDisruptionBudget (patched 'maintenance-node-budget'): this coordinator takes slots; it holds one; it has an entry in the ledger. */
+  budgets?: boolean;
+  slot?: boolean;
+  inLedger?: boolean;
 }
 
 const ZERO: NodeCounts = { podsPendingEvictionRequest: 0, activeEvictionRequests: 0, podsBlocked: 0, podsKept: 0 };
@@ -70,12 +79,19 @@ export async function maintenanceNodeWorkflow(input: NodeCoordinatorInput): Prom
   const c = new Coordinator(input);
   upsertSearchAttributes([{ key: NodesAttr, value: [input.node] }]);
   for (;;) {
-    const told = await condition(() => c.dirty, c.beside ? c.wakeInMs() : RECHECK_MS); // false: a look or counts due
+    const told = await condition(() => c.dirty, c.waitMs()); // false: a look, counts or a budget ask due
     c.dirty = false;
     c.countsDueMs = undefined;
     if (!c.holders.size) {
       await c.releasing();
       if (!c.holders.size) return; // a register that raced the release makes this run go on
+      continue;
+    }
+    if (!(await c.slotTaken())) {
+      // Not cordoned, nothing written: a release is done at once, and the holders hear why.
+      await c.acknowledgeReleases(c.releasesInEffect());
+      await c.reporting();
+      if (workflowInfo().continueAsNewSuggested) await continueAsNew<typeof maintenanceNodeWorkflow>(c.carry());
       continue;
     }
     const letGo = c.releasesInEffect(); // before the write: a release that lands during it is not on the node yet
@@ -130,6 +146,15 @@ class Coordinator {
   private writtenMain?: string;
   /** The last node state written (this run): an unchanged one is not written again until the periodic look. */
   private written?: string;
+  /** NodeDisruptionBudget: undefined until decided (patched) at the first ask; false for runs from before budgets. */
+  private budgets?: boolean;
+  /** A slot is held: the node may be cordoned (kept until the restoring write). */
+  private slot: boolean;
+  /** The ledger may name this coordinator for the node (disrupted or waiting): released with the node. */
+  private inLedger: boolean;
+  /** The refusal while no slot is held. */
+  private budgetWait?: string;
+  private budgetAskedAtMs = -Infinity;
 
   constructor(input: NodeCoordinatorInput) {
     this.node = input.node;
@@ -142,6 +167,10 @@ class Coordinator {
     this.drainFailed = input.drainFailed;
     this.recordonedSeen = input.recordonedSeen ?? 0;
     this.released = new Set(input.released ?? []);
+    // A run carried from code before budgets has cordoned without a slot: it stays without (replay-safe).
+    this.budgets = input.budgets ?? (input.seq !== undefined ? false : undefined);
+    this.slot = input.slot ?? false;
+    this.inLedger = input.inLedger ?? false;
     setHandler(registerHolderSignal, (h) => {
       this.holders.set(h.id, h);
       this.released.delete(h.id);
@@ -207,6 +236,31 @@ class Coordinator {
     if (key !== lastKey || Date.now() - lastMs >= COUNTS_PERIOD_MS) return false;
     this.countsDueMs = Math.min(this.countsDueMs ?? Infinity, lastMs + COUNTS_PERIOD_MS);
     return true;
+  }
+
+  /** How long the loop waits without a message: the budget's next ask while refused, else the look and counts. */
+  waitMs(): number {
+    if (this.budgetWait !== undefined) return Math.max(10, this.budgetAskedAtMs + BUDGET_RETRY_MS - Date.now());
+    return this.beside ? this.wakeInMs() : RECHECK_MS;
+  }
+
+  /**
+   * Issue 15: the node may be cordoned only with a slot in every NodeDisruptionBudget selecting it.
+   * Asked before the first write; while refused, again every BUDGET_RETRY_MS (a message that wakes
+   * the loop sooner only refreshes the reports). Runs from before budgets always proceed.
+   */
+  async slotTaken(): Promise<boolean> {
+    if (this.slot) return true;
+    this.budgets ??= patched('maintenance-node-budget');
+    if (!this.budgets) return true;
+    if (this.budgetWait !== undefined && Date.now() - this.budgetAskedAtMs < BUDGET_RETRY_MS) return false;
+    const r = await steps.acquireDisruption.executeWithOptions({ summary: `disruption budget slot for ${this.node}` }, [{ holder: workflowInfo().workflowId, nodes: [this.node] }]);
+    this.inLedger = true;
+    this.budgetAskedAtMs = Date.now();
+    const refused = r.waiting.find((w) => w.node === this.node);
+    this.budgetWait = refused?.reason;
+    this.slot = !refused;
+    return this.slot;
   }
 
   lookDue(): boolean {
@@ -335,7 +389,7 @@ class Coordinator {
   async reporting(): Promise<void> {
     const lim = limiting([...this.holders.values()]);
     const d = this.drainReport && this.drainReport.targetsSeq === this.seq ? this.drainReport : undefined;
-    const phase = this.state();
+    const phase = this.budgetWait !== undefined ? 'WaitingForBudget' : this.state();
     if (phase !== this.phase) {
       this.phase = phase;
       upsertSearchAttributes([{ key: PhaseAttr, value: phase }]);
@@ -360,6 +414,7 @@ class Coordinator {
         fastForwardedBy: fastForwardedBy(this.targets, h.id),
         blockers: (this.drainReport?.message ?? '').split('\n').slice(1).join('\n'),
         drainFailed: this.drainFailed,
+        ...(this.budgetWait !== undefined ? { budgetWait: this.budgetWait } : {}),
         ...(d && d.lowestUntargeted !== undefined ? { lowestUntargeted: d.lowestUntargeted } : {}),
       };
       sends.push(this.send(h.id, report));
@@ -401,6 +456,14 @@ class Coordinator {
     const r = await steps.writeMaintenanceNodeState.executeWithOptions({ summary: `release ${this.node}` }, [{ node: this.node, holders: [] }]);
     this.written = undefined;
     this.gone = !r.exists;
+    if (this.inLedger) {
+      // Restored (uncordoned or left as it was found): no longer disrupted by us. Before the acks, so
+      // a completed maintenance has given its slots back.
+      await steps.releaseDisruption.executeWithOptions({ summary: `release the budget slot of ${this.node}` }, [{ holder: workflowInfo().workflowId, nodes: [this.node] }]);
+      this.inLedger = false;
+    }
+    this.slot = false;
+    this.budgetWait = undefined;
     await this.acknowledgeReleases(letGo);
   }
 
@@ -422,7 +485,8 @@ class Coordinator {
 
   private details(lim: string | undefined): string {
     const holders = [...this.holders.values()].map((h) => `${h.name} (${h.stage})`).join(', ');
-    const lines = [`**Node ${this.node}: ${this.claimedBy ? `Cycled by CycleNodeRequest ${this.claimedBy}` : this.state()}**`, '', `Held by: ${holders || 'nobody'}`];
+    const head = this.budgetWait ?? (this.claimedBy ? `Cycled by CycleNodeRequest ${this.claimedBy}` : this.state());
+    const lines = [`**Node ${this.node}: ${head}**`, '', `Held by: ${holders || 'nobody'}`];
     if (this.covering().length) lines.push(`Drain targets: ${lanesText(this.targets?.lanes ?? []) || 'none yet'}${this.final ? ' (final)' : ''}`);
     if (lim) lines.push(`Limited by: ${lim}`);
     if (this.drainReport?.message) lines.push('', '```', this.drainReport.message, '```');
@@ -441,6 +505,9 @@ class Coordinator {
       drainFailed: this.drainFailed,
       recordonedSeen: this.recordonedSeen,
       released: [...this.released],
+      budgets: (this.budgets ??= patched('maintenance-node-budget')),
+      slot: this.slot,
+      inLedger: this.inLedger,
     };
   }
 }

@@ -111,6 +111,8 @@ export interface StatusNode {
   limitedBy: readonly string[];
   gone?: boolean;
   claimed?: boolean;
+  /** Not cordoned yet: a NodeDisruptionBudget's refusal (issue 15). */
+  budgetWait?: string;
 }
 
 /**
@@ -123,8 +125,15 @@ export function drainStatusMessage(drained: boolean, nodes: readonly StatusNode[
   const live = nodes.filter((n) => !n.gone && !n.claimed);
   const limiters = [...new Set(live.flatMap((n) => n.limitedBy))].sort();
   if (live.every((n) => n.finished) && limiters.length === 1) return `Waiting for ${limiters[0]}.`;
-  if (limiters.length) return `Draining (limited by ${limiters.join(', ')})`;
-  return 'Draining';
+  const base = limiters.length ? `Draining (limited by ${limiters.join(', ')})` : 'Draining';
+  return base + budgetWaitSuffix(live);
+}
+
+/** "; 2 nodes waiting for NodeDisruptionBudget x: 2 of 2 nodes disrupted" (the first refusal), or ''. */
+export function budgetWaitSuffix(nodes: ReadonlyArray<{ budgetWait?: string }>): string {
+  const waiting = nodes.filter((n) => n.budgetWait);
+  if (!waiting.length) return '';
+  return `; ${waiting.length} node${waiting.length === 1 ? '' : 's'} ${waiting[0]!.budgetWait}`;
 }
 
 /**

@@ -1,7 +1,7 @@
 // What a maintenance reports (the maintenanceStatus query, mirrored into the object's status):
 // per-node messages by the rules of spec §3, the aggregate drainStatus, and the conditions.
 import { reached } from '../../api/drain-plan.js';
-import { drainStatusMessage, firstNotReady, reachedDrainTargets, sumCounts, type ProgressNode } from './progress.js';
+import { budgetWaitSuffix, drainStatusMessage, firstNotReady, reachedDrainTargets, sumCounts, type ProgressNode } from './progress.js';
 import { nodeMessage } from './targets.js';
 import type { PlanEntry } from '../../api/drain-plan.js';
 import type { MaintenancePreview } from '../../shared/maintenance-preview.js';
@@ -38,6 +38,7 @@ const isDone = (r: NodeReport | undefined) => !!r && (r.gone || r.drained);
 export function nodeFirstLine(f: Facts, name: string, r: NodeReport | undefined): string {
   if (f.stage === 'Idle') return 'Planned';
   if (r?.gone) return 'Node no longer exists';
+  if (r?.budgetWait && f.stage !== 'Complete') return r.budgetWait; // nothing cordoned yet
   if (r?.claimedBy && f.stage !== 'Complete') return nodeMessage({ maintenance: f.name, claimedBy: r.claimedBy, finished: false, reachedEntry: false });
   if (f.stage === 'Cordon') return 'Cordoned';
   if (f.stage === 'Complete') return r?.released ? 'Released' : 'Releasing';
@@ -88,7 +89,7 @@ export function maintenanceStatus(f: Facts): MaintenanceStatus {
   const reports = [...f.nodes.values()];
   const counts = sumCounts(nodeStatuses);
   const drained = f.drainedAt !== undefined || isDrainedNow(f);
-  const drainMessage = drainStatusMessage(drained, reports.map((r) => ({ finished: !!r?.finished, limitedBy: r?.limitedBy ?? [], gone: r?.gone, claimed: !!r?.claimedBy })));
+  const drainMessage = drainStatusMessage(drained, reports.map((r) => ({ finished: !!r?.finished, limitedBy: r?.limitedBy ?? [], gone: r?.gone, claimed: !!r?.claimedBy, budgetWait: r?.budgetWait })));
   return {
     stage: f.stage,
     stageStatuses: f.stageStatuses,
@@ -130,6 +131,13 @@ function conditions(f: Facts, drained: boolean, drainMessage: string): Condition
   return out;
 }
 
+/** "Cordon: 2 nodes cordoned", less those a NodeDisruptionBudget still holds back (issue 15). */
+function cordonLine(f: Facts, n: number): string {
+  const live = [...f.nodes.values()].filter((r) => !r?.gone);
+  const waiting = live.filter((r) => r?.budgetWait).length;
+  return `Cordon: ${n - waiting} node${n - waiting === 1 ? '' : 's'} cordoned${budgetWaitSuffix(live.map((r) => ({ budgetWait: r?.budgetWait })))}`;
+}
+
 function oneLine(f: Facts, drained: boolean, drainMessage: string): string {
   if (f.selectsAll && !f.selectsAll.acknowledged) return `selects all ${f.selectsAll.total} nodes: waiting for the annotation maintenance.slipway.dev/allow-all-nodes: "true"`;
   const n = f.stage === 'Idle' ? f.planned.length : f.nodes.size;
@@ -137,7 +145,7 @@ function oneLine(f: Facts, drained: boolean, drainMessage: string): string {
     case 'Idle':
       return `Idle: ${n} node${n === 1 ? '' : 's'} selected; nothing touched`;
     case 'Cordon':
-      return `Cordon: ${n} node${n === 1 ? '' : 's'} cordoned`;
+      return cordonLine(f, n);
     case 'Drain':
       return drained ? `Drained: ${n} node${n === 1 ? '' : 's'}` : `Drain: ${drainMessage}`;
     case 'Complete':

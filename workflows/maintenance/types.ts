@@ -147,6 +147,8 @@ export interface NodeReport {
   lowestUntargeted?: number | null;
   /** The node's drain failed (podEvictionTimeout policy Fail): why. */
   drainFailed?: string;
+  /** Not cordoned yet: a NodeDisruptionBudget has no room for the node (the refusal, as its status shows it). */
+  budgetWait?: string;
 }
 
 /** The answer of the maintenancePlan query. */

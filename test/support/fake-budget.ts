@@ -1,0 +1,44 @@
+// An in-memory NodeDisruptionBudget for workflow tests: acquireDisruption / releaseDisruption as the
+// ledger answers them (activities/budget/: a node already disrupted costs no slot, re-acquiring what
+// one holds is granted, a release of what is not held is done), with the refusal in the real words.
+// Its calls are logged on their own, so the drain's and the maintenance's call logs stay as they were.
+import type { AcquireResult, DisruptionInput } from '../../activities/budget/index.js';
+import { CallLog } from './scripted.js';
+
+export class FakeBudget extends CallLog {
+  /** node → holder. */
+  readonly disrupted = new Map<string, string>();
+  /** The most nodes disrupted at once. */
+  most = 0;
+
+  /** `limit` undefined: no budget selects the nodes (every slot granted). */
+  constructor(public limit?: number, readonly name = 'fake') {
+    super();
+  }
+
+  /** The reason the ledger gives a refused node now. */
+  reason(): string {
+    return `waiting for NodeDisruptionBudget ${this.name}: ${this.disrupted.size} of ${this.limit} nodes disrupted`;
+  }
+
+  activities() {
+    return {
+      acquireDisruption: this.logged('acquireDisruption', async (input: DisruptionInput): Promise<AcquireResult> => {
+        const out: AcquireResult = { granted: [], waiting: [] };
+        for (const node of input.nodes) {
+          if (this.limit === undefined || this.disrupted.has(node) || this.disrupted.size < this.limit) {
+            if (this.limit !== undefined) this.disrupted.set(node, this.disrupted.get(node) ?? input.holder);
+            out.granted.push(node);
+          } else out.waiting.push({ node, reason: this.reason() });
+        }
+        this.most = Math.max(this.most, this.disrupted.size);
+        return out;
+      }),
+      releaseDisruption: this.logged('releaseDisruption', async (input: DisruptionInput): Promise<{ released: number }> => {
+        let released = 0;
+        for (const n of input.nodes) if (this.disrupted.get(n) === input.holder && this.disrupted.delete(n)) released++;
+        return { released };
+      }),
+    };
+  }
+}
