@@ -156,7 +156,9 @@ export const NodeDisruptionBudgetStatus = z.object({
   disrupted: z.array(LedgerEntry).optional(),
   /** Holders waiting for room, in arrival order. */
   waiting: z.array(LedgerEntry).optional(),
-  /** The limit in force at the last ledger write. */
+  /** Selected nodes cordoned or being deleted that no holder names (a person's cordon, a drain that left its node cordoned): they count too. */
+  disruptedElsewhere: z.array(z.string()).optional(),
+  /** The limit in force at the last status write. */
   limit: z
     .object({
       nodes: z.int32(),
@@ -166,7 +168,7 @@ export const NodeDisruptionBudgetStatus = z.object({
       observedAt: z.string(),
     })
     .optional(),
-  /** Number of distinct nodes in disrupted (printer column). */
+  /** Distinct nodes in disrupted plus disruptedElsewhere: what the limit is measured against (printer column). */
   disruptedNodes: z.int32().optional(),
   message: z.string().optional(),
   /** Valid (False: the spec is invalid, and the budget admits nothing: it fails closed). */

@@ -133,7 +133,23 @@ export function limitInForce(spec: NodeDisruptionBudgetSpec, selected: number, n
 export interface NodeLabels {
   name: string;
   labels: Record<string, string>;
+  /** Cordoned or being deleted: disrupted, whoever did it (a person's `kubectl cordon`, a drain that ended leaving it cordoned). */
+  disrupted?: boolean;
 }
+
+/**
+ * The distinct nodes a budget counts as disrupted: those its ledger names, and the selected nodes
+ * cordoned or being deleted by anyone else (`elsewhere`), since a node counts from its cordon to
+ * its deletion or uncordon, whoever cordoned it.
+ */
+export function disruptedNodes(b: BudgetView, nodes: NodeLabels[]): { all: Set<string>; elsewhere: string[] } {
+  const ledger = new Set(b.disrupted.map((e) => e.node));
+  const elsewhere = nodes.filter((n) => n.disrupted && !ledger.has(n.name) && selects(b, n)).map((n) => n.name);
+  return { all: new Set([...ledger, ...elsewhere]), elsewhere };
+}
+
+/** ", 1 of them cordoned or deleting outside the ledger" when some are. */
+export const elsewhereText = (k: number): string => (k ? ` (${k} cordoned or deleting outside the ledger)` : '');
 
 /** One budget as the decision sees it: the parsed spec (or why it is invalid) and its ledger. */
 export interface BudgetView {
@@ -158,8 +174,8 @@ export function selects(b: BudgetView, node: NodeLabels): boolean {
 export type Decision = { ok: true } | { ok: false; reason: string };
 
 /**
- * May `holder` disrupt `node` now under budget `b`? A node already disrupted (by anyone) costs no
- * new slot. Otherwise the distinct nodes disrupted, plus those waiting ahead of this one (arrival
+ * May `holder` disrupt `node` now under budget `b`? A node already disrupted (in the ledger, or
+ * cordoned or deleting by anyone) costs no new slot. Otherwise the distinct nodes disrupted, plus those waiting ahead of this one (arrival
  * order, nodes not yet disrupted), plus this one must fit the limit in force; with perZone, the same
  * within the node's zone. `nodes` are the cluster's Nodes (for the selection and zones).
  */
@@ -167,7 +183,7 @@ export function admit(b: BudgetView, nodes: NodeLabels[], holder: string, node: 
   const name = `NodeDisruptionBudget ${b.name}`;
   if (b.invalid || !b.spec) return { ok: false, reason: `waiting for ${name}: it is invalid (${b.invalid ?? 'no spec'}); it admits nothing until fixed` };
   const spec = b.spec;
-  const disrupted = new Set(b.disrupted.map((e) => e.node));
+  const { all: disrupted, elsewhere } = disruptedNodes(b, nodes);
   if (disrupted.has(node)) return { ok: true };
   const selected = nodes.filter((n) => selects(b, n));
   const limit = limitInForce(spec, selected.length, nowMs);
@@ -176,7 +192,7 @@ export function admit(b: BudgetView, nodes: NodeLabels[], holder: string, node: 
   const why = limit.window === undefined ? '' : ` (${limit.reason})`;
   const aheadText = (k: number) => (k ? `, ${k} waiting ahead` : '');
   if (disrupted.size + ahead.size + 1 > limit.nodes) {
-    return { ok: false, reason: `waiting for ${name}: ${disrupted.size} of ${limit.nodes} nodes disrupted${aheadText(ahead.size)}${why}` };
+    return { ok: false, reason: `waiting for ${name}: ${disrupted.size} of ${limit.nodes} nodes disrupted${elsewhereText(elsewhere.length)}${aheadText(ahead.size)}${why}` };
   }
   if (spec.perZone) {
     const key = spec.perZone.topologyKey;
@@ -193,5 +209,4 @@ export function admit(b: BudgetView, nodes: NodeLabels[], holder: string, node: 
   return { ok: true };
 }
 
-/** Distinct nodes in a ledger's disrupted list. */
-export const disruptedNodeCount = (disrupted: LedgerEntry[]): number => new Set(disrupted.map((e) => e.node)).size;
+

@@ -31,6 +31,8 @@ export const FAILPOINTS = {
   'worker.cycle.after-release-scale-down': 'scale-down protection released, before the batch ends',
   'worker.cycle.mid-heal': 'healing: one node re-attached, not yet uncordoned',
   'worker.cycle.after-heal': 'healing done for the batch, before the activity returns',
+  'worker.budget.after-acquire-write': 'a NodeDisruptionBudget slot recorded in the budget\'s status, before the activity returns',
+  'worker.budget.after-release-write': 'a NodeDisruptionBudget slot removed from the budget\'s status, before the activity returns',
   'bridge.cnr.after-finalizer': 'the finalizer added, before the workflow start',
   'bridge.cnr.after-start': 'the workflow started, before the first status write',
   'bridge.cnr.after-status': 'a status written, before the CycleNodeStatus writes',

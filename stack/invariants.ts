@@ -75,6 +75,8 @@ export interface Evidence {
    * delete answered or `attached: false` written); the earlier of the two counts.
    */
   volumes?: Array<{ name: string; node: string; detachedAtMs?: number }>;
+  /** The NodeDisruptionBudget over the run's nodes, if any: its limit, the most nodes seen cordoned at once (a Node watch), its ledger's entries at the end. */
+  budget?: { name: string; limit: number; mostDisrupted: number; ledgerAtEnd: string[] };
 }
 
 export const INVARIANTS = {
@@ -86,6 +88,7 @@ export const INVARIANTS = {
   'capacity-kept': 'the group never below its desired capacity (surge first)',
   'ended-in-time': 'the request ended Successful or Failed (healed) within its limit',
   'no-orphan-workflow': 'no workflow left running for a finished request',
+  'budget-kept': 'never more nodes disrupted (cordoned, until deleted or uncordoned) at once than the NodeDisruptionBudget allows, and its ledger empty once the request ended',
 } as const;
 export type InvariantName = keyof typeof INVARIANTS;
 
@@ -196,6 +199,12 @@ export function judge(ev: Evidence): Verdict[] {
   const { phase, tookMs, limitMs } = ev.outcome;
   verdict('ended-in-time', phase !== 'Successful' && phase !== 'Failed' ? [`ended ${phase || 'never'}`] : tookMs > limitMs ? [`${phase} after ${tookMs} ms > ${limitMs} ms`] : [], `${phase} in ${(tookMs / 1000).toFixed(1)} s`);
   verdict('no-orphan-workflow', ev.runningWorkflows.map((w) => `${w} running`), 'none running');
+
+  // The budget: judged by the Nodes, not by the ledger's own count; a leaked entry is a slot lost for good.
+  const b = ev.budget;
+  const overBudget = b && b.mostDisrupted > b.limit ? [`${b.mostDisrupted} nodes disrupted at once under ${b.name}'s limit of ${b.limit}`] : [];
+  const leaked = (b?.ledgerAtEnd ?? []).map((e) => `${e} left in ${b!.name}'s ledger`);
+  verdict('budget-kept', [...overBudget, ...leaked], b ? `at most ${b.mostDisrupted} of ${b.limit} disrupted; ledger empty` : 'no budget in this scenario');
   return out;
 }
 
@@ -232,35 +241,31 @@ export async function readAuditSince(offset: number, path = process.env.SLIPWAY_
 }
 
 /** Watches a namespace's pods and remembers each one's node and drain treatment. */
-export class PodRecorder {
-  readonly pods = new Map<string, PodRecord>();
+/**
+ * List, then watch from the list's resourceVersion; when the watch ends (an apiserver outage, a
+ * timeout), list and watch again 1 s later, so no change is missed, until close().
+ */
+class RelistingWatch<T> {
   private stop?: AbortController;
 
   constructor(
     private readonly kube: Kube,
-    private readonly namespace: string,
-    private readonly classify: (p: V1Pod) => { skip: boolean; wave: number },
+    private readonly path: string,
+    private readonly query: Record<string, string>,
+    private readonly list: () => Promise<{ items: T[]; metadata?: { resourceVersion?: string } }>,
+    private readonly onList: (items: T[]) => void,
+    private readonly onEvent: (type: string, o: T) => void,
   ) {}
 
-  private record(p: V1Pod): void {
-    const node = p.spec?.nodeName;
-    if (!node) return;
-    const { skip, wave } = this.classify(p);
-    const owner = p.metadata?.ownerReferences?.[0]?.name?.replace(/-[a-z0-9]{6,10}$/, '');
-    const seenAtMs = this.pods.get(p.metadata!.uid!)?.seenAtMs ?? Date.now();
-    this.pods.set(p.metadata!.uid!, { namespace: this.namespace, name: p.metadata!.name!, uid: p.metadata!.uid!, node, skip, wave, controller: owner, seenAtMs });
-  }
-
   async start(): Promise<void> {
-    const l = await this.kube.core.listNamespacedPod({ namespace: this.namespace });
-    for (const p of l.items) this.record(p);
+    const l = await this.list();
+    this.onList(l.items);
     this.stop = await new Watch(this.kube.config).watch(
-      `/api/v1/namespaces/${this.namespace}/pods`,
-      { resourceVersion: l.metadata?.resourceVersion, allowWatchBookmarks: true },
-      (type, p: V1Pod) => {
-        if (type !== 'DELETED' && type !== 'BOOKMARK') this.record(p);
+      this.path,
+      { ...this.query, resourceVersion: l.metadata?.resourceVersion, allowWatchBookmarks: true },
+      (type, o: T) => {
+        if (type !== 'BOOKMARK') this.onEvent(type, o);
       },
-      // The watch ends (an apiserver outage, a timeout): list and watch again, so no pod is missed.
       () => {
         if (this.stop && !this.stop.signal.aborted) setTimeout(() => void this.start().catch(() => undefined), 1000);
       },
@@ -272,9 +277,70 @@ export class PodRecorder {
     this.stop = undefined;
     s?.abort();
   }
+}
+
+export class PodRecorder {
+  readonly pods = new Map<string, PodRecord>();
+  private readonly watch: RelistingWatch<V1Pod>;
+
+  constructor(
+    kube: Kube,
+    private readonly namespace: string,
+    private readonly classify: (p: V1Pod) => { skip: boolean; wave: number },
+  ) {
+    this.watch = new RelistingWatch<V1Pod>(kube, `/api/v1/namespaces/${namespace}/pods`, {}, () => kube.core.listNamespacedPod({ namespace }), (items) => items.forEach((p) => this.record(p)), (type, p) => {
+      if (type !== 'DELETED') this.record(p);
+    });
+  }
+
+  private record(p: V1Pod): void {
+    const node = p.spec?.nodeName;
+    if (!node) return;
+    const { skip, wave } = this.classify(p);
+    const owner = p.metadata?.ownerReferences?.[0]?.name?.replace(/-[a-z0-9]{6,10}$/, '');
+    const seenAtMs = this.pods.get(p.metadata!.uid!)?.seenAtMs ?? Date.now();
+    this.pods.set(p.metadata!.uid!, { namespace: this.namespace, name: p.metadata!.name!, uid: p.metadata!.uid!, node, skip, wave, controller: owner, seenAtMs });
+  }
+
+  start(): Promise<void> {
+    return this.watch.start();
+  }
+
+  close(): void {
+    this.watch.close();
+  }
 
   list(): PodRecord[] {
     return [...this.pods.values()];
+  }
+}
+
+/** Watches a group's Nodes and keeps the most cordoned at once (disrupted: cordoned until deleted or uncordoned). */
+export class CordonRecorder {
+  private readonly cordoned = new Set<string>();
+  most = 0;
+  private readonly watch: RelistingWatch<V1Node>;
+
+  constructor(kube: Kube, labelSelector: string) {
+    this.watch = new RelistingWatch<V1Node>(kube, '/api/v1/nodes', { labelSelector }, () => kube.core.listNode({ labelSelector }), (items) => {
+      this.cordoned.clear();
+      for (const n of items) this.see('ADDED', n);
+    }, (type, n) => this.see(type, n));
+  }
+
+  private see(type: string, n: V1Node): void {
+    const name = n.metadata!.name!;
+    if (type !== 'DELETED' && n.spec?.unschedulable === true) this.cordoned.add(name);
+    else this.cordoned.delete(name);
+    this.most = Math.max(this.most, this.cordoned.size);
+  }
+
+  start(): Promise<void> {
+    return this.watch.start();
+  }
+
+  close(): void {
+    this.watch.close();
   }
 }
 

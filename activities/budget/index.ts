@@ -7,14 +7,16 @@
 // activity's client), is dropped; a waiter that has not asked again for a minute is dropped.
 // The decision itself is pure: shared/disruption-budget.ts.
 import { Context } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../../api/crd.js';
 import { issueMessages } from '../../api/admission.js';
 import { LabelSelector } from '../../api/label-selector.js';
 import { NODE_DISRUPTION_BUDGET, NodeDisruptionBudgetSpec, type LedgerEntry, type NodeDisruptionBudgetStatus } from '../../api/node-disruption-budget.js';
-import { admit, disruptedNodeCount, limitInForce, selects, type BudgetView, type NodeLabels } from '../../shared/disruption-budget.js';
+import { admit, disruptedNodes, elsewhereText, limitInForce, selects, type BudgetView, type NodeLabels } from '../../shared/disruption-budget.js';
 import { budgetDisruptedNodes } from '../metrics.js';
 import { apiStatus, type Kube } from '../kube.js';
+import { failpoint } from '../../shared/failpoint.js';
 
 /** A waiter that has not asked again for this long is dropped (holders ask every few seconds). */
 export const WAITER_STALE_MS = 60_000;
@@ -50,7 +52,19 @@ export interface BudgetDeps {
   now?: () => number;
 }
 
-/** The activity's Temporal client, if it runs in a worker: a closed or unknown workflow is 'closed'. */
+/** Asks Temporal: a closed or unknown (never started, or gone) workflow is 'closed'; no answer is 'unknown'. */
+export function holderStateFrom(client: Client): (holder: string) => Promise<HolderState> {
+  return async (holder) => {
+    try {
+      const d = await client.workflow.getHandle(holder).describe();
+      return d.status.name === 'RUNNING' ? 'running' : 'closed';
+    } catch (err) {
+      return (err as Error).name === 'WorkflowNotFoundError' ? 'closed' : 'unknown';
+    }
+  };
+}
+
+/** The activity's Temporal client, if it runs in a worker. */
 async function holderStateFromTemporal(holder: string): Promise<HolderState> {
   let client;
   try {
@@ -58,12 +72,7 @@ async function holderStateFromTemporal(holder: string): Promise<HolderState> {
   } catch {
     return 'unknown'; // not in an activity (tests): leave the entry to the other repairs
   }
-  try {
-    const d = await client.workflow.getHandle(holder).describe();
-    return d.status.name === 'RUNNING' ? 'running' : 'closed';
-  } catch (err) {
-    return (err as Error).name === 'WorkflowNotFoundError' ? 'closed' : 'unknown';
-  }
+  return holderStateFrom(client)(holder);
 }
 
 /** The budget as the decision sees it: a spec that fails zod admits nothing it selects (fail closed). */
@@ -82,7 +91,8 @@ export function createBudgetActivities(kube: Kube, deps: BudgetDeps = {}) {
   const holderState = deps.holderState ?? holderStateFromTemporal;
 
   const listBudgets = async (): Promise<BudgetObject[]> => ((await api.listClusterCustomObject(where)) as { items: BudgetObject[] }).items;
-  const listNodes = async (): Promise<NodeLabels[]> => (await kube.core.listNode()).items.map((n) => ({ name: n.metadata!.name!, labels: n.metadata?.labels ?? {} }));
+  const listNodes = async (): Promise<NodeLabels[]> =>
+    (await kube.core.listNode()).items.map((n) => ({ name: n.metadata!.name!, labels: n.metadata?.labels ?? {}, disrupted: n.spec?.unschedulable === true || !!n.metadata?.deletionTimestamp }));
 
   /**
    * Applies `change` to the budget's current status until the write goes through (re-read on 409).
@@ -130,22 +140,26 @@ export function createBudgetActivities(kube: Kube, deps: BudgetDeps = {}) {
     return st.disrupted.length + st.waiting.length !== before;
   }
 
-  /** limit, disruptedNodes, message and the Valid condition, from the ledger; true when any changed. */
+  /** limit, disruptedNodes (and disruptedElsewhere), message and the Valid condition, from the ledger and the Nodes; true when any changed. */
   function summarize(o: BudgetObject, view: BudgetView, nodes: NodeLabels[], t: number): boolean {
     const st = o.status!;
-    const before = JSON.stringify([st.limit?.nodes, st.limit?.reason, st.limit?.selectedNodes, st.disruptedNodes, st.message, st.conditions?.map((c) => [c.status, c.message])]);
+    const seen = () => JSON.stringify([st.limit?.nodes, st.limit?.reason, st.limit?.selectedNodes, st.disruptedNodes, st.disruptedElsewhere, st.message, st.conditions?.map((c) => [c.status, c.message])]);
+    const before = seen();
     const selected = nodes.filter((n) => selects(view, n)).length;
-    const d = disruptedNodeCount(st.disrupted ?? []);
+    const { all, elsewhere } = disruptedNodes(view, nodes);
+    const d = all.size;
     const w = st.waiting?.length ?? 0;
     if (view.spec) {
       const limit = limitInForce(view.spec, selected, t);
       st.limit = { nodes: limit.nodes, selectedNodes: selected, reason: limit.reason, observedAt: new Date(t).toISOString() };
-      st.message = `${d} of ${limit.nodes} nodes disrupted${w ? `; ${w} waiting` : ''}`;
+      st.message = `${d} of ${limit.nodes} nodes disrupted${elsewhereText(elsewhere.length)}${w ? `; ${w} waiting` : ''}`;
     } else {
       st.limit = { nodes: 0, selectedNodes: selected, reason: 'invalid spec: admits nothing', observedAt: new Date(t).toISOString() };
       st.message = `invalid: ${view.invalid}`;
     }
     st.disruptedNodes = d;
+    if (elsewhere.length) st.disruptedElsewhere = elsewhere.sort();
+    else delete st.disruptedElsewhere;
     const valid = !view.invalid;
     const prev = st.conditions?.find((c) => c.type === 'Valid');
     const status = valid ? 'True' : 'False';
@@ -159,7 +173,7 @@ export function createBudgetActivities(kube: Kube, deps: BudgetDeps = {}) {
         ...(o.metadata.generation !== undefined && { observedGeneration: o.metadata.generation }),
       },
     ];
-    return JSON.stringify([st.limit.nodes, st.limit.reason, st.limit.selectedNodes, st.disruptedNodes, st.message, st.conditions.map((c) => [c.status, c.message])]) !== before;
+    return seen() !== before;
   }
 
   const same = (holder: string, node: string) => (e: LedgerEntry) => e.holder === holder && e.node === node;
@@ -218,6 +232,7 @@ export function createBudgetActivities(kube: Kube, deps: BudgetDeps = {}) {
             return summarize(obj, budgetView(obj), nodes, t) || changed;
           });
           if (!o) continue; // deleted meanwhile: it limits nothing
+          if (grantedHere) failpoint('worker.budget.after-acquire-write');
           if (grantedHere) taken.push(name);
           if (reason) {
             refused = reason;
@@ -248,6 +263,25 @@ export function createBudgetActivities(kube: Kube, deps: BudgetDeps = {}) {
       return result;
     },
 
+    /**
+     * Brings one budget's status up to date without taking or giving a slot: leaks repaired, the
+     * limit in force (a schedule window opened or closed, nodes added), the Valid condition. Written
+     * only when something changed. Called by the bridge on every change of the object and at resync.
+     */
+    async refreshDisruptionBudget(name: string): Promise<{ exists: boolean; invalid?: string }> {
+      const nodes = await listNodes();
+      const names = new Set(nodes.map((n) => n.name));
+      const states = new Map<string, Promise<HolderState>>();
+      const t = now();
+      const o = await mutate(name, async (obj) => {
+        const repaired = await repair(obj, names, states, t);
+        return summarize(obj, budgetView(obj), nodes, t) || repaired;
+      });
+      if (!o) return { exists: false };
+      const { invalid } = budgetView(o);
+      return invalid === undefined ? { exists: true } : { exists: true, invalid };
+    },
+
     /** Removes the holder's entries for these nodes from every budget (disrupted and waiting). Absent: done. */
     async releaseDisruption(input: DisruptionInput): Promise<{ released: number }> {
       const budgets = await listBudgets();
@@ -270,6 +304,7 @@ export function createBudgetActivities(kube: Kube, deps: BudgetDeps = {}) {
           summarize(o, budgetView(o), ns, t);
           return true;
         });
+        if (released) failpoint('worker.budget.after-release-write');
       }
       return { released };
     },

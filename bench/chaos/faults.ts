@@ -79,4 +79,6 @@ export const REDUCED = [
   'temporal.restart',
   'worker.maintenance.mid-drain',
   'bridge.nm.before-finalizer-removal',
+  'worker.budget.after-acquire-write',
+  'worker.budget.after-release-write',
 ];

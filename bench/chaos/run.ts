@@ -16,13 +16,15 @@ import type { Client } from '@temporalio/client';
 import { CYCLE_NODE_REQUEST } from '../../api/cycle-node-request.js';
 import { DETACHED_FROM_GROUP } from '../../api/node-groups.js';
 import { DRAIN_RULE } from '../../api/drain-rule.js';
+import { GROUP, VERSION } from '../../api/crd.js';
+import { NODE_DISRUPTION_BUDGET, type NodeDisruptionBudgetStatus } from '../../api/node-disruption-budget.js';
 import { createAws, type Aws } from '../../activities/aws.js';
 import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { apiStatus, createKube, type Kube } from '../../activities/kube.js';
 import { createReadyNamespace } from '../../starter/namespace.js';
 import { deleteNodeGroups } from '../../stack/kwok/nodes.js';
 import { seedAutoScalingGroup } from '../../stack/aws/seed.js';
-import { auditOffset, byControlPlane, CapacitySampler, cloudAtEnd, judge, nodesAtEnd, PodRecorder, readAuditSince, runningWorkflows, type Verdict } from '../../stack/invariants.js';
+import { auditOffset, byControlPlane, CapacitySampler, cloudAtEnd, CordonRecorder, judge, nodesAtEnd, PodRecorder, readAuditSince, runningWorkflows, type Verdict } from '../../stack/invariants.js';
 import { WORKER_NODE_FLAGS } from '../../worker/config.js';
 import { cycleWorkflowId, nodeCycleWorkflowId, nodeDrainWorkflowId } from '../../workflows/ids.js';
 import { nodeGroupLockId } from '../../workflows/cycle/lock.js';
@@ -32,6 +34,9 @@ const run$ = promisify(execFile);
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export const LOGS = process.env.SLIPWAY_CHAOS_LOGS ?? '/tmp/slipway-chaos';
 const NODES = 2;
+/** The NodeDisruptionBudget over the group (the request cycles one node at a time, so 1 is room enough; a leaked slot would hold it). */
+const BUDGET_LIMIT = 1;
+const NB = { group: GROUP, version: VERSION, plural: NODE_DISRUPTION_BUDGET.plural };
 export const SKIP_LABEL = 'slipway.dev/drain';
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
@@ -184,6 +189,10 @@ async function setUp(c: Ctx): Promise<{ oldNodes: string[]; instances: string[] 
   await apps.createNamespacedDeployment({ namespace: c.ns, body: deployment('b', c.group, 2, { 'chaos-wave': c.group }) });
   await apps.createNamespacedDeployment({ namespace: c.ns, body: deployment('k', c.group, 2, { [SKIP_LABEL]: 'skip' }) });
   await apps.createNamespacedDeployment({ namespace: c.ns, body: deployment('s', c.group, 2, { 'chaos-skip': c.group }) });
+  await custom.createClusterCustomObject({
+    ...NB,
+    body: { apiVersion: `${GROUP}/${VERSION}`, kind: NODE_DISRUPTION_BUDGET.kind, metadata: { name: c.group }, spec: { nodeSelector: { matchLabels: { [NODE_GROUP_LABEL]: c.group } }, maxDisrupted: BUDGET_LIMIT } },
+  });
   await volumeApp(c.kube, c.ns, c.group);
   await waitFor('11 pods Running', async () => (await c.kube.core.listNamespacedPod({ namespace: c.ns })).items.filter(ready).length === 11, 90_000);
   return { oldNodes, instances };
@@ -282,6 +291,7 @@ async function tearDown(c: Ctx, procs: Proc[]): Promise<void> {
   await custom.patchNamespacedCustomObject({ ...cnr, body: [{ op: 'remove', path: '/metadata/finalizers' }] }).catch(() => undefined);
   await custom.deleteNamespacedCustomObject(cnr).catch(() => undefined);
   for (const r of ['wave1', 'skip']) await custom.deleteClusterCustomObject({ group: DRAIN_RULE.group, version: DRAIN_RULE.version, plural: DRAIN_RULE.plural, name: `${c.group}-${r}` }).catch(() => undefined);
+  await custom.deleteClusterCustomObject({ ...NB, name: c.group }).catch(() => undefined);
   await c.kube.core.deleteNamespace({ name: c.ns }).catch(() => undefined);
   await c.aws.autoscaling.send(new DeleteAutoScalingGroupCommand({ AutoScalingGroupName: c.group, ForceDelete: true })).catch(() => undefined);
   await deleteNodeGroups(c.kube.core, (g) => g === c.group).catch(() => undefined);
@@ -352,6 +362,7 @@ export async function runFault(fault: Fault, opts: RunOptions): Promise<RunResul
     skip: p.metadata?.labels?.[SKIP_LABEL] === 'skip' || p.metadata?.labels?.['chaos-skip'] === group,
     wave: p.metadata?.labels?.['chaos-wave'] === group ? 1 : 0,
   }));
+  const cordons = new CordonRecorder(kube, `${NODE_GROUP_LABEL}=${group}`);
   const capacity = new CapacitySampler(aws, group);
   const attacher = new VolumeAttacher(kube, group, group);
   let stopped: string | undefined; // a stack server the fault stopped: started again in `finally`
@@ -365,6 +376,7 @@ export async function runFault(fault: Fault, opts: RunOptions): Promise<RunResul
       writeFileSync(fault.process === 'worker' ? workerFp : bridgeFp, `${fault.name}\n`);
     }
     await recorder.start();
+    await cordons.start();
     const offset = await auditOffset();
     capacity.start();
     attacher.start();
@@ -504,6 +516,7 @@ export async function runFault(fault: Fault, opts: RunOptions): Promise<RunResul
     }
 
     // Judge from what was recorded.
+    cordons.close();
     capacity.stop();
     attacher.stop();
     await sleep(1500); // the audit log is written in batches
@@ -524,12 +537,14 @@ export async function runFault(fault: Fault, opts: RunOptions): Promise<RunResul
       // The lock may outlive a holder that died without releasing it by its 1-minute probe (lock.ts).
       runningWorkflows: await lingering(opts.client, [...ids, nodeGroupLockId('aws', group)], 70_000),
       volumes: attacher.list(),
+      budget: { name: group, limit: BUDGET_LIMIT, mostDisrupted: cordons.most, ledgerAtEnd: await ledgerAtEnd(kube, group) },
     });
   } catch (err) {
     result.error = (err as Error).message;
     log(`${fault.name}: ${(err as Error).stack}`);
   } finally {
     capacity.stop();
+    cordons.close();
     recorder.close();
     await attacher.cleanup();
     if (stopped?.startsWith('moto:')) process.kill(Number(stopped.slice(5)), 'SIGCONT');
@@ -537,6 +552,12 @@ export async function runFault(fault: Fault, opts: RunOptions): Promise<RunResul
     await tearDown(c, [worker, bridge]);
   }
   return result;
+}
+
+/** The budget's ledger entries (holder/node), disrupted and waiting, once the run has ended. */
+export async function ledgerAtEnd(kube: Kube, name: string): Promise<string[]> {
+  const o = (await kube.config.makeApiClient(CustomObjectsApi).getClusterCustomObject({ ...NB, name })) as { status?: NodeDisruptionBudgetStatus };
+  return [...(o.status?.disrupted ?? []), ...(o.status?.waiting ?? [])].map((e) => `${e.holder}/${e.node}`);
 }
 
 /** Whether the failpoint fired in this run (the marker the failpoint writes next to its file). */

@@ -12,6 +12,7 @@ const SHORT: Record<InvariantName, string> = {
   'capacity-kept': 'cap',
   'ended-in-time': 'end',
   'no-orphan-workflow': 'orphan',
+  'budget-kept': 'budget',
 };
 
 export function passed(r: RunResult): boolean {

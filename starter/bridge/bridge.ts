@@ -12,6 +12,7 @@ import type { MaintenanceStatus } from '../../workflows/maintenance/types.js';
 import { MaintenanceObjects, type NodeMaintenanceObject } from './maintenance-objects.js';
 import { MaintenanceReconciler } from './maintenance-reconciler.js';
 import { nodeGroupTerm } from './node-group.js';
+import { budgetTerm } from './budget.js';
 import { isMaintenanceStatus } from './maintenance-status.js';
 import { maintenanceWorkflows } from './maintenance-temporal.js';
 import { REQUEST_LABEL } from './names.js';
@@ -37,6 +38,8 @@ export interface BridgeOptions {
   maintenances?: boolean;
   /** Run NodeGroups' drift observers too (default true). */
   nodeGroups?: boolean;
+  /** Keep NodeDisruptionBudgets' status current too (default true). */
+  budgets?: boolean;
   /** Only the NodeMaintenances with these labels (a label selector; default: all). */
   maintenanceSelector?: string;
   /** A running maintenance workflow without an object is told it was deleted once it is this old (default 60 s). */
@@ -61,6 +64,7 @@ export class Bridge {
   private readonly reconciler: Reconciler;
   private readonly maintenance?: ReturnType<typeof maintenanceTerm>;
   private readonly nodeGroups?: ReturnType<typeof nodeGroupTerm>;
+  private readonly budgets?: ReturnType<typeof budgetTerm>;
   private sweep?: NodeJS.Timeout;
 
   constructor(private readonly o: BridgeOptions) {
@@ -108,6 +112,7 @@ export class Bridge {
     const maintenance = o.maintenances !== false ? maintenanceTerm(o) : undefined;
     this.maintenance = maintenance;
     const nodeGroups = (this.nodeGroups = o.nodeGroups !== false ? nodeGroupTerm({ kc: o.kube.config, client: o.client, taskQueue: o.taskQueue, resyncIntervalMs: o.resyncIntervalMs, isLeader: o.isLeader, log: o.log }) : undefined);
+    const budgets = (this.budgets = o.budgets !== false ? budgetTerm({ kube: o.kube, kc: o.kube.config, client: o.client, resyncIntervalMs: o.resyncIntervalMs, isLeader: o.isLeader, recordEvent: createEventActivities(o.kube).recordEvent, log: o.log }) : undefined);
     // What a scrape reads (starter/bridge/metrics.ts): the caches as they are, no copy.
     this.view = {
       requests: () => requests.values(),
@@ -116,6 +121,7 @@ export class Bridge {
         CycleNodeRequest: controller.queueDepth(),
         ...(maintenance ? { NodeMaintenance: maintenance.controller.queueDepth() } : {}),
         ...(nodeGroups ? { NodeGroup: nodeGroups.controller.queueDepth() } : {}),
+        ...(budgets ? { NodeDisruptionBudget: budgets.controller.queueDepth() } : {}),
       }),
       synced: () => this.isSynced(),
     };
@@ -123,7 +129,7 @@ export class Bridge {
 
   /** Every cache of this term holds a full list (the bridge's readiness while it leads). */
   isSynced(): boolean {
-    return this.controller.isSynced() && (this.maintenance?.controller.isSynced() ?? true) && (this.nodeGroups?.controller.isSynced() ?? true);
+    return this.controller.isSynced() && (this.maintenance?.controller.isSynced() ?? true) && (this.nodeGroups?.controller.isSynced() ?? true) && (this.budgets?.controller.isSynced() ?? true);
   }
 
   start(): void {
@@ -133,6 +139,7 @@ export class Bridge {
     this.controller.start(this.reconciler);
     this.trackers.start();
     if (this.nodeGroups) this.nodeGroups.controller.start(this.nodeGroups.reconciler);
+    if (this.budgets) this.budgets.controller.start(this.budgets.reconciler);
     if (this.maintenance) {
       const m = this.maintenance;
       m.controller.start(m.reconciler);
@@ -158,7 +165,7 @@ export class Bridge {
     if (this.sweep) clearInterval(this.sweep);
     this.trackers.stop();
     this.maintenance?.trackers.stop();
-    await Promise.all([this.controller.stop(), this.maintenance?.controller.stop(), this.nodeGroups?.controller.stop()]);
+    await Promise.all([this.controller.stop(), this.maintenance?.controller.stop(), this.nodeGroups?.controller.stop(), this.budgets?.controller.stop()]);
   }
 }
 

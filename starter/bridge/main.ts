@@ -8,6 +8,7 @@
 //   SLIPWAY_LEADER_NAMESPACE  the Lease's namespace (default: the pod's namespace in a cluster, else default)
 //   SLIPWAY_NODE_MAINTENANCES false: CycleNodeRequests only (an install without cluster-wide NodeMaintenance rights)
 //   SLIPWAY_NODE_GROUPS       false: no NodeGroup drift observers (an install without NodeGroup rights)
+//   SLIPWAY_NODE_DISRUPTION_BUDGETS false: NodeDisruptionBudgets' status only as holders write it (an install without their rights)
 //   SLIPWAY_PROBE_PORT        serve /healthz, /readyz and /metrics on this port (ready: standing by, or leading with synced caches)
 //   SLIPWAY_BRIDGE_IDENTITY   this replica's Lease identity, unique per replica (the pod's name): a restart renews at once
 import { existsSync, readFileSync } from 'node:fs';
@@ -45,6 +46,8 @@ export interface StartBridgeOptions {
   maintenances?: boolean;
   /** Run NodeGroups' drift observers too (default true). */
   nodeGroups?: boolean;
+  /** Keep NodeDisruptionBudgets' status current too (default true). */
+  budgets?: boolean;
   /** Only the NodeMaintenances with these labels (a label selector; default: all). */
   maintenanceSelector?: string;
   /** A running maintenance workflow without an object is told it was deleted once it is this old (default 60 s). */
@@ -121,6 +124,7 @@ export async function startBridge(opts: StartBridgeOptions = {}): Promise<Runnin
         allowedNamespaces,
         maintenances: opts.maintenances,
         nodeGroups: opts.nodeGroups,
+        budgets: opts.budgets,
         maintenanceSelector: opts.maintenanceSelector,
         orphanGraceMs: opts.orphanGraceMs,
         queryIntervalMs: opts.queryIntervalMs,
@@ -165,7 +169,7 @@ async function main(): Promise<void> {
   await untilReachable(`kube-apiserver at ${apiserverOf(kube)}`, () => apiserverAnswers(kube), { log });
   state = { ready: false, reason: `waiting for Temporal at ${settings.address}` };
   const client = await untilReachable(`Temporal at ${settings.address}`, () => connectClient(settings), { log });
-  const started = (bridge = await startBridge({ kube, client, settings, log, maintenances: process.env.SLIPWAY_NODE_MAINTENANCES !== 'false', nodeGroups: process.env.SLIPWAY_NODE_GROUPS !== 'false' }));
+  const started = (bridge = await startBridge({ kube, client, settings, log, maintenances: process.env.SLIPWAY_NODE_MAINTENANCES !== 'false', nodeGroups: process.env.SLIPWAY_NODE_GROUPS !== 'false', budgets: process.env.SLIPWAY_NODE_DISRUPTION_BUDGETS !== 'false' }));
   state = { ready: true, reason: 'electing' };
   const running = {
     stop: async () => {

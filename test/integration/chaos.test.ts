@@ -31,5 +31,5 @@ test.each(faults.map((f) => [f.name, f] as const))('%s: the fault lands, the req
   expect(r.outcome).toMatch(fault.kind === 'server' ? /back after/ : /killed \(SIGKILL\)/);
   expect(r.resumeMs).toBeDefined();
   expect(r.verdicts.filter((v) => !v.ok)).toEqual([]);
-  expect(r.verdicts).toHaveLength(8);
+  expect(r.verdicts).toHaveLength(9);
 }, 300_000);

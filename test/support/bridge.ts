@@ -59,6 +59,8 @@ export class BridgeFixture {
       retryIntervalMs: 500,
       // NodeMaintenances are cluster-wide: only a test about them reconciles them (on its private queue).
       maintenances: false,
+      // The same for NodeDisruptionBudgets: only a test about their status keeps it current.
+      budgets: false,
       log: (l) => this.logs.push(`${new Date().toISOString()} [${tag}] ${l}`),
       ...opts,
     });

@@ -123,6 +123,20 @@ describe('the admission decision', () => {
     expect(admit(full, nodes, 'z', 'a2', now)).toMatchObject({ ok: false, reason: expect.stringContaining('1 of 1 nodes disrupted') });
   });
 
+  test('a selected node cordoned or being deleted outside the ledger counts too (from cordon to uncordon or deletion, whoever cordoned it); an unselected one does not', () => {
+    const cordoned = nodes.map((n) => (n.name === 'b3' ? { ...n, disrupted: true } : n));
+    expect(admit(view({ maxDisrupted: 2 }, [e('a1', 'x')]), cordoned, 'y', 'a2', now)).toEqual({
+      ok: false,
+      reason: 'waiting for NodeDisruptionBudget workers: 2 of 2 nodes disrupted (1 cordoned or deleting outside the ledger)',
+    });
+    // Taking the cordoned node itself costs no new slot.
+    expect(admit(view({ maxDisrupted: 2 }, [e('a1', 'x')]), cordoned, 'y', 'b3', now)).toEqual({ ok: true });
+    // perZone sees it in its zone.
+    expect(admit(view({ maxDisrupted: 4, perZone: { maxDisrupted: 1 } }), cordoned, 'y', 'b1', now)).toMatchObject({ ok: false, reason: expect.stringContaining('1 of 1 nodes disrupted in topology.kubernetes.io/zone=b') });
+    const other = [...nodes, { name: 'c1', labels: { pool: 'other' }, disrupted: true }];
+    expect(admit(view({ maxDisrupted: 2 }, [e('a1', 'x')]), other, 'y', 'a2', now)).toEqual({ ok: true });
+  });
+
   test('first come, first served: a later waiter does not pass an earlier one for the last slot', () => {
     const b = view({ maxDisrupted: 2 }, [e('a1', 'x')], [e('a2', 'first'), e('b1', 'second')]);
     expect(admit(b, nodes, 'first', 'a2', now)).toEqual({ ok: true });

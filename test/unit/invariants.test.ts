@@ -22,6 +22,7 @@ function clean(): Evidence {
     capacity: [{ atMs: 0, inService: 2, desired: 2 }, { atMs: 1000, inService: 3, desired: 2 }],
     outcome: { phase: 'Successful', tookMs: 20_000, limitMs: 300_000 },
     runningWorkflows: [],
+    budget: { name: 'b', limit: 1, mostDisrupted: 1, ledgerAtEnd: [] },
   };
 }
 
@@ -124,4 +125,17 @@ test('no-orphan-workflow fails when a workflow of the finished request still run
   const ev = clean();
   ev.runningWorkflows = ['cnr/ns/x/u/node/n1/drain'];
   expect(failing(ev)).toEqual(['no-orphan-workflow']);
+});
+
+test('budget-kept fails when more nodes were cordoned at once than the budget allows, or its ledger keeps an entry after the end', () => {
+  const over = clean();
+  over.budget = { name: 'b', limit: 1, mostDisrupted: 2, ledgerAtEnd: [] };
+  expect(failing(over)).toEqual(['budget-kept']);
+  expect(judge(over).find((v) => v.name === 'budget-kept')!.detail).toBe("2 nodes disrupted at once under b's limit of 1");
+  const leak = clean();
+  leak.budget = { name: 'b', limit: 1, mostDisrupted: 1, ledgerAtEnd: ['cnr/ns/x/u/n1'] };
+  expect(failing(leak)).toEqual(['budget-kept']);
+  const none = clean();
+  delete none.budget;
+  expect(judge(none).find((v) => v.name === 'budget-kept')).toEqual({ name: 'budget-kept', ok: true, detail: 'no budget in this scenario' });
 });
