@@ -189,7 +189,8 @@ export function admit(b: BudgetView, nodes: NodeLabels[], holder: string, node: 
   const limit = limitInForce(spec, selected.length, nowMs);
   const me = b.waiting.findIndex((e) => e.node === node && e.holder === holder);
   const ahead = new Set((me < 0 ? b.waiting : b.waiting.slice(0, me)).map((e) => e.node).filter((n) => n !== node && !disrupted.has(n)));
-  const why = limit.window === undefined ? '' : ` (${limit.reason})`;
+  // A window, or a base limit of 0 (a freeze), says where the limit comes from: "0 of 0" alone reads as a bug.
+  const why = limit.window !== undefined || limit.nodes === 0 ? ` (${limit.reason})` : '';
   const aheadText = (k: number) => (k ? `, ${k} waiting ahead` : '');
   if (disrupted.size + ahead.size + 1 > limit.nodes) {
     return { ok: false, reason: `waiting for ${name}: ${disrupted.size} of ${limit.nodes} nodes disrupted${elsewhereText(elsewhere.length)}${aheadText(ahead.size)}${why}` };

@@ -157,6 +157,8 @@ describe('the admission decision', () => {
       reason: 'waiting for NodeDisruptionBudget workers: 0 of 0 nodes disrupted (window "0 10 * * *" for 1h (until 2026-11-25T11:00Z): maxDisrupted 0)',
     });
     expect(admit(b, nodes, 'x', 'a1', at('2026-11-25T11:00:00Z'))).toEqual({ ok: true });
+    // A base limit of 0 says so too.
+    expect(admit(view({ maxDisrupted: 0 }), nodes, 'x', 'a1', now)).toEqual({ ok: false, reason: 'waiting for NodeDisruptionBudget workers: 0 of 0 nodes disrupted (maxDisrupted 0)' });
   });
 
   test('perZone: the zone must have room too', () => {
