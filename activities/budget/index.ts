@@ -128,22 +128,25 @@ export function createBudgetActivities(kube: Kube, deps: BudgetDeps = {}) {
       if (!states.has(h)) states.set(h, holderState(h));
       return states.get(h)!;
     };
+    // A young entry is kept whatever this call's reads say: they may predate it (a node created after
+    // the list, a holder that has just started), and a 409 re-read reuses them.
+    const young = (e: LedgerEntry) => t - Date.parse(e.since) < HOLDER_CHECK_AFTER_MS;
     const keep = async (e: LedgerEntry) => {
+      if (young(e)) return true;
       if (!nodes.has(e.node)) return false;
-      if (t - Date.parse(e.since) < HOLDER_CHECK_AFTER_MS) return true;
       return (await state(e.holder)) !== 'closed';
     };
     const disrupted = st.disrupted ?? [];
     const kept = await Promise.all(disrupted.map(keep));
     st.disrupted = disrupted.filter((_, i) => kept[i]);
-    st.waiting = (st.waiting ?? []).filter((e) => nodes.has(e.node) && t - Date.parse(e.lastSeen ?? e.since) < WAITER_STALE_MS);
+    st.waiting = (st.waiting ?? []).filter((e) => young(e) || (nodes.has(e.node) && t - Date.parse(e.lastSeen ?? e.since) < WAITER_STALE_MS));
     return st.disrupted.length + st.waiting.length !== before;
   }
 
   /** limit, disruptedNodes (and disruptedElsewhere), message and the Valid condition, from the ledger and the Nodes; true when any changed. */
   function summarize(o: BudgetObject, view: BudgetView, nodes: NodeLabels[], t: number): boolean {
     const st = o.status!;
-    const seen = () => JSON.stringify([st.limit?.nodes, st.limit?.reason, st.limit?.selectedNodes, st.disruptedNodes, st.disruptedElsewhere, st.message, st.conditions?.map((c) => [c.status, c.message])]);
+    const seen = () => JSON.stringify([st.limit?.nodes, st.limit?.reason, st.limit?.selectedNodes, st.disruptedNodes, st.disruptedElsewhere, st.message, st.conditions?.map((c) => [c.status, c.message, c.observedGeneration])]);
     const before = seen();
     const selected = nodes.filter((n) => selects(view, n)).length;
     const { all, elsewhere } = disruptedNodes(view, nodes);
@@ -201,6 +204,7 @@ export function createBudgetActivities(kube: Kube, deps: BudgetDeps = {}) {
         for (const name of matching) {
           let reason: string | undefined;
           let grantedHere = false;
+          let heldHere = false;
           const t = now();
           const o = await mutate(name, async (obj) => {
             reason = undefined; // decided afresh on every read (a 409 re-reads)
@@ -209,7 +213,7 @@ export function createBudgetActivities(kube: Kube, deps: BudgetDeps = {}) {
             let changed = await repair(obj, names, states, t);
             const view = budgetView(obj);
             const mine = same(input.holder, node);
-            const held = (st.disrupted ?? []).some(mine);
+            const held = (heldHere = (st.disrupted ?? []).some(mine));
             if (!held) {
               const w = st.waiting ?? (st.waiting = []);
               const entry = w.find(mine);
@@ -233,7 +237,9 @@ export function createBudgetActivities(kube: Kube, deps: BudgetDeps = {}) {
           });
           if (!o) continue; // deleted meanwhile: it limits nothing
           if (grantedHere) failpoint('worker.budget.after-acquire-write');
-          if (grantedHere) taken.push(name);
+          // Held already: granted by an earlier attempt of this call that a crash cut short. It is
+          // given back with the rest if a later budget refuses, so all or none holds across retries.
+          if (grantedHere || heldHere) taken.push(name);
           if (reason) {
             refused = reason;
             break;

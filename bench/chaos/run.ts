@@ -34,7 +34,11 @@ const run$ = promisify(execFile);
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export const LOGS = process.env.SLIPWAY_CHAOS_LOGS ?? '/tmp/slipway-chaos';
 const NODES = 2;
-/** The NodeDisruptionBudget over the group (the request cycles one node at a time, so 1 is room enough; a leaked slot would hold it). */
+/**
+ * The NodeDisruptionBudget over the group. The request asks for both nodes at once (concurrency 2):
+ * the budget, not the request, keeps it to one at a time, so `budget-kept` judges admission (2
+ * cordoned at once would break it) as well as leaks (a leaked slot would also hold the second node).
+ */
 const BUDGET_LIMIT = 1;
 const NB = { group: GROUP, version: VERSION, plural: NODE_DISRUPTION_BUDGET.plural };
 export const SKIP_LABEL = 'slipway.dev/drain';
@@ -393,7 +397,7 @@ export async function runFault(fault: Fault, opts: RunOptions): Promise<RunResul
         apiVersion: `${CYCLE_NODE_REQUEST.group}/${CYCLE_NODE_REQUEST.version}`,
         kind: CYCLE_NODE_REQUEST.kind,
         metadata: { name: 'chaos', namespace: group },
-        spec: { nodeGroupName: group, provider: 'aws', selector: { matchLabels: { [NODE_GROUP_LABEL]: group } }, cycleSettings: { method: 'Drain', concurrency: 1, cyclingTimeout: '10m' } },
+        spec: { nodeGroupName: group, provider: 'aws', selector: { matchLabels: { [NODE_GROUP_LABEL]: group } }, cycleSettings: { method: 'Drain', concurrency: 2, cyclingTimeout: '10m' } },
       },
     })) as { metadata: { uid: string } };
     const requestId = cycleWorkflowId({ namespace: group, name: 'chaos', uid: created.metadata.uid });

@@ -297,8 +297,8 @@ export class Drain {
     if (this.input.targets || this.input.reportTo || workflowInfo().parent || !isCliDrainWorkflowId(workflowInfo().workflowId)) return true;
     this.budget.on ??= patched('cli-drain-budget');
     if (!this.budget.on) return true;
+    this.budget.inLedger = true; // before the ask: a cancel during it must still give back what it writes
     const r = await act.acquireDisruption.executeWithOptions({ summary: `disruption budget slot for ${this.node}` }, [{ holder: workflowInfo().workflowId, nodes: [this.node] }]);
-    this.budget.inLedger = true;
     const refused = r.waiting.find((w) => w.node === this.node);
     if (refused) this.st.budgetWait = refused.reason;
     else delete this.st.budgetWait;

@@ -254,8 +254,8 @@ class Coordinator {
     this.budgets ??= patched('maintenance-node-budget');
     if (!this.budgets) return true;
     if (this.budgetWait !== undefined && Date.now() - this.budgetAskedAtMs < BUDGET_RETRY_MS) return false;
+    this.inLedger = true; // before the ask: a release during it must still give back what it writes
     const r = await steps.acquireDisruption.executeWithOptions({ summary: `disruption budget slot for ${this.node}` }, [{ holder: workflowInfo().workflowId, nodes: [this.node] }]);
-    this.inLedger = true;
     this.budgetAskedAtMs = Date.now();
     const refused = r.waiting.find((w) => w.node === this.node);
     this.budgetWait = refused?.reason;
