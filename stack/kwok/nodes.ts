@@ -32,8 +32,6 @@ export async function ensureFakeNodeGroup(
   }
 }
 
-
-/** Deletes the nodes of every node group `match` selects; returns how many. */
 /**
  * Sets a kwok group's launch template (its template hash; null removes it) on every member, as an
  * Auto Scaling group's new launch template version: replacements are launched with it, and members
@@ -46,6 +44,7 @@ export async function setKwokTemplateHash(core: CoreV1Api, group: string, hash: 
   }
 }
 
+/** Deletes the nodes of every node group `match` selects; returns how many. */
 export async function deleteNodeGroups(core: CoreV1Api, match: (group: string) => boolean): Promise<number> {
   const nodes = (await core.listNode({ labelSelector: NODE_GROUP_LABEL })).items;
   const doomed = nodes.filter((n) => match(n.metadata!.labels![NODE_GROUP_LABEL]!));

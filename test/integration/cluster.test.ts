@@ -5,7 +5,7 @@ import { PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-
 import { apiStatus } from '../../activities/kube.js';
 import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
-import { byControlPlane, createNamespace, isRunning, readAudit, testCluster, uniqueName } from '../support/cluster.js';
+import { byControlPlane, createNamespace, isRunning, schedulerSeesCordon, readAudit, testCluster, uniqueName } from '../support/cluster.js';
 import { waitFor } from '../support/wait.js';
 
 const c = testCluster();
@@ -99,6 +99,7 @@ test('at minAvailable 2 the eviction succeeds, the pod leaves at its grace deadl
   const neighbours = before.filter((p) => p.spec!.nodeName === node && p.metadata!.name !== name).map((p) => p.metadata!.name);
   // Cordon the victim's node, as a drain would, so the replacement must land elsewhere.
   await c.core.patchNode({ name: node, body: { spec: { unschedulable: true } } }, mergePatch);
+  await schedulerSeesCordon(c, ns, node);
 
   const evictedAt = Date.now();
   await evict(victim!);

@@ -30,6 +30,38 @@ export async function createNamespace(c: TestCluster, name: string): Promise<voi
 /** Deletes the nodes of a node group: tests leave no fake nodes behind (each costs kwok heartbeats). */
 export const deleteGroupNodes = (c: Kube, group: string): Promise<number> => deleteNodeGroups(c.core, (g) => g === group);
 
+/**
+ * Returns once kube-scheduler has seen `node`'s cordon. The scheduler reads nodes from its own
+ * watch cache, so a pod created just after the cordon patch may still be placed on the node (a
+ * real cluster's race, which a drain survives by re-listing). A test that asserts where a
+ * replacement lands waits here first: a probe pod that can only go to `node` is reported
+ * Unschedulable by the scheduler only when its cache has the cordon.
+ */
+export async function schedulerSeesCordon(c: Kube, namespace: string, node: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (let attempt = 0; ; attempt++) {
+    const name = `cordon-probe-${Date.now().toString(36)}-${attempt}`;
+    await c.core.createNamespacedPod({
+      namespace,
+      body: {
+        metadata: { name, labels: { 'slipway.dev/test-probe': 'cordon' } },
+        spec: { nodeSelector: { 'kubernetes.io/hostname': node }, terminationGracePeriodSeconds: 0, containers: [{ name: 'probe', image: 'registry.invalid/probe:1' }] },
+      },
+    });
+    let verdict: 'seen' | 'not-yet' | undefined;
+    while (!verdict) {
+      if (Date.now() > deadline) throw new Error(`kube-scheduler has not seen the cordon of ${node} after ${timeoutMs} ms`);
+      const pod = await c.core.readNamespacedPod({ name, namespace });
+      const scheduled = pod.status?.conditions?.find((x) => x.type === 'PodScheduled');
+      if (pod.spec?.nodeName) verdict = 'not-yet';
+      else if (scheduled?.status === 'False' && scheduled.reason === 'Unschedulable') verdict = 'seen';
+      else await new Promise((r) => setTimeout(r, 100));
+    }
+    await c.core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 });
+    if (verdict === 'seen') return;
+  }
+}
+
 export const isRunning = (p: V1Pod) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp;
 
 /** The audit log's events and the control plane's own requests: one home, `stack/invariants.ts`. */
