@@ -1,36 +1,23 @@
 // Waiting for the DrainRules to change: a drain held by an invalid rule resumes as soon as the rule
 // is fixed or deleted, without polling. Watch-based, heartbeats, cancellable (a signal arrived).
-import { createHash } from 'node:crypto';
 import { Context, heartbeat } from '@temporalio/activity';
-import { CustomObjectsApi, type KubernetesObject } from '@kubernetes/client-node';
-import { DRAIN_RULE } from '../../api/drain-rule.js';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Kube } from '../kube.js';
 import { watchUntil } from '../watch.js';
+import { drainRuleCache, drainRuleLister, rulesFingerprint } from './rules-cache.js';
 
-/** Identity of the set of DrainRules: any create, change or delete alters it. Short: it travels in workflow history. */
-export const rulesFingerprint = (objects: Iterable<KubernetesObject>) =>
-  createHash('sha256')
-    .update([...objects].map((o) => `${o.metadata?.uid}@${o.metadata?.resourceVersion}`).sort().join(','))
-    .digest('hex')
-    .slice(0, 16);
-
-/** One list of every DrainRule, as watchUntil wants it. */
-export function drainRuleLister(kube: Kube): () => Promise<{ items: KubernetesObject[]; resourceVersion: string }> {
-  const api = kube.config.makeApiClient(CustomObjectsApi);
-  return async () => {
-    const res = (await api.listClusterCustomObject({ group: DRAIN_RULE.group, version: DRAIN_RULE.version, plural: DRAIN_RULE.plural })) as {
-      items: KubernetesObject[];
-      metadata?: { resourceVersion?: string };
-    };
-    return { items: res.items, resourceVersion: res.metadata?.resourceVersion ?? '' };
-  };
-}
+export { rulesFingerprint } from './rules-cache.js';
 
 /**
  * Resolves when the DrainRules differ from `since` (the fingerprint the caller judged by), or from
  * the first list it makes when the caller has none.
  */
-export function untilDrainRulesChange(kube: Kube, o: { timeoutMs: number; since?: string; signal?: AbortSignal; onTick?: () => void }) {
+export async function untilDrainRulesChange(
+  kube: Kube,
+  o: { timeoutMs: number; since?: string; signal?: AbortSignal; onTick?: () => void },
+): Promise<{ met: boolean }> {
+  const fromCache = await changeInCache(kube, o);
+  if (fromCache) return fromCache;
   let before = o.since;
   return watchUntil<KubernetesObject>({
     kc: kube.config,
@@ -42,6 +29,31 @@ export function untilDrainRulesChange(kube: Kube, o: { timeoutMs: number; since?
       return now !== before;
     },
     ...o,
+  });
+}
+
+/** The wait on the process's DrainRule cache, when it agrees with `since`; undefined: watch by yourself. */
+function changeInCache(kube: Kube, o: { timeoutMs: number; since?: string; signal?: AbortSignal; onTick?: () => void }): Promise<{ met: boolean }> | undefined {
+  if (o.signal?.aborted) return undefined; // the watch path throws the abort reason
+  let settle: (met: boolean) => void = () => {};
+  const done = new Promise<boolean>((r) => (settle = r));
+  const unsubscribe = drainRuleCache(kube).whenChanged(o.since, () => settle(true));
+  if (!unsubscribe) return undefined;
+  const timer = setTimeout(() => settle(false), o.timeoutMs);
+  const tick = o.onTick ? setInterval(o.onTick, 5000) : undefined;
+  let aborted = false;
+  const onAbort = () => {
+    aborted = true;
+    settle(false);
+  };
+  o.signal?.addEventListener('abort', onAbort, { once: true });
+  return done.then((met) => {
+    clearTimeout(timer);
+    if (tick) clearInterval(tick);
+    unsubscribe();
+    o.signal?.removeEventListener('abort', onAbort);
+    if (aborted) throw o.signal!.reason instanceof Error ? o.signal!.reason : new Error('aborted');
+    return { met };
   });
 }
 

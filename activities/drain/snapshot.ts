@@ -2,7 +2,7 @@
 // and returns one verdict per pod. Read-only, so retries are free. Invalid drain options are
 // returned as errors (the workflow fails before it touches anything); invalid DrainRules that could
 // decide about this node's pods are returned as `heldBy` (the workflow holds until they are fixed).
-import { AppsV1Api, CustomObjectsApi, type V1Node } from '@kubernetes/client-node';
+import { AppsV1Api, CustomObjectsApi, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import { nodeLocks } from '../../api/dependency-locks.js';
 import { lifecycleHooks } from '../../api/lifecycle-hooks.js';
 import { DrainOptions, type DrainOptionsInput } from '../../api/drain-options.js';
@@ -15,7 +15,7 @@ import { classifyPod, type ClassifyContext, type PodFacts } from './classify.js'
 import { isUnreachable, readNode } from './node.js';
 import { listNodePods, podFacts } from './pods.js';
 import { invalidRuleCouldAffect } from './rule-reach.js';
-import { rulesFingerprint } from './rules-wait.js';
+import { drainRuleCache, rulesFingerprint } from './rules-cache.js';
 import { failpoint } from '../../shared/failpoint.js';
 
 export function nodeFacts(name: string, node: V1Node | undefined): NodeFacts {
@@ -36,17 +36,22 @@ interface InvalidRule {
   error: string;
 }
 
-async function readDrainRules(kube: Kube): Promise<{ rules: DrainRule[]; invalid: InvalidRule[]; seen: string }> {
-  const api = kube.config.makeApiClient(CustomObjectsApi);
-  let items: Array<{ metadata?: { name?: string; uid?: string; resourceVersion?: string }; spec?: unknown }>;
-  try {
-    const res = (await api.listClusterCustomObject({ group: DRAIN_RULE.group, version: DRAIN_RULE.version, plural: DRAIN_RULE.plural })) as {
-      items: typeof items;
-    };
-    items = res.items;
-  } catch (err) {
-    if (apiStatus(err) === 404) return { rules: [], invalid: [], seen: rulesFingerprint([]) }; // CRD not installed: no rules
-    throw err;
+/**
+ * The DrainRules: from the process's cache when it agrees with `since` (what this drain judged by
+ * last; nothing changed), else listed.
+ */
+async function readDrainRules(kube: Kube, since?: string): Promise<{ rules: DrainRule[]; invalid: InvalidRule[]; seen: string }> {
+  let items = drainRuleCache(kube).agreeing(since) as Array<{ metadata?: { name?: string; uid?: string; resourceVersion?: string }; spec?: unknown }> | undefined;
+  if (!items) {
+    try {
+      const res = (await kube.config.makeApiClient(CustomObjectsApi).listClusterCustomObject({ group: DRAIN_RULE.group, version: DRAIN_RULE.version, plural: DRAIN_RULE.plural })) as {
+        items: typeof items;
+      };
+      items = res.items!;
+    } catch (err) {
+      if (apiStatus(err) === 404) return { rules: [], invalid: [], seen: rulesFingerprint([]) }; // CRD not installed: no rules
+      throw err;
+    }
   }
   const rules: DrainRule[] = [];
   const invalid: InvalidRule[] = [];
@@ -78,6 +83,8 @@ export interface ClassifyInput {
   nodeName: string;
   options?: DrainOptionsInput;
   targets?: Lane[];
+  /** The DrainRules fingerprint the drain last judged by: the rules come from the process's cache when it agrees. */
+  drainRulesSeen?: string;
 }
 
 export function createSnapshotActivities(kube: Kube) {
@@ -92,17 +99,28 @@ export function createSnapshotActivities(kube: Kube) {
   };
 }
 
+/** What a caller has just seen by watching (the wave wait): used instead of reading it again. */
+export interface SeenState {
+  node?: V1Node;
+  pods?: V1Pod[];
+}
+
 /**
  * Reads and classifies one node's pods: the snapshot, plus the facts it was made from (the
  * maintenance preview needs each pod's priority and labels to name its plan entry).
  */
 export function nodeClassifier(kube: Kube) {
   const apps = kube.config.makeApiClient(AppsV1Api);
-  return async (input: ClassifyInput): Promise<{ snapshot: DrainSnapshot; pods: PodFacts[] }> => {
+  return async (input: ClassifyInput, seen?: SeenState): Promise<{ snapshot: DrainSnapshot; pods: PodFacts[] }> => {
     const parsed = DrainOptions.safeParse(input.options ?? {});
     // Three independent reads at once: one round trip, not two (a missing node wastes a list).
     // Any failed read throws (the activity retries): an error is never an empty list of pods.
-    const [node, { items }, { rules, invalid, seen }] = await Promise.all([readNode(kube, input.nodeName), listNodePods(kube, input.nodeName), readDrainRules(kube)]);
+    const [node, items, rulesRead] = await Promise.all([
+      seen?.node ?? readNode(kube, input.nodeName),
+      seen?.pods ?? listNodePods(kube, input.nodeName).then((l) => l.items),
+      readDrainRules(kube, input.drainRulesSeen),
+    ]);
+    const { rules, invalid } = rulesRead;
     const facts = nodeFacts(input.nodeName, node);
     if (!parsed.success) {
       return { snapshot: { node: facts, pods: [], errors: parsed.error.issues.map((i) => `drain options ${i.path.join('.')}: ${i.message}`), heldBy: [] }, pods: [] };
@@ -138,6 +156,6 @@ export function nodeClassifier(kube: Kube) {
       rules,
       ...(input.targets ? { targets: input.targets } : { drainPlan: parsed.data.drainPlan }),
     };
-    return { snapshot: { node: facts, pods: pods.map((p) => classifyPod(p, ctx)).sort(byKey), errors: [], heldBy, settings, drainRulesSeen: seen }, pods };
+    return { snapshot: { node: facts, pods: pods.map((p) => classifyPod(p, ctx)).sort(byKey), errors: [], heldBy, settings, drainRulesSeen: rulesRead.seen }, pods };
   };
 }

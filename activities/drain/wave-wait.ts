@@ -8,7 +8,7 @@
 // waits for that answer), so an eviction that raced a skipPod is counted, not lost.
 import { Context, heartbeat } from '@temporalio/activity';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
-import type { PodRef } from '../../shared/drain.js';
+import type { DrainSnapshot, PodRef } from '../../shared/drain.js';
 import type { Kube } from '../kube.js';
 import { watchUntil } from '../watch.js';
 import { currentOf, evictPresent, isLeaving, type EvictResult } from './evict.js';
@@ -17,6 +17,7 @@ import { untilDrainRulesChange } from './rules-wait.js';
 import { isUnreachable } from './node.js';
 import { nodeLocks } from '../../api/dependency-locks.js';
 import { failpoint } from '../../shared/failpoint.js';
+import { nodeClassifier, type ClassifyInput } from './snapshot.js';
 
 export interface WaveWaitInput {
   nodeName: string;
@@ -38,6 +39,11 @@ export interface WaveWaitInput {
   concurrency: number;
   qps: number;
   timeoutMs: number;
+  /**
+   * Classify the node's pods when the wait ends (not when cancelled), from what the wait watched:
+   * the drain's next pass needs that look, and one activity saves a round trip and three reads.
+   */
+  classify?: ClassifyInput;
   /** Epoch ms the window ends at, whichever attempt runs it: a retry after a worker crash does not start a whole window again. */
   endsAt?: number;
 }
@@ -59,6 +65,8 @@ export interface WaveWaitResult {
   refusals: EvictResult[];
   /** uid → how many times its eviction was refused during this wait (an Evacuation's failedEvictions, NM-5.3). */
   refusedTimes?: Record<string, number>;
+  /** The look asked for by `classify`. */
+  snapshot?: DrainSnapshot;
 }
 
 /** A long wait shows pods that have left only for so long: then the workflow refreshes its status. */
@@ -71,6 +79,7 @@ export function evictionBackoffMs(attempts: number): number {
 }
 
 export function createWaveWaitActivities(kube: Kube) {
+  const classify = nodeClassifier(kube);
   return {
     async waitForWave(input: WaveWaitInput): Promise<WaveWaitResult> {
       const ctx = Context.current();
@@ -83,6 +92,8 @@ export function createWaveWaitActivities(kube: Kube) {
       const refusedTimes: Record<string, number> = {};
       const evicted: EvictResult[] = [];
       let pods = new Map<string, V1Pod>();
+      let podsListed = false;
+      let nodeSeen: V1Node | undefined;
       let lastRemaining = leaving.size;
       let end: WaveWaitEnd | undefined;
       const remaining = () => [...leaving].filter((u) => pods.has(u));
@@ -160,6 +171,7 @@ export function createWaveWaitActivities(kube: Kube) {
         list: () => listNodePods(kube, input.nodeName),
         done: (objects) => {
           pods = objects;
+          podsListed = true;
           listed(); // the retries judge 'still on the node' by what the watch sees, never by an empty map
           end ??= evaluate();
           if (end === undefined && remaining().length) failpoint('worker.drain.wave-wait');
@@ -176,6 +188,7 @@ export function createWaveWaitActivities(kube: Kube) {
         list: () => kube.core.listNode({ fieldSelector: `metadata.name=${input.nodeName}` }).then((l) => ({ items: l.items, resourceVersion: l.metadata?.resourceVersion ?? '' })),
         done: (nodes) => {
           const node = [...nodes.values()][0];
+          nodeSeen = node;
           if (node?.spec?.unschedulable !== true) return true; // uncordoned or deleted
           // The kubelet went away: its pods can never finish leaving, and the drain must stop waiting on them.
           if (input.nodeUnreachable === false && isUnreachable(node)) return true;
@@ -205,7 +218,14 @@ export function createWaveWaitActivities(kube: Kube) {
         await Promise.allSettled([watching, retrying, nodeChanged, rulesChanged]);
       }
       if (end === 'Left') failpoint('worker.drain.between-waves');
-      return { end, remaining: remaining(), evicted, refusals: [...refusals.values()], refusedTimes };
+      const result: WaveWaitResult = { end, remaining: remaining(), evicted, refusals: [...refusals.values()], refusedTimes };
+      if (input.classify && end !== 'Cancelled') {
+        // The watched pods are current, except right after an eviction here (its pod's update may
+        // not have arrived yet) or before the watch's first list: then they are listed. A node not seen is read.
+        const seen = { node: nodeSeen, ...(evicted.length || !podsListed ? {} : { pods: [...pods.values()] }) };
+        result.snapshot = (await classify(input.classify, seen)).snapshot;
+      }
+      return result;
     },
   };
 }

@@ -72,6 +72,25 @@ describe('recording histories for the replay test', () => {
     }
   });
 
+  test('drain-waves-look: two waves, each wave wait ending with the next pass\'s look (no classify after it)', async () => {
+    const f = await new DrainFixture('it-rec-look').setup();
+    try {
+      await f.deploy('first', 1, { tier: 'first' });
+      await f.deploy('web', 2);
+      await f.waitRunning(3);
+      await f.addSpare();
+      const h = await f.startDrain({ drainPlan: [{ podSelector: { matchLabels: { tier: 'first' } } }] });
+      const r = await h.result();
+      expect(r.status).toMatchObject({ phase: 'Drained', completedWaves: [0, 1], evicted: 3 });
+      const scheduled = ((await h.fetchHistory()).events ?? []).flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes.activityType!.name!] : []));
+      expect(scheduled.filter((n) => n === 'classifyPods')).toHaveLength(1); // the first read only
+      clear('drain-waves-look');
+      await saveTree(f.client, 'drain-waves-look', h.workflowId);
+    } finally {
+      await f.teardown();
+    }
+  });
+
   test('drain-targets: targets mode, [Default ≤ 1000] then [Default ≤ MAX, DaemonSet ≤ MAX] final by signal, reporting to a receiver', async () => {
     const f = await new DrainFixture('it-rec-targets').setup();
     const pc = `${f.group}-high`;

@@ -7,6 +7,8 @@ import { RbacAuthorizationV1Api, type V1PolicyRule } from '@kubernetes/client-no
 import { createSnapshotActivities } from '../../activities/drain/snapshot.js';
 import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { untilDrainRulesChange } from '../../activities/drain/rules-wait.js';
+import { drainRuleCache } from '../../activities/drain/rules-cache.js';
+import { delta, scrapeRequests, type Counters } from '../../bench/metrics.js';
 import { apiStatus } from '../../activities/kube.js';
 import { drainStatusQuery } from '../../workflows/messages.js';
 import { kubeConfigWithToken, kubeFrom } from '../support/bridge.js';
@@ -41,6 +43,47 @@ describe('the waits on DrainRules start from the rules the drain judged by', () 
     // Without the baseline the same wait would miss it: its first list already has the rule.
     expect((await untilDrainRulesChange(f.c, { timeoutMs: 1500 })).met).toBe(false);
     expect((await classifyPods({ nodeName: f.node })).drainRulesSeen).not.toBe(before.drainRulesSeen);
+  });
+});
+
+/** The DrainRule LISTs the apiserver has served since `before` (its request counters; reads are not audited). */
+function drainRuleListsSince(before: Counters): number {
+  return delta(before, scrapeRequests()).get('LIST drainrules (cluster)') ?? 0;
+}
+
+describe("a drain reads DrainRules from the worker's cache while they are unchanged since its last look", () => {
+  const f = new DrainFixture('it-rulecache');
+  const rule = uniqueName('it-cache-rule');
+  beforeAll(() => f.setup({ worker: false }));
+  afterAll(async () => {
+    await deleteDrainRule(f.c, rule);
+    await f.teardown();
+  });
+
+  test('a classify with an unchanged baseline lists nothing; without a baseline, or once a rule changed, it lists', async () => {
+    const { classifyPods } = createSnapshotActivities(f.c);
+    const first = await classifyPods({ nodeName: f.node }); // no baseline: lists (and starts the cache)
+    await waitFor('the cache synced', async () => drainRuleCache(f.c).agreeing(first.drainRulesSeen) !== undefined);
+
+    let offset = scrapeRequests();
+    const again = await classifyPods({ nodeName: f.node, drainRulesSeen: first.drainRulesSeen });
+    expect(again.drainRulesSeen).toBe(first.drainRulesSeen);
+    expect(await drainRuleListsSince(offset)).toBe(0);
+
+    offset = scrapeRequests();
+    await classifyPods({ nodeName: f.node }); // a drain's first look never trusts the cache
+    expect(await drainRuleListsSince(offset)).toBe(1);
+
+    await createDrainRule(f.c, rule, { nodes: [{ selector: { matchLabels: { 'slipway.dev/never': 'x' } } }], pods: [{ selector: { matchLabels: { app: 'none' } } }], drain: { behavior: 'Skip' } });
+    await waitFor('the cache saw the rule', async () => drainRuleCache(f.c).agreeing(first.drainRulesSeen) === undefined);
+    offset = scrapeRequests();
+    const changed = await classifyPods({ nodeName: f.node, drainRulesSeen: first.drainRulesSeen });
+    expect(changed.drainRulesSeen).not.toBe(first.drainRulesSeen);
+    expect(await drainRuleListsSince(offset)).toBe(1);
+    // The wait on the cache: nothing changed since the new baseline, so it runs to its timeout without a list.
+    offset = scrapeRequests();
+    expect((await untilDrainRulesChange(f.c, { timeoutMs: 1000, since: changed.drainRulesSeen })).met).toBe(false);
+    expect(await drainRuleListsSince(offset)).toBe(0);
   });
 });
 

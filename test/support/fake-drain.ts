@@ -73,6 +73,8 @@ export class FakeDrain extends CallLog {
   /** The NodeDisruptionBudget a CLI drain (drain/<node>) asks; default: none selects the node. Its calls are logged there. */
   budget = new FakeBudget();
   private rules = 0;
+  /** Looks the wave wait returned (the real one classifies when it ends). */
+  looksInWaits = 0;
 
   constructor(name: string, pods: PodVerdict[] = [], node: Partial<NodeFacts> = {}) {
     super();
@@ -140,13 +142,7 @@ export class FakeDrain extends CallLog {
     return {
       ...this.budget.activities(),
       classifyPods: logged('classifyPods', async (input: ClassifyInput): Promise<DrainSnapshot> => {
-        const parsed = DrainOptions.safeParse(input.options ?? {});
-        const node = { ...this.node };
-        if (!parsed.success) return { node, pods: [], errors: parsed.error.issues.map((i) => `drain options ${i.path.join('.')}: ${i.message}`), heldBy: [] };
-        const settings = drainSettings(parsed.data);
-        if (!node.exists) return { node, pods: [], errors: [], heldBy: [], settings };
-        const pods = structuredClone(this.pods).sort((a, b) => (podKey(a) < podKey(b) ? -1 : 1));
-        const snap = { node, pods: input.targets ? pods.map((p) => this.judge(p, input.targets!)) : pods, errors: [], heldBy: [...this.heldBy], settings, drainRulesSeen: String(this.rules) };
+        const snap = this.look(input);
         this.afterClassify?.(this.callsOf('classifyPods').length);
         return snap;
       }),
@@ -206,6 +202,17 @@ export class FakeDrain extends CallLog {
     };
   }
 
+  /** What classifyPods answers (and the wave wait, when asked to look). */
+  private look(input: ClassifyInput): DrainSnapshot {
+    const parsed = DrainOptions.safeParse(input.options ?? {});
+    const node = { ...this.node };
+    if (!parsed.success) return { node, pods: [], errors: parsed.error.issues.map((i) => `drain options ${i.path.join('.')}: ${i.message}`), heldBy: [] };
+    const settings = drainSettings(parsed.data);
+    if (!node.exists) return { node, pods: [], errors: [], heldBy: [], settings };
+    const pods = structuredClone(this.pods).sort((a, b) => (podKey(a) < podKey(b) ? -1 : 1));
+    return { node, pods: input.targets ? pods.map((p) => this.judge(p, input.targets!)) : pods, errors: [], heldBy: [...this.heldBy], settings, drainRulesSeen: String(this.rules) };
+  }
+
   /** Targets mode, as classify does it: untargeted pods are marked, targeted DaemonSet and static pods kept. */
   private judge(p: PodVerdict, lanes: Lane[]): PodVerdict {
     const hit = targeted(lanes, { podType: p.podType, priority: this.priorities.get(podKey(p)) ?? 0, labels: {} });
@@ -250,7 +257,14 @@ export class FakeDrain extends CallLog {
     }
     const refusals = [...refused.values()].map((ref) => this.evictOne(ref)).filter((r) => r.outcome === 'Blocked');
     const refusedTimes = Object.fromEntries(refusals.map((r) => [r.uid, 1]));
-    return { end: met ? end! : 'Timeout', remaining: input.leaving.filter((u) => this.on({ uid: u } as PodRef)), evicted, refusals, refusedTimes };
+    const result: WaveWaitResult = { end: met ? end! : 'Timeout', remaining: input.leaving.filter((u) => this.on({ uid: u } as PodRef)), evicted, refusals, refusedTimes };
+    if (input.classify) {
+      // As the real wait: the next pass's look, counted with the classify reads for afterClassify.
+      result.snapshot = this.look(input.classify);
+      this.looksInWaits++;
+      this.afterClassify?.(this.callsOf('classifyPods').length + this.looksInWaits);
+    }
+    return result;
   }
 }
 

@@ -25,6 +25,7 @@ import {
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { DrainOptionsInput } from '../../api/drain-options.js';
 import type { EvictResult } from '../../activities/drain/evict.js';
+import type { ClassifyInput } from '../../activities/drain/snapshot.js';
 import {
   drainProgressSignal,
   drainStatusQuery,
@@ -199,6 +200,10 @@ export class Drain {
   private countsSettle?: boolean;
   /** A CLI drain's NodeDisruptionBudget slot; `on` undefined until the first ask. */
   private readonly budget: { on?: boolean; slot: boolean; inLedger: boolean };
+  /** DrainSnapshot.drainRulesSeen of the last classify (this run). */
+  private rulesSeen?: string;
+  /** patched('wave-wait-classifies'), asked once. */
+  private waitClassifies?: boolean;
 
   constructor(private readonly input: DrainInput) {
     this.node = input.nodeName;
@@ -448,11 +453,19 @@ export class Drain {
   }
 
   private async classify(): Promise<DrainSnapshot> {
+    return this.looked(await act.classifyPods.executeWithOptions({ summary: `classify the pods on ${this.node}` }, [this.classifyInput()]));
+  }
+
+  /** What a look at the node's pods needs: the targets, and the rules this drain judged by last (while unchanged, the worker's cache answers). */
+  private classifyInput(): ClassifyInput {
     const t = this.st.targets;
-    const snap = await act.classifyPods.executeWithOptions({ summary: `classify the pods on ${this.node}` }, [
-      t ? { nodeName: this.node, options: this.input.options, targets: t.lanes } : { nodeName: this.node, options: this.input.options },
-    ]);
+    const seen = this.rulesSeen ? { drainRulesSeen: this.rulesSeen } : {};
+    return t ? { nodeName: this.node, options: this.input.options, targets: t.lanes, ...seen } : { nodeName: this.node, options: this.input.options, ...seen };
+  }
+
+  private looked(snap: DrainSnapshot): DrainSnapshot {
     this.settings = snap.settings ?? this.settings;
+    this.rulesSeen = snap.drainRulesSeen ?? this.rulesSeen;
     return snap;
   }
 
@@ -717,6 +730,9 @@ export class Drain {
       return;
     }
     const summary = waitSummary(plan, refused.map((p) => this.refused.get(podKey(p))!.reason), leaving.length, completion.length, held);
+    // The wait ends with the next pass's look at the pods (histories from before replay without it).
+    const classify = (this.waitClassifies ??= patched('wave-wait-classifies')) ? { classify: this.classifyInput() } : {};
+    const seq = this.st.targets?.seq;
     const r = await this.untilWoken(() =>
       (patched('wave-wait-answers-cancel') ? waveWaits : waits).waitForWave.executeWithOptions({ summary }, [{
         nodeName: this.node,
@@ -732,9 +748,12 @@ export class Drain {
         qps: this.settings!.evictionQPS,
         timeoutMs: windowMs,
         endsAt: now + windowMs,
+        ...classify,
       }]),
     );
     if (!r) return;
+    // Taken at the targets it was asked with: newer targets need a look of their own.
+    if (r.snapshot && this.st.targets?.seq === seq) this.fresh = this.looked(r.snapshot);
     this.account(r.evicted, refused);
     await this.evac.refused(r.refusedTimes ?? {});
     for (const x of r.refusals) {
