@@ -101,8 +101,10 @@ export async function maintenanceNodeWorkflow(input: NodeCoordinatorInput): Prom
       await c.acknowledgeReleases(letGo);
       await c.advancing();
     } else if (c.cordonedBefore()) {
-      // A running drain and the holders need the new targets now: the node write goes beside them.
-      await Promise.all([c.holding(c.lookDue()), c.advancing()]);
+      // A running drain and the holders need the new targets now: the node write goes beside them,
+      // and (patched) after the targets are decided, so it shows them: one write per change, not two.
+      if ((c.targetsFirst ??= patched('coordinator-writes-new-targets'))) await Promise.all([c.advancing(), c.holding(c.lookDue())]);
+      else await Promise.all([c.holding(c.lookDue()), c.advancing()]);
       await c.acknowledgeReleases(letGo); // the node no longer names them
     } else {
       await c.holding(true); // cordoned before any drain starts
@@ -138,6 +140,8 @@ class Coordinator {
   private reportedTo = new Map<string, string>();
   /** Histories from before the quick hand-over (node write beside the targets, held-back counts) replay the old way. */
   beside = false;
+  /** patched('coordinator-writes-new-targets'), asked once per run: the write beside the targets starts after them. */
+  targetsFirst?: boolean;
   private lookedAtMs = -Infinity;
   /** Set by send() when a count-only report was held back: the pass that sends it. */
   countsDueMs?: number;
