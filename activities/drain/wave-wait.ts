@@ -78,6 +78,30 @@ export function evictionBackoffMs(attempts: number): number {
   return Math.min(10_000, 1000 * 2 ** Math.max(0, attempts - 1));
 }
 
+/** How long the look at the end of a wait may take before the wait answers without it. */
+const LOOK_TIMEOUT_MS = 5_000;
+
+/**
+ * The look at the end of a wait, best effort: a failed, slow or cancelled read never costs the
+ * wait's answer (the evictions it made must be counted), nor holds it back; the drain then classifies.
+ */
+async function lookAfterWait(look: () => Promise<{ snapshot: DrainSnapshot }>, cancelled: AbortSignal): Promise<DrainSnapshot | undefined> {
+  if (cancelled.aborted) return undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort = () => {};
+  const giveUp = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), LOOK_TIMEOUT_MS);
+    onAbort = () => resolve(undefined);
+    cancelled.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([look().then((r) => r.snapshot, () => undefined), giveUp]);
+  } finally {
+    clearTimeout(timer);
+    cancelled.removeEventListener('abort', onAbort);
+  }
+}
+
 export function createWaveWaitActivities(kube: Kube) {
   const classify = nodeClassifier(kube);
   return {
@@ -220,10 +244,13 @@ export function createWaveWaitActivities(kube: Kube) {
       if (end === 'Left') failpoint('worker.drain.between-waves');
       const result: WaveWaitResult = { end, remaining: remaining(), evicted, refusals: [...refusals.values()], refusedTimes };
       if (input.classify && end !== 'Cancelled') {
-        // The watched pods are current, except right after an eviction here (its pod's update may
-        // not have arrived yet) or before the watch's first list: then they are listed. A node not seen is read.
-        const seen = { node: nodeSeen, ...(evicted.length || !podsListed ? {} : { pods: [...pods.values()] }) };
-        result.snapshot = (await classify(input.classify, seen)).snapshot;
+        // The watched pods are used only when the pod stream itself ended the wait (so it was live
+        // just now) and no eviction was made here (its pod's update may not have arrived yet);
+        // otherwise they are listed. A node not seen is read.
+        const streamLive = end === 'Left' || end === 'Arrived' || end === 'Completed' || end === 'Refresh';
+        const seen = { node: nodeSeen, ...(streamLive && podsListed && !evicted.length ? { pods: [...pods.values()] } : {}) };
+        const snapshot = await lookAfterWait(() => classify(input.classify!, seen), ctx.cancellationSignal);
+        if (snapshot) result.snapshot = snapshot;
       }
       return result;
     },

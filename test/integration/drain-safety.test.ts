@@ -3,13 +3,13 @@
 // stack: a DrainRule that turns invalid mid-drain holds only the drains it could affect; pods that
 // keep coming back to the cordoned node are not chased; the status lists only pods still on the
 // node; a PDB-blocked drain is one pending activity named for the PDB, not a growing history.
-import { RbacAuthorizationV1Api, type V1PolicyRule } from '@kubernetes/client-node';
+import { CustomObjectsApi, RbacAuthorizationV1Api, type V1PolicyRule } from '@kubernetes/client-node';
 import { createSnapshotActivities } from '../../activities/drain/snapshot.js';
 import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { untilDrainRulesChange } from '../../activities/drain/rules-wait.js';
 import { drainRuleCache } from '../../activities/drain/rules-cache.js';
-import { delta, scrapeRequests, type Counters } from '../../bench/metrics.js';
-import { apiStatus } from '../../activities/kube.js';
+import { jest } from '@jest/globals';
+import { apiStatus, type Kube } from '../../activities/kube.js';
 import { drainStatusQuery } from '../../workflows/messages.js';
 import { kubeConfigWithToken, kubeFrom } from '../support/bridge.js';
 import { uniqueName } from '../support/cluster.js';
@@ -46,9 +46,16 @@ describe('the waits on DrainRules start from the rules the drain judged by', () 
   });
 });
 
-/** The DrainRule LISTs the apiserver has served since `before` (its request counters; reads are not audited). */
-function drainRuleListsSince(before: Counters): number {
-  return delta(before, scrapeRequests()).get('LIST drainrules (cluster)') ?? 0;
+/**
+ * The DrainRule lists this file's clients made besides the cache's own (its first list and its
+ * relists), from a spy on the client: other test files' caches, running in the same process with
+ * their own modules, are not counted.
+ */
+const listCalls = jest.spyOn(CustomObjectsApi.prototype, 'listClusterCustomObject');
+const listsMark = (kube: Kube) => ({ calls: listCalls.mock.calls.filter(([r]) => r.plural === 'drainrules').length, cache: drainRuleCache(kube).lists });
+function drainRuleListsSince(kube: Kube, before: { calls: number; cache: number }): number {
+  const now = listsMark(kube);
+  return now.calls - before.calls - (now.cache - before.cache);
 }
 
 describe("a drain reads DrainRules from the worker's cache while they are unchanged since its last look", () => {
@@ -65,25 +72,25 @@ describe("a drain reads DrainRules from the worker's cache while they are unchan
     const first = await classifyPods({ nodeName: f.node }); // no baseline: lists (and starts the cache)
     await waitFor('the cache synced', async () => drainRuleCache(f.c).agreeing(first.drainRulesSeen) !== undefined);
 
-    let offset = scrapeRequests();
+    let offset = listsMark(f.c);
     const again = await classifyPods({ nodeName: f.node, drainRulesSeen: first.drainRulesSeen });
     expect(again.drainRulesSeen).toBe(first.drainRulesSeen);
-    expect(await drainRuleListsSince(offset)).toBe(0);
+    expect(await drainRuleListsSince(f.c, offset)).toBe(0);
 
-    offset = scrapeRequests();
+    offset = listsMark(f.c);
     await classifyPods({ nodeName: f.node }); // a drain's first look never trusts the cache
-    expect(await drainRuleListsSince(offset)).toBe(1);
+    expect(await drainRuleListsSince(f.c, offset)).toBe(1);
 
     await createDrainRule(f.c, rule, { nodes: [{ selector: { matchLabels: { 'slipway.dev/never': 'x' } } }], pods: [{ selector: { matchLabels: { app: 'none' } } }], drain: { behavior: 'Skip' } });
     await waitFor('the cache saw the rule', async () => drainRuleCache(f.c).agreeing(first.drainRulesSeen) === undefined);
-    offset = scrapeRequests();
+    offset = listsMark(f.c);
     const changed = await classifyPods({ nodeName: f.node, drainRulesSeen: first.drainRulesSeen });
     expect(changed.drainRulesSeen).not.toBe(first.drainRulesSeen);
-    expect(await drainRuleListsSince(offset)).toBe(1);
+    expect(await drainRuleListsSince(f.c, offset)).toBe(1);
     // The wait on the cache: nothing changed since the new baseline, so it runs to its timeout without a list.
-    offset = scrapeRequests();
+    offset = listsMark(f.c);
     expect((await untilDrainRulesChange(f.c, { timeoutMs: 1000, since: changed.drainRulesSeen })).met).toBe(false);
-    expect(await drainRuleListsSince(offset)).toBe(0);
+    expect(await drainRuleListsSince(f.c, offset)).toBe(0);
   });
 });
 

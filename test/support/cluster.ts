@@ -54,7 +54,7 @@ export async function schedulerSeesCordon(c: Kube, namespace: string, node: stri
       const pod = await c.core.readNamespacedPod({ name, namespace });
       const scheduled = pod.status?.conditions?.find((x) => x.type === 'PodScheduled');
       if (pod.spec?.nodeName) verdict = 'not-yet';
-      else if (scheduled?.status === 'False' && scheduled.reason === 'Unschedulable') verdict = 'seen';
+      else if (scheduled?.status === 'False' && scheduled.reason === 'Unschedulable' && /unschedulable/.test(scheduled.message ?? '')) verdict = 'seen';
       else await new Promise((r) => setTimeout(r, 100));
     }
     await c.core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 });

@@ -202,6 +202,8 @@ export class Drain {
   private readonly budget: { on?: boolean; slot: boolean; inLedger: boolean };
   /** DrainSnapshot.drainRulesSeen of the last classify (this run). */
   private rulesSeen?: string;
+  /** `fresh` is a wave wait's look (its watched view), not a classify's read. */
+  private freshFromWait = false;
   /** patched('wave-wait-classifies'), asked once. */
   private waitClassifies?: boolean;
 
@@ -333,6 +335,8 @@ export class Drain {
 
   // ---- Draining: one pass per change: read, obey signals, plan the wave, evict, wait.
   async draining(): Promise<DrainPhase> {
+    const fromWait = this.fresh !== undefined && this.freshFromWait;
+    this.freshFromWait = false;
     const snap = this.take() ?? (await this.classify());
     if (!snap.node.exists) {
       this.st.nodeGone = 'during'; // removed by someone else: nothing left to drain
@@ -349,7 +353,9 @@ export class Drain {
     if (plan.done) {
       this.countPods(snap, []);
       if (this.st.targets) this.st.finished = true;
-      if (this.st.targets && !this.st.targets.final) return this.awaitTargets(snap);
+      if (this.st.targets && !this.st.targets.final) return this.awaitTargets(snap); // its wait lists the pods first
+      // The drain leaves Draining only on a classify's own read, never on a wait's watched view.
+      if (fromWait) return 'Draining';
       this.fresh = snap;
       return 'WaitingForVolumeDetach';
     }
@@ -753,7 +759,10 @@ export class Drain {
     );
     if (!r) return;
     // Taken at the targets it was asked with: newer targets need a look of their own.
-    if (r.snapshot && this.st.targets?.seq === seq) this.fresh = this.looked(r.snapshot);
+    if (r.snapshot && this.st.targets?.seq === seq) {
+      this.fresh = this.looked(r.snapshot);
+      this.freshFromWait = true;
+    }
     this.account(r.evicted, refused);
     await this.evac.refused(r.refusedTimes ?? {});
     for (const x of r.refusals) {
