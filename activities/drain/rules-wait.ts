@@ -6,8 +6,6 @@ import type { Kube } from '../kube.js';
 import { watchUntil } from '../watch.js';
 import { drainRuleCache, drainRuleLister, rulesFingerprint } from './rules-cache.js';
 
-export { rulesFingerprint } from './rules-cache.js';
-
 /**
  * Resolves when the DrainRules differ from `since` (the fingerprint the caller judged by), or from
  * the first list it makes when the caller has none.

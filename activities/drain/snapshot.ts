@@ -2,20 +2,20 @@
 // and returns one verdict per pod. Read-only, so retries are free. Invalid drain options are
 // returned as errors (the workflow fails before it touches anything); invalid DrainRules that could
 // decide about this node's pods are returned as `heldBy` (the workflow holds until they are fixed).
-import { AppsV1Api, CustomObjectsApi, type V1Node, type V1Pod } from '@kubernetes/client-node';
+import { AppsV1Api, type KubernetesObject, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import { nodeLocks } from '../../api/dependency-locks.js';
 import { lifecycleHooks } from '../../api/lifecycle-hooks.js';
 import { DrainOptions, type DrainOptionsInput } from '../../api/drain-options.js';
 import type { Lane } from '../../api/drain-plan.js';
 import { parseDuration } from '../../api/duration.js';
-import { DRAIN_RULE, parseDrainRule, type DrainRule } from '../../api/drain-rule.js';
+import { parseDrainRule, type DrainRule } from '../../api/drain-rule.js';
 import { byKey, type DrainSettings, type DrainSnapshot, type NodeFacts } from '../../shared/drain.js';
 import { apiStatus, type Kube } from '../kube.js';
 import { classifyPod, type ClassifyContext, type PodFacts } from './classify.js';
 import { isUnreachable, readNode } from './node.js';
 import { listNodePods, podFacts } from './pods.js';
 import { invalidRuleCouldAffect } from './rule-reach.js';
-import { drainRuleCache, rulesFingerprint } from './rules-cache.js';
+import { drainRuleCache, drainRuleLister, rulesFingerprint } from './rules-cache.js';
 import { failpoint } from '../../shared/failpoint.js';
 
 export function nodeFacts(name: string, node: V1Node | undefined): NodeFacts {
@@ -41,13 +41,10 @@ interface InvalidRule {
  * last; nothing changed), else listed.
  */
 async function readDrainRules(kube: Kube, since?: string): Promise<{ rules: DrainRule[]; invalid: InvalidRule[]; seen: string }> {
-  let items = drainRuleCache(kube).agreeing(since) as Array<{ metadata?: { name?: string; uid?: string; resourceVersion?: string }; spec?: unknown }> | undefined;
+  let items = drainRuleCache(kube).agreeing(since) as Array<KubernetesObject & { spec?: unknown }> | undefined;
   if (!items) {
     try {
-      const res = (await kube.config.makeApiClient(CustomObjectsApi).listClusterCustomObject({ group: DRAIN_RULE.group, version: DRAIN_RULE.version, plural: DRAIN_RULE.plural })) as {
-        items: typeof items;
-      };
-      items = res.items!;
+      items = (await drainRuleLister(kube)()).items;
     } catch (err) {
       if (apiStatus(err) === 404) return { rules: [], invalid: [], seen: rulesFingerprint([]) }; // CRD not installed: no rules
       throw err;

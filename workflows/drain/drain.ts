@@ -466,7 +466,7 @@ export class Drain {
   private classifyInput(): ClassifyInput {
     const t = this.st.targets;
     const seen = this.rulesSeen ? { drainRulesSeen: this.rulesSeen } : {};
-    return t ? { nodeName: this.node, options: this.input.options, targets: t.lanes, ...seen } : { nodeName: this.node, options: this.input.options, ...seen };
+    return { nodeName: this.node, options: this.input.options, ...(t ? { targets: t.lanes } : {}), ...seen };
   }
 
   private looked(snap: DrainSnapshot): DrainSnapshot {
