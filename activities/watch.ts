@@ -5,6 +5,7 @@
 // stream that stalls without closing (seen under load) costs at most that, not the whole wait.
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { listWatch } from './listwatch.js';
+import type { CacheListener } from './object-cache.js';
 
 /** The longest a single watch stream is trusted before a fresh list. */
 const WATCH_SEGMENT_MS = 60_000;
@@ -26,12 +27,22 @@ export interface WatchUntilOptions<T extends KubernetesObject> {
   signal?: AbortSignal;
   /** The longest a single watch stream lives before a fresh list (default a minute). */
   segmentMs?: number;
+  /**
+   * The same objects from the worker's cache (object-cache.ts): waited on while it answers, instead
+   * of a list and a watch of our own; when it cannot (not synced, its stream failed) the wait lists
+   * and watches for the rest of its time, as without it.
+   */
+  cached?: { subscribe: (listener: CacheListener<T>) => (() => void) | undefined };
 }
 
 /** Resolves with the final objects and whether the condition held (false: timed out). */
 export async function watchUntil<T extends KubernetesObject>(o: WatchUntilOptions<T>): Promise<{ met: boolean; objects: Map<string, T> }> {
   const deadline = Date.now() + o.timeoutMs;
   if (o.signal?.aborted) throw abortReason(o.signal);
+  if (o.cached) {
+    const answered = await fromCache(o, o.cached, deadline);
+    if (answered) return answered;
+  }
   let objects = new Map<string, T>();
   const tick = setInterval(() => o.onTick?.(objects), 5000);
   try {
@@ -66,6 +77,36 @@ export async function watchUntil<T extends KubernetesObject>(o: WatchUntilOption
   } finally {
     clearInterval(tick);
   }
+}
+
+/** The wait on the cache; undefined as soon as the cache cannot answer (the caller lists and watches). */
+function fromCache<T extends KubernetesObject>(o: WatchUntilOptions<T>, cache: NonNullable<WatchUntilOptions<T>['cached']>, deadline: number): Promise<{ met: boolean; objects: Map<string, T> } | undefined> {
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    let objects = new Map<string, T>();
+    let unsubscribe: (() => void) | undefined;
+    const finish = (end: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      clearInterval(tick);
+      o.signal?.removeEventListener('abort', onAbort);
+      unsubscribe?.();
+      end();
+    };
+    const onAbort = () => finish(() => reject(abortReason(o.signal!)));
+    const timer = setTimeout(() => finish(() => resolve({ met: false, objects })), Math.max(0, deadline - Date.now()));
+    const tick = setInterval(() => o.onTick?.(objects), 5000);
+    o.signal?.addEventListener('abort', onAbort, { once: true });
+    unsubscribe = cache.subscribe((now) => {
+      if (settled) return;
+      if (!now) return finish(() => resolve(undefined));
+      objects = new Map(now); // a copy: done() may keep it, and the cache changes under it
+      if (o.done(objects)) finish(() => resolve({ met: true, objects }));
+    });
+    if (!unsubscribe) finish(() => resolve(undefined));
+    else if (settled) unsubscribe();
+  });
 }
 
 const abortReason = (s: AbortSignal) => (s.reason instanceof Error ? s.reason : new Error('aborted'));

@@ -8,7 +8,7 @@ import { lifecycleHooks, ownersText, type HookStage } from '../../api/lifecycle-
 import { createEventActivities } from '../events.js';
 import type { Kube } from '../kube.js';
 import { watchUntil } from '../watch.js';
-import { readNode } from './node.js';
+import { readNode } from '../node-cache.js';
 
 export interface HookWaitResult {
   /** Owners still holding the node when the wait ended; empty: released (or the node is gone). */

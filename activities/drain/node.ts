@@ -5,18 +5,9 @@ import { maintenanceRequiredLabel, requiredComponents } from '../../api/dependen
 import { apiStatus, type Kube } from '../kube.js';
 import { failpoint } from '../../shared/failpoint.js';
 import { currentDrainCaller } from './caller.js';
+import { freshNode, nodeCache, readNode } from '../node-cache.js';
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-
-/** The node, or undefined when it does not exist. */
-export async function readNode(kube: Kube, name: string): Promise<V1Node | undefined> {
-  try {
-    return await kube.core.readNode({ name });
-  } catch (err) {
-    if (apiStatus(err) === 404) return undefined;
-    throw err;
-  }
-}
 
 /** Ready is Unknown: the kubelet stopped posting status (the node lifecycle controller's mark), so its pods can never finish leaving. */
 export function isUnreachable(node: V1Node | undefined): boolean {
@@ -26,9 +17,11 @@ export function isUnreachable(node: V1Node | undefined): boolean {
 /** The one place Slipway cordons and uncordons: the activities below, and re-attach when a cycle starts. */
 export async function setUnschedulable(kube: Kube, name: string, value: boolean): Promise<{ exists: boolean; changed: boolean }> {
   try {
-    const node = await kube.core.readNode({ name });
+    const node = await freshNode(kube, name); // once per drain, and a stale "already cordoned" would be a lie
+    if (!node) return { exists: false, changed: false };
     if ((node.spec?.unschedulable === true) === value) return { exists: true, changed: false };
-    await kube.core.patchNode({ name, body: { spec: { unschedulable: value ? true : null } } }, mergePatch);
+    const after = await kube.core.patchNode({ name, body: { spec: { unschedulable: value ? true : null } } }, mergePatch);
+    nodeCache(kube).wrote(node, after);
     return { exists: true, changed: true };
   } catch (err) {
     if (apiStatus(err) === 404) return { exists: false, changed: false };
@@ -66,7 +59,7 @@ export function createNodeActivities(kube: Kube) {
       const labels = maintenanceRequiredPatch(node.metadata?.labels, input.components);
       if (!labels) return { exists: true };
       try {
-        await kube.core.patchNode({ name: input.nodeName, body: { metadata: { labels } } }, mergePatch);
+        nodeCache(kube).wrote(node, await kube.core.patchNode({ name: input.nodeName, body: { metadata: { labels } } }, mergePatch));
       } catch (err) {
         if (apiStatus(err) === 404) return { exists: false };
         throw err;

@@ -1,6 +1,8 @@
-// Reading the pods of a node: one paginated list by field selector, and the facts classification needs.
+// Reading the pods of a node: one paginated list by field selector, the worker's per-node pod cache
+// the wave waits share, and the facts classification needs.
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Kube } from '../kube.js';
+import { cacheRegistry, ObjectCache } from '../object-cache.js';
 import { HOSTNAME_LABEL, UNSCHEDULABLE_TAINT } from '../../api/well-known.js';
 import type { PodFacts } from './classify.js';
 
@@ -16,6 +18,24 @@ export async function listNodePods(kube: Kube, nodeName: string): Promise<{ item
   } while (_continue);
   return { items, resourceVersion };
 }
+
+/**
+ * The pods of one node, listed and watched once for all the wave waits of its drain instead of a
+ * list and a watch per wave (issue 11). Stopped 30 s after its last wait.
+ */
+export const nodePods = cacheRegistry<Kube, V1Pod>(
+  (kube, nodeName, onStopped) =>
+    new ObjectCache<V1Pod>({
+      kc: kube.config,
+      path: '/api/v1/pods',
+      fieldSelector: `spec.nodeName=${nodeName}`,
+      list: () => listNodePods(kube, nodeName),
+      key: (p) => p.metadata?.uid,
+      idleMs: 30_000,
+      segmentMs: 60_000,
+      onStopped,
+    }),
+);
 
 /**
  * The node a pod is pinned to (NM-6.6 (c)), when it is its own node: a required node affinity whose only

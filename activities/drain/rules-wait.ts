@@ -14,44 +14,19 @@ export async function untilDrainRulesChange(
   kube: Kube,
   o: { timeoutMs: number; since?: string; signal?: AbortSignal; onTick?: () => void },
 ): Promise<{ met: boolean }> {
-  const fromCache = await changeInCache(kube, o);
-  if (fromCache) return fromCache;
   let before = o.since;
   return watchUntil<KubernetesObject>({
     kc: kube.config,
     path: '/apis/slipway.dev/v1alpha1/drainrules', // literal: the RBAC test reads watched paths from the code
     list: drainRuleLister(kube),
+    // The process's cache while it answers (a cache behind `since` ends the wait early: the drain looks again).
+    cached: drainRuleCache(kube),
     done: (objects) => {
       const now = rulesFingerprint(objects.values());
       before ??= now;
       return now !== before;
     },
     ...o,
-  });
-}
-
-/** The wait on the process's DrainRule cache, when it agrees with `since`; undefined: watch by yourself. */
-function changeInCache(kube: Kube, o: { timeoutMs: number; since?: string; signal?: AbortSignal; onTick?: () => void }): Promise<{ met: boolean }> | undefined {
-  if (o.signal?.aborted) return undefined; // the watch path throws the abort reason
-  let settle: (met: boolean) => void = () => {};
-  const done = new Promise<boolean>((r) => (settle = r));
-  const unsubscribe = drainRuleCache(kube).whenChanged(o.since, () => settle(true));
-  if (!unsubscribe) return undefined;
-  const timer = setTimeout(() => settle(false), o.timeoutMs);
-  const tick = o.onTick ? setInterval(o.onTick, 5000) : undefined;
-  let aborted = false;
-  const onAbort = () => {
-    aborted = true;
-    settle(false);
-  };
-  o.signal?.addEventListener('abort', onAbort, { once: true });
-  return done.then((met) => {
-    clearTimeout(timer);
-    if (tick) clearInterval(tick);
-    unsubscribe();
-    o.signal?.removeEventListener('abort', onAbort);
-    if (aborted) throw o.signal!.reason instanceof Error ? o.signal!.reason : new Error('aborted');
-    return { met };
   });
 }
 

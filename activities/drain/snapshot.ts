@@ -12,10 +12,11 @@ import { parseDrainRule, type DrainRule } from '../../api/drain-rule.js';
 import { byKey, type DrainSettings, type DrainSnapshot, type NodeFacts } from '../../shared/drain.js';
 import { apiStatus, type Kube } from '../kube.js';
 import { classifyPod, type ClassifyContext, type PodFacts } from './classify.js';
-import { isUnreachable, readNode } from './node.js';
+import { isUnreachable } from './node.js';
+import { readNode } from '../node-cache.js';
 import { listNodePods, podFacts } from './pods.js';
 import { invalidRuleCouldAffect } from './rule-reach.js';
-import { drainRuleCache, drainRuleLister, rulesFingerprint } from './rules-cache.js';
+import { agreeingRules, drainRuleLister, rulesFingerprint } from './rules-cache.js';
 import { failpoint } from '../../shared/failpoint.js';
 
 export function nodeFacts(name: string, node: V1Node | undefined): NodeFacts {
@@ -41,7 +42,7 @@ interface InvalidRule {
  * last; nothing changed), else listed.
  */
 async function readDrainRules(kube: Kube, since?: string): Promise<{ rules: DrainRule[]; invalid: InvalidRule[]; seen: string }> {
-  let items = drainRuleCache(kube).agreeing(since) as Array<KubernetesObject & { spec?: unknown }> | undefined;
+  let items = agreeingRules(kube, since) as Array<KubernetesObject & { spec?: unknown }> | undefined;
   if (!items) {
     try {
       items = (await drainRuleLister(kube)()).items;

@@ -5,7 +5,8 @@ import { Context, heartbeat } from '@temporalio/activity';
 import { StorageV1Api, type V1Node, type V1PersistentVolume, type V1VolumeAttachment } from '@kubernetes/client-node';
 import { truncate } from '../../shared/drain.js';
 import type { Kube } from '../kube.js';
-import { isUnreachable, readNode } from './node.js';
+import { isUnreachable } from './node.js';
+import { readNode } from '../node-cache.js';
 import { watchUntil } from '../watch.js';
 import { failpoint } from '../../shared/failpoint.js';
 

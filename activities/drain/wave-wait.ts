@@ -3,7 +3,7 @@
 // here, at once, then 1 s doubling to 10 s, and at once whenever a pod leaves (a budget may then
 // allow the next), so a drain blocked for hours is one pending activity in the Web UI, named by its
 // summary, with the refusal in its heartbeat details, not a history that grows with every retry.
-// Watch-based; heartbeats every second, so a signal's cancel reaches it within the worker's
+// Watch-based (the worker's node and pod caches, else its own watches); heartbeats every second, so a signal's cancel reaches it within the worker's
 // heartbeat throttle. Cancelled, it sends no further eviction and returns what it did (the workflow
 // waits for that answer), so an eviction that raced a skipPod is counted, not lost.
 import { Context, heartbeat } from '@temporalio/activity';
@@ -12,7 +12,8 @@ import type { DrainSnapshot, PodRef } from '../../shared/drain.js';
 import type { Kube } from '../kube.js';
 import { watchUntil } from '../watch.js';
 import { currentOf, evictPresent, isLeaving, type EvictResult } from './evict.js';
-import { listNodePods } from './pods.js';
+import { listNodePods, nodePods } from './pods.js';
+import { oneNode } from '../node-cache.js';
 import { untilDrainRulesChange } from './rules-wait.js';
 import { isUnreachable } from './node.js';
 import { nodeLocks } from '../../api/dependency-locks.js';
@@ -193,6 +194,7 @@ export function createWaveWaitActivities(kube: Kube) {
         path: '/api/v1/pods',
         fieldSelector: `spec.nodeName=${input.nodeName}`,
         list: () => listNodePods(kube, input.nodeName),
+        cached: nodePods(kube, input.nodeName),
         done: (objects) => {
           pods = objects;
           podsListed = true;
@@ -210,6 +212,7 @@ export function createWaveWaitActivities(kube: Kube) {
         path: '/api/v1/nodes',
         fieldSelector: `metadata.name=${input.nodeName}`,
         list: () => kube.core.listNode({ fieldSelector: `metadata.name=${input.nodeName}` }).then((l) => ({ items: l.items, resourceVersion: l.metadata?.resourceVersion ?? '' })),
+        cached: oneNode(kube, input.nodeName),
         done: (nodes) => {
           const node = [...nodes.values()][0];
           nodeSeen = node;

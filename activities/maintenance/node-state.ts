@@ -1,7 +1,8 @@
 // The Node side of a maintenance (spec §6): cordon, the state label, the held-by and status
 // annotations, and their removal on release with the pre-maintenance schedulability restored.
 // Only the node coordinator workflow calls these, so there is one writer per node; each write is a
-// merge patch carrying the resourceVersion it was computed from (a precondition), re-read on conflict.
+// merge patch carrying the resourceVersion it was computed from (a precondition): the node is read
+// from the worker's node cache (activities/node-cache.ts) and re-read by a GET on conflict.
 // A node a CycleNodeRequest has claimed (slipway.dev/cycled-by) is not held: the first claim wins (NM-7.5).
 // The node conditions (NM-6.4) follow each write, best-effort: a failure is logged, never fails the hold.
 import { Context } from '@temporalio/activity';
@@ -12,6 +13,7 @@ import { apiStatus, type Kube } from '../kube.js';
 import { claimantName, CYCLED_BY } from '../cycle/markers.js';
 import { heldBy, maintenanceConditions, nodeConditionsPatch } from './node-conditions.js';
 import { failpoint } from '../../shared/failpoint.js';
+import { freshNode, nodeCache, readNode } from '../node-cache.js';
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const strategicMergePatch = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
@@ -99,12 +101,14 @@ export function createNodeStateActivities(kube: Kube) {
       const body = nodeConditionsPatch(node, wanted, new Date());
       if (!body) return;
       try {
-        await kube.core.patchNodeStatus({ name: input.node, body }, strategicMergePatch);
+        nodeCache(kube).wrote(node, await kube.core.patchNodeStatus({ name: input.node, body }, strategicMergePatch));
         return;
       } catch (err) {
         if (apiStatus(err) !== 409 || attempt >= 5) throw err; // a heartbeat moved the resourceVersion
       }
-      node = await kube.core.readNode({ name: input.node });
+      const fresh = await freshNode(kube, input.node);
+      if (!fresh) return;
+      node = fresh;
     }
   }
 
@@ -112,13 +116,9 @@ export function createNodeStateActivities(kube: Kube) {
     /** Idempotent: brings the node's maintenance state to `input` (hold, or release when holders is empty). */
     async writeMaintenanceNodeState(input: HoldInput): Promise<HoldResult> {
       for (let attempt = 0; ; attempt++) {
-        let node: V1Node;
-        try {
-          node = await kube.core.readNode({ name: input.node });
-        } catch (err) {
-          if (apiStatus(err) === 404) return { exists: false, reverted: false };
-          throw err;
-        }
+        // The cached node first (its resourceVersion is the patch's precondition); after a conflict, a GET.
+        const node = attempt === 0 ? await readNode(kube, input.node) : await freshNode(kube, input.node);
+        if (!node) return { exists: false, reverted: false };
         const { patch, reverted, keptCordoned, claimedBy } = nodeStatePatch(node, input);
         if (claimedBy) return { exists: true, reverted, claimedBy };
         const released = input.holders.length ? [] : heldBy(node);
@@ -126,6 +126,7 @@ export function createNodeStateActivities(kube: Kube) {
         if (patch) {
           try {
             written = await kube.core.patchNode({ name: input.node, body: patch }, mergePatch);
+            nodeCache(kube).wrote(node, written);
           } catch (err) {
             if (apiStatus(err) === 404) return { exists: false, reverted: false };
             if (apiStatus(err) !== 409 || attempt > 20) throw err; // kwok's heartbeats move the resourceVersion: read again

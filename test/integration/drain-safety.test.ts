@@ -7,7 +7,7 @@ import { CustomObjectsApi, RbacAuthorizationV1Api, type V1PolicyRule } from '@ku
 import { createSnapshotActivities } from '../../activities/drain/snapshot.js';
 import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { untilDrainRulesChange } from '../../activities/drain/rules-wait.js';
-import { drainRuleCache } from '../../activities/drain/rules-cache.js';
+import { agreeingRules, drainRuleCache } from '../../activities/drain/rules-cache.js';
 import { jest } from '@jest/globals';
 import { apiStatus, type Kube } from '../../activities/kube.js';
 import { drainStatusQuery } from '../../workflows/messages.js';
@@ -70,7 +70,7 @@ describe("a drain reads DrainRules from the worker's cache while they are unchan
   test('a classify with an unchanged baseline lists nothing; without a baseline, or once a rule changed, it lists', async () => {
     const { classifyPods } = createSnapshotActivities(f.c);
     const first = await classifyPods({ nodeName: f.node }); // no baseline: lists (and starts the cache)
-    await waitFor('the cache synced', async () => drainRuleCache(f.c).agreeing(first.drainRulesSeen) !== undefined);
+    await waitFor('the cache synced', async () => agreeingRules(f.c, first.drainRulesSeen) !== undefined);
 
     let offset = listsMark(f.c);
     const again = await classifyPods({ nodeName: f.node, drainRulesSeen: first.drainRulesSeen });
@@ -82,7 +82,7 @@ describe("a drain reads DrainRules from the worker's cache while they are unchan
     expect(await drainRuleListsSince(f.c, offset)).toBe(1);
 
     await createDrainRule(f.c, rule, { nodes: [{ selector: { matchLabels: { 'slipway.dev/never': 'x' } } }], pods: [{ selector: { matchLabels: { app: 'none' } } }], drain: { behavior: 'Skip' } });
-    await waitFor('the cache saw the rule', async () => drainRuleCache(f.c).agreeing(first.drainRulesSeen) === undefined);
+    await waitFor('the cache saw the rule', async () => agreeingRules(f.c, first.drainRulesSeen) === undefined);
     offset = listsMark(f.c);
     const changed = await classifyPods({ nodeName: f.node, drainRulesSeen: first.drainRulesSeen });
     expect(changed.drainRulesSeen).not.toBe(first.drainRulesSeen);
