@@ -42,6 +42,7 @@ export async function freshNode(kube: Kube, name: string): Promise<V1Node | unde
 /** One node's view of the cache for watchUntil's `cached`: the node alone (by uid), or nothing once it is deleted. */
 export function oneNode(kube: Kube, name: string) {
   return {
+    whenSynced: (ms: number) => nodeCache(kube).whenSynced(ms),
     subscribe: (listener: CacheListener<V1Node>) =>
       nodeCache(kube).subscribe((all) => {
         if (!all) return listener(undefined);

@@ -31,6 +31,7 @@ export class ObjectCache<T extends KubernetesObject> {
   private objects = new Map<string, T>();
   private synced = false;
   private readonly listeners = new Set<CacheListener<T>>();
+  private readonly syncWaiters = new Set<() => void>();
   private readonly stop = new AbortController();
   private lastUse = Date.now();
   /** Lists made (the first and each relist). */
@@ -61,6 +62,7 @@ export class ObjectCache<T extends KubernetesObject> {
         this.objects = new Map();
         for (const i of items) this.put(i);
         this.synced = true;
+        for (const w of [...this.syncWaiters]) w();
         this.changed();
       },
       onEvent: (type, obj) => {
@@ -97,12 +99,32 @@ export class ObjectCache<T extends KubernetesObject> {
     return this.current()?.get(key);
   }
 
+  /** True once synced, false after `ms` without (a cache just started lists first: a wait may give it a moment). */
+  whenSynced(ms: number): Promise<boolean> {
+    this.lastUse = Date.now();
+    if (this.synced) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.syncWaiters.delete(done);
+        resolve(this.synced);
+      };
+      const timer = setTimeout(done, Math.max(0, ms));
+      this.syncWaiters.add(done);
+    });
+  }
+
   /** Calls `listener` now and after every change; undefined (and no call) while the cache cannot answer. Returns the unsubscribe. */
   subscribe(listener: CacheListener<T>): (() => void) | undefined {
     const now = this.current();
     if (!now) return undefined;
     this.listeners.add(listener);
-    listener(now);
+    try {
+      listener(now);
+    } catch (err) {
+      this.listeners.delete(listener);
+      throw err;
+    }
     return () => {
       this.listeners.delete(listener);
       this.lastUse = Date.now();

@@ -7,6 +7,9 @@ import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { listWatch } from './listwatch.js';
 import type { CacheListener } from './object-cache.js';
 
+/** How long a wait gives a cache that has not synced yet before it lists and watches by itself. */
+const FIRST_SYNC_MS = 3_000;
+
 /** The longest a single watch stream is trusted before a fresh list. */
 const WATCH_SEGMENT_MS = 60_000;
 
@@ -32,7 +35,7 @@ export interface WatchUntilOptions<T extends KubernetesObject> {
    * of a list and a watch of our own; when it cannot (not synced, its stream failed) the wait lists
    * and watches for the rest of its time, as without it.
    */
-  cached?: { subscribe: (listener: CacheListener<T>) => (() => void) | undefined };
+  cached?: { subscribe: (listener: CacheListener<T>) => (() => void) | undefined; whenSynced?: (ms: number) => Promise<boolean> };
 }
 
 /** Resolves with the final objects and whether the condition held (false: timed out). */
@@ -40,6 +43,8 @@ export async function watchUntil<T extends KubernetesObject>(o: WatchUntilOption
   const deadline = Date.now() + o.timeoutMs;
   if (o.signal?.aborted) throw abortReason(o.signal);
   if (o.cached) {
+    // A cache started by this wait lists first: worth a moment, or every wave's first wait would list and watch by itself.
+    await o.cached.whenSynced?.(Math.min(FIRST_SYNC_MS, deadline - Date.now()));
     const answered = await fromCache(o, o.cached, deadline);
     if (answered) return answered;
   }
@@ -95,6 +100,7 @@ function fromCache<T extends KubernetesObject>(o: WatchUntilOptions<T>, cache: N
       end();
     };
     const onAbort = () => finish(() => reject(abortReason(o.signal!)));
+    if (o.signal?.aborted) return onAbort();
     const timer = setTimeout(() => finish(() => resolve({ met: false, objects })), Math.max(0, deadline - Date.now()));
     const tick = setInterval(() => o.onTick?.(objects), 5000);
     o.signal?.addEventListener('abort', onAbort, { once: true });
@@ -102,7 +108,11 @@ function fromCache<T extends KubernetesObject>(o: WatchUntilOptions<T>, cache: N
       if (settled) return;
       if (!now) return finish(() => resolve(undefined));
       objects = new Map(now); // a copy: done() may keep it, and the cache changes under it
-      if (o.done(objects)) finish(() => resolve({ met: true, objects }));
+      try {
+        if (o.done(objects)) finish(() => resolve({ met: true, objects }));
+      } catch (err) {
+        finish(() => reject(err)); // the wait fails as its own watch would; the cache and its other waits go on
+      }
     });
     if (!unsubscribe) finish(() => resolve(undefined));
     else if (settled) unsubscribe();

@@ -5,7 +5,7 @@
 // it is the cost of orchestration.
 import { PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import { NODE_GROUP_LABEL } from '../activities/inventory.js';
-import type { Kube } from '../activities/kube.js';
+import { apiStatus, type Kube } from '../activities/kube.js';
 import { mapLimit } from '../activities/drain/rate-limit.js';
 import { watchUntil } from '../activities/watch.js';
 import { ensureNode, fakeNode } from '../activities/providers/kwok-node.js';
@@ -34,11 +34,22 @@ export async function bareCycle(kube: Kube, group: string, namespace: string, co
   return (performance.now() - started) / 1000;
 }
 
-/** Evicts every pod, `parallel` at a time, ignoring refusals (no retries: a floor, not a drain). */
+/**
+ * Evicts every pod, `parallel` at a time. A refusal (429: a budget not yet computed, or spent for a
+ * moment) is asked again every 200 ms for a minute at most: without it one refused pod held a batch
+ * for podsGone's whole 5 minutes and the floor measured that. Nothing else a drain does.
+ */
 export async function evictAll(kube: Kube, namespace: string, pods: V1Pod[], parallel: number): Promise<void> {
-  await mapLimit(pods, parallel, (p) =>
-    kube.core.createNamespacedPodEviction({ name: p.metadata!.name!, namespace, body: { metadata: { name: p.metadata!.name!, namespace } } }).catch(() => undefined),
-  );
+  await mapLimit(pods, parallel, async (p) => {
+    for (const until = Date.now() + 60_000; ; await new Promise((r) => setTimeout(r, 200))) {
+      try {
+        await kube.core.createNamespacedPodEviction({ name: p.metadata!.name!, namespace, body: { metadata: { name: p.metadata!.name!, namespace } } });
+        return;
+      } catch (err) {
+        if (apiStatus(err) !== 429 || Date.now() > until) return;
+      }
+    }
+  });
 }
 
 /** Until none of `pods` (by UID) is left in the namespace: one list, then the watch. */

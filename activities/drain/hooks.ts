@@ -8,7 +8,7 @@ import { lifecycleHooks, ownersText, type HookStage } from '../../api/lifecycle-
 import { createEventActivities } from '../events.js';
 import type { Kube } from '../kube.js';
 import { watchUntil } from '../watch.js';
-import { readNode } from '../node-cache.js';
+import { freshNode } from '../node-cache.js';
 
 export interface HookWaitResult {
   /** Owners still holding the node when the wait ended; empty: released (or the node is gone). */
@@ -28,7 +28,7 @@ export function createHookActivities(kube: Kube) {
      */
     async waitForLifecycleHooks(input: { nodeName: string; stage: HookStage; timeoutMs: number }): Promise<HookWaitResult> {
       const ctx = Context.current();
-      const first = await readNode(kube, input.nodeName);
+      const first = await freshNode(kube, input.nodeName); // a hook added just before the drain is never missed
       if (!first) return { owners: [], nodeGone: true };
       const hooks = lifecycleHooks(first.metadata?.annotations, input.stage);
       if (!hooks.owners.length) return { owners: [], nodeGone: false };

@@ -5,7 +5,7 @@ import { maintenanceRequiredLabel, requiredComponents } from '../../api/dependen
 import { apiStatus, type Kube } from '../kube.js';
 import { failpoint } from '../../shared/failpoint.js';
 import { currentDrainCaller } from './caller.js';
-import { freshNode, nodeCache, readNode } from '../node-cache.js';
+import { freshNode } from '../node-cache.js';
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
@@ -20,8 +20,7 @@ export async function setUnschedulable(kube: Kube, name: string, value: boolean)
     const node = await freshNode(kube, name); // once per drain, and a stale "already cordoned" would be a lie
     if (!node) return { exists: false, changed: false };
     if ((node.spec?.unschedulable === true) === value) return { exists: true, changed: false };
-    const after = await kube.core.patchNode({ name, body: { spec: { unschedulable: value ? true : null } } }, mergePatch);
-    nodeCache(kube).wrote(node, after);
+    await kube.core.patchNode({ name, body: { spec: { unschedulable: value ? true : null } } }, mergePatch);
     return { exists: true, changed: true };
   } catch (err) {
     if (apiStatus(err) === 404) return { exists: false, changed: false };
@@ -54,12 +53,12 @@ export function createNodeActivities(kube: Kube) {
     },
     /** Sets the node's maintenance-required labels to exactly these components; idempotent, a missing node is not an error. */
     async setMaintenanceRequired(input: { nodeName: string; components: string[] }): Promise<{ exists: boolean }> {
-      const node = await readNode(kube, input.nodeName);
+      const node = await freshNode(kube, input.nodeName); // a stale copy could skip a label that must go (NM-5.10)
       if (!node) return { exists: false };
       const labels = maintenanceRequiredPatch(node.metadata?.labels, input.components);
       if (!labels) return { exists: true };
       try {
-        nodeCache(kube).wrote(node, await kube.core.patchNode({ name: input.nodeName, body: { metadata: { labels } } }, mergePatch));
+        await kube.core.patchNode({ name: input.nodeName, body: { metadata: { labels } } }, mergePatch);
       } catch (err) {
         if (apiStatus(err) === 404) return { exists: false };
         throw err;

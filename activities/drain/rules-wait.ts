@@ -4,7 +4,7 @@ import { Context, heartbeat } from '@temporalio/activity';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Kube } from '../kube.js';
 import { watchUntil } from '../watch.js';
-import { drainRuleCache, drainRuleLister, rulesFingerprint } from './rules-cache.js';
+import { agreeingRules, drainRuleCache, drainRuleLister, rulesFingerprint } from './rules-cache.js';
 
 /**
  * Resolves when the DrainRules differ from `since` (the fingerprint the caller judged by), or from
@@ -19,8 +19,8 @@ export async function untilDrainRulesChange(
     kc: kube.config,
     path: '/apis/slipway.dev/v1alpha1/drainrules', // literal: the RBAC test reads watched paths from the code
     list: drainRuleLister(kube),
-    // The process's cache while it answers (a cache behind `since` ends the wait early: the drain looks again).
-    cached: drainRuleCache(kube),
+    // The process's cache while it answers, if it agrees with `since` now (one behind it would end the wait at once).
+    ...(o.since === undefined || agreeingRules(kube, o.since) ? { cached: drainRuleCache(kube) } : {}),
     done: (objects) => {
       const now = rulesFingerprint(objects.values());
       before ??= now;

@@ -13,7 +13,7 @@ import { byKey, type DrainSettings, type DrainSnapshot, type NodeFacts } from '.
 import { apiStatus, type Kube } from '../kube.js';
 import { classifyPod, type ClassifyContext, type PodFacts } from './classify.js';
 import { isUnreachable } from './node.js';
-import { readNode } from '../node-cache.js';
+import { freshNode, readNode } from '../node-cache.js';
 import { listNodePods, podFacts } from './pods.js';
 import { invalidRuleCouldAffect } from './rule-reach.js';
 import { agreeingRules, drainRuleLister, rulesFingerprint } from './rules-cache.js';
@@ -114,7 +114,8 @@ export function nodeClassifier(kube: Kube) {
     // Three independent reads at once: one round trip, not two (a missing node wastes a list).
     // Any failed read throws (the activity retries): an error is never an empty list of pods.
     const [node, items, rulesRead] = await Promise.all([
-      seen?.node ?? readNode(kube, input.nodeName),
+      // A drain's first look (no baseline yet) reads the node itself: whether to cordon, its hooks and locks.
+      seen?.node ?? (input.drainRulesSeen === undefined ? freshNode(kube, input.nodeName) : readNode(kube, input.nodeName)),
       seen?.pods ?? listNodePods(kube, input.nodeName).then((l) => l.items),
       readDrainRules(kube, input.drainRulesSeen),
     ]);

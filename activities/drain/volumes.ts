@@ -6,7 +6,7 @@ import { StorageV1Api, type V1Node, type V1PersistentVolume, type V1VolumeAttach
 import { truncate } from '../../shared/drain.js';
 import type { Kube } from '../kube.js';
 import { isUnreachable } from './node.js';
-import { readNode } from '../node-cache.js';
+import { freshNode } from '../node-cache.js';
 import { watchUntil } from '../watch.js';
 import { failpoint } from '../../shared/failpoint.js';
 
@@ -89,7 +89,7 @@ export function createVolumeActivities(kube: Kube) {
         kc: kube.config,
         path: '/apis/storage.k8s.io/v1/volumeattachments',
         list: async () => {
-          const [l, n] = await Promise.all([storage.listVolumeAttachment(), readNode(kube, input.nodeName)]);
+          const [l, n] = await Promise.all([storage.listVolumeAttachment(), freshNode(kube, input.nodeName)]); // never a stale "detached"
           node = n;
           const anything = (node?.status?.volumesAttached?.length ?? 0) > 0 || l.items.some((a) => a.spec.nodeName === input.nodeName && a.status?.attached);
           pvs = anything ? (await kube.core.listPersistentVolume()).items : [];

@@ -116,10 +116,15 @@ export function createNodeStateActivities(kube: Kube) {
     /** Idempotent: brings the node's maintenance state to `input` (hold, or release when holders is empty). */
     async writeMaintenanceNodeState(input: HoldInput): Promise<HoldResult> {
       for (let attempt = 0; ; attempt++) {
-        // The cached node first (its resourceVersion is the patch's precondition); after a conflict, a GET.
-        const node = attempt === 0 ? await readNode(kube, input.node) : await freshNode(kube, input.node);
+        // A hold reads the cached node first (its resourceVersion is the patch's precondition; a hold
+        // a stale copy finds already written is looked at again on the coordinator's next look).
+        // A release, a claim and every read after a conflict are GETs: a release that a stale copy
+        // finds done would write nothing and never be retried, and a claim refuses the hold.
+        const cached = attempt === 0 && input.holders.length > 0;
+        const node = cached ? await readNode(kube, input.node) : await freshNode(kube, input.node);
         if (!node) return { exists: false, reverted: false };
         const { patch, reverted, keptCordoned, claimedBy } = nodeStatePatch(node, input);
+        if (claimedBy && cached) continue;
         if (claimedBy) return { exists: true, reverted, claimedBy };
         const released = input.holders.length ? [] : heldBy(node);
         let written = node;

@@ -28,7 +28,7 @@ describe('evacuation (E5 a, a′)', () => {
     custom.getNamespacedCustomObject({ group: EVACUATION.group, version: EVACUATION.version, plural: EVACUATION.plural, namespace: f.ns, name: uid }).then((o) => o as EvacuationObject, () => undefined);
   const podEvictions = async (name: string) => (await f.evictions()).filter((e) => e.objectRef?.name === name);
 
-  test('E5(a) NM-5.1/5.2/5.4/5.5: the Evacuation is created with the evacuator active and the maintenance as requester; while it heartbeats past the deadline nothing evicts db; it deletes db, the drain completes, the Evacuation is garbage-collected', async () => {
+  test('E5(a) NM-5.1/5.2/5.4/5.5, NM-1.10 (one Evacuation per pod, named after its UID, in its namespace): the Evacuation is created with the evacuator active and the maintenance as requester; while it heartbeats past the deadline nothing evicts db; it deletes db, the drain completes, the Evacuation is garbage-collected', async () => {
     const node = f.nodes[0]!;
     await f.pod('db', node, 100, {}, {}, { [`${EVACUATOR_ANNOTATION_PREFIX}${EVACUATOR}`]: '100' });
     const [db] = await f.waitApps(['db']);

@@ -17,7 +17,7 @@ describe('one maintenance (E1)', () => {
   beforeAll(() => f.setup(2), 60_000);
   afterAll(() => f.teardown(), 60_000);
 
-  test('NM-3.1 T(N) walks the plan: each entry\'s pods leave only after the lower entry\'s are gone; NM-2.3 finalizer first; NM-2.7 Drained; NM-6.5 no extra taint; NM-3.6 the node annotation carries T(N); NM-2.9 Complete uncordons', async () => {
+  test('NM-3.1 T(N) walks the plan: each entry\'s pods leave only after the lower entry\'s are gone; NM-2.3 finalizer first; NM-2.7 Drained; NM-6.5 no extra taint; NM-3.6 the node annotation carries T(N); NM-2.9 Complete uncordons; NM-2.10 and undoes nothing', async () => {
     const [five, other] = f.nodes as [string, string];
     await f.pod('web', five, 0);
     await f.pod('pg', five, 1500, { db: 'postgres' });
@@ -68,8 +68,15 @@ describe('one maintenance (E1)', () => {
     expect(drained.nodeStatuses[0]!.drainTargets.length).toBeGreaterThan(0);
 
     // NM-2.9: Complete uncordons and removes every trace; the workflow ends.
+    const completeAt = Date.now();
     await h.executeUpdate(setStageUpdate, { args: [{ stage: 'Complete' }] });
     const done = await h.result();
+    // NM-2.10: Complete undoes nothing and evicts nothing: from then on no pod of the namespace is
+    // written but by the cluster's own components (the Deployments' replacements are theirs; no
+    // evicted pod is put back, none is evicted or deleted).
+    const afterComplete = (await f.audit()).filter((e) => new Date(e.requestReceivedTimestamp).getTime() >= completeAt && e.objectRef?.resource === 'pods' && e.objectRef.namespace === f.ns);
+    expect(afterComplete.filter((e) => !/kube-controller-manager|kube-scheduler|kwok/.test(e.userAgent ?? '')).map((e) => `${e.verb} ${e.objectRef?.subresource ?? ''} ${e.objectRef?.name}`)).toEqual([]);
+    expect((await f.evictions()).length).toBe(ev.length);
     expect(done.completed).toBe(true);
     expect(done.conditions.find((c) => c.type === 'Drained')).toMatchObject({ status: 'True' });
     const after = await f.c.core.readNode({ name: five });

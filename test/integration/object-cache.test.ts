@@ -73,6 +73,38 @@ test('two waits on a synced cache see a create at once, with one list between th
   expect(cache.get('one')?.metadata?.managedFields).toBeUndefined(); // stripped: nothing reads them
 });
 
+test('a wait on a cache that is still making its first list waits for it rather than listing by itself', async () => {
+  const cache = configMapCache();
+  const w = waitFor('early', cache); // the cache has not synced yet
+  await new Promise((r) => setTimeout(r, 300));
+  await c.core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'early' } } });
+  expect((await w.result).met).toBe(true);
+  expect(w.lists()).toBe(0);
+  expect(cache.lists).toBe(1);
+});
+
+test('a wait whose condition throws fails alone: the cache and the other waits on it go on', async () => {
+  const cache = configMapCache();
+  await synced(cache);
+  const failing = watchUntil<V1ConfigMap>({
+    kc: c.config,
+    path: `/api/v1/namespaces/${ns}/configmaps`,
+    list: () => Promise.reject(new Error('must not list')),
+    done: (objects) => {
+      if ([...objects.values()].some((o) => o.metadata?.name === 'boom')) throw new Error('condition failed');
+      return false;
+    },
+    timeoutMs: 20_000,
+    cached: cache,
+  });
+  const other = waitFor('boom', cache);
+  await new Promise((r) => setTimeout(r, 300));
+  await c.core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'boom' } } });
+  await expect(failing).rejects.toThrow('condition failed');
+  expect((await other.result).met).toBe(true);
+  expect(other.lists()).toBe(0);
+});
+
 test('a write made against the cached version replaces it at once; one made against an older version does not', async () => {
   const cache = configMapCache();
   await c.core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'two' }, data: { v: '1' } } });

@@ -50,6 +50,17 @@ describe('generated CRD files', () => {
   });
 });
 
+describe('Evacuation CRD', () => {
+  test('NM-1.10 a second kind in slipway.dev/v1alpha1: namespaced, short name evac, category slipway', () => {
+    const evacuation = crdManifest(CRDS.find((d) => d.kind === 'Evacuation')!) as Manifest;
+    expect(evacuation.metadata.name).toBe('evacuations.slipway.dev');
+    expect(evacuation.spec.group).toBe('slipway.dev');
+    expect(evacuation.spec.scope).toBe('Namespaced');
+    expect(evacuation.spec.names).toMatchObject({ kind: 'Evacuation', plural: 'evacuations', shortNames: ['evac'], categories: ['slipway'] });
+    expect(evacuation.spec.versions.map((v) => v.name)).toEqual(['v1alpha1']);
+  });
+});
+
 describe('DrainRule CRD', () => {
   test('names, scope, one served storage version, no status subresource, printer columns', () => {
     expect(drainRule.metadata.name).toBe('drainrules.slipway.dev');
