@@ -101,7 +101,7 @@ export function createNodeStateActivities(kube: Kube) {
       const body = nodeConditionsPatch(node, wanted, new Date());
       if (!body) return;
       try {
-        nodeCache(kube).wrote(node, await kube.core.patchNodeStatus({ name: input.node, body }, strategicMergePatch));
+        nodeCache(kube, input.node).wrote(node, await kube.core.patchNodeStatus({ name: input.node, body }, strategicMergePatch));
         return;
       } catch (err) {
         if (apiStatus(err) !== 409 || attempt >= 5) throw err; // a heartbeat moved the resourceVersion
@@ -131,7 +131,7 @@ export function createNodeStateActivities(kube: Kube) {
         if (patch) {
           try {
             written = await kube.core.patchNode({ name: input.node, body: patch }, mergePatch);
-            nodeCache(kube).wrote(node, written);
+            nodeCache(kube, input.node).wrote(node, written);
           } catch (err) {
             if (apiStatus(err) === 404) return { exists: false, reverted: false };
             if (apiStatus(err) !== 409 || attempt > 20) throw err; // kwok's heartbeats move the resourceVersion: read again
