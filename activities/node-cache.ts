@@ -8,7 +8,6 @@
 // and a GET, never a wrong write. A list of the one node each minute keeps it honest.
 import type { V1Node } from '@kubernetes/client-node';
 import { apiStatus, type Kube } from './kube.js';
-import { listAllPages } from './listwatch.js';
 import { cacheRegistry, ObjectCache, type CacheListener } from './object-cache.js';
 
 /**
@@ -22,13 +21,21 @@ const nodeCaches = cacheRegistry<Kube, V1Node>(
       kc: kube.config,
       path: '/api/v1/nodes', // literal: the RBAC test reads watched paths from the code
       fieldSelector: `metadata.name=${name}`,
-      list: () => listAllPages((page) => kube.core.listNode({ ...page, fieldSelector: `metadata.name=${name}` })),
+      list: nodeByName(kube, name),
       key: (n) => n.metadata?.name,
       idleMs: 120_000,
       segmentMs: 60_000,
       onStopped,
     }),
 );
+
+/** The list of one node by name (zero or one item), as a list-watch wants it. */
+export function nodeByName(kube: Kube, name: string): () => Promise<{ items: V1Node[]; resourceVersion: string }> {
+  return async () => {
+    const l = await kube.core.listNode({ fieldSelector: `metadata.name=${name}` });
+    return { items: l.items, resourceVersion: l.metadata?.resourceVersion ?? '' };
+  };
+}
 
 /** The cache of node `name` (started on first use). */
 export const nodeCache = (kube: Kube, name: string) => nodeCaches(kube, name);

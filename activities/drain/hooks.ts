@@ -8,7 +8,7 @@ import { lifecycleHooks, ownersText, type HookStage } from '../../api/lifecycle-
 import { createEventActivities } from '../events.js';
 import type { Kube } from '../kube.js';
 import { watchUntil } from '../watch.js';
-import { freshNode } from '../node-cache.js';
+import { freshNode, nodeByName } from '../node-cache.js';
 
 export interface HookWaitResult {
   /** Owners still holding the node when the wait ended; empty: released (or the node is gone). */
@@ -49,10 +49,7 @@ export function createHookActivities(kube: Kube) {
         kc: kube.config,
         path: '/api/v1/nodes',
         fieldSelector: `metadata.name=${input.nodeName}`,
-        list: async () => {
-          const l = await kube.core.listNode({ fieldSelector: `metadata.name=${input.nodeName}` });
-          return { items: l.items, resourceVersion: l.metadata?.resourceVersion ?? '' };
-        },
+        list: nodeByName(kube, input.nodeName),
         done: (nodes) => {
           const n = [...nodes.values()][0];
           nodeGone = n === undefined;

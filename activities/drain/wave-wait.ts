@@ -3,9 +3,10 @@
 // here, at once, then 1 s doubling to 10 s, and at once whenever a pod leaves (a budget may then
 // allow the next), so a drain blocked for hours is one pending activity in the Web UI, named by its
 // summary, with the refusal in its heartbeat details, not a history that grows with every retry.
-// Watch-based (the worker's node and pod caches, else its own watches); heartbeats every second, so a signal's cancel reaches it within the worker's
-// heartbeat throttle. Cancelled, it sends no further eviction and returns what it did (the workflow
-// waits for that answer), so an eviction that raced a skipPod is counted, not lost.
+// Watch-based (the worker's node and pod caches, else its own watches); heartbeats every second,
+// so a signal's cancel reaches it within the worker's heartbeat throttle. Cancelled, it sends no
+// further eviction and returns what it did (the workflow waits for that answer), so an eviction
+// that raced a skipPod is counted, not lost.
 import { Context, heartbeat } from '@temporalio/activity';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import type { DrainSnapshot, PodRef } from '../../shared/drain.js';
@@ -13,7 +14,7 @@ import type { Kube } from '../kube.js';
 import { watchUntil } from '../watch.js';
 import { currentOf, evictPresent, isLeaving, type EvictResult } from './evict.js';
 import { listNodePods, nodePods } from './pods.js';
-import { oneNode } from '../node-cache.js';
+import { nodeByName, oneNode } from '../node-cache.js';
 import { untilDrainRulesChange } from './rules-wait.js';
 import { isUnreachable } from './node.js';
 import { nodeLocks } from '../../api/dependency-locks.js';
@@ -211,7 +212,7 @@ export function createWaveWaitActivities(kube: Kube) {
         kc: kube.config,
         path: '/api/v1/nodes',
         fieldSelector: `metadata.name=${input.nodeName}`,
-        list: () => kube.core.listNode({ fieldSelector: `metadata.name=${input.nodeName}` }).then((l) => ({ items: l.items, resourceVersion: l.metadata?.resourceVersion ?? '' })),
+        list: nodeByName(kube, input.nodeName),
         cached: oneNode(kube, input.nodeName),
         done: (nodes) => {
           const node = [...nodes.values()][0];
