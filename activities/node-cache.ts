@@ -15,13 +15,10 @@ import { cacheRegistry, ObjectCache, type CacheListener } from './object-cache.j
  * minutes after its last: only the nodes Slipway is working on are watched, so a worker holds a few
  * Nodes whatever the cluster's size (a cache of every Node would list them all each minute).
  */
-const nodeCaches = cacheRegistry<Kube, V1Node>(
+export const nodeCache = cacheRegistry<Kube, V1Node>(
   (kube, name, onStopped) =>
     new ObjectCache<V1Node>({
-      kc: kube.config,
-      path: '/api/v1/nodes', // literal: the RBAC test reads watched paths from the code
-      fieldSelector: `metadata.name=${name}`,
-      list: nodeByName(kube, name),
+      ...nodeByName(kube, name),
       key: (n) => n.metadata?.name,
       idleMs: 120_000,
       segmentMs: 60_000,
@@ -29,16 +26,21 @@ const nodeCaches = cacheRegistry<Kube, V1Node>(
     }),
 );
 
-/** The list of one node by name (zero or one item), as a list-watch wants it. */
-export function nodeByName(kube: Kube, name: string): () => Promise<{ items: V1Node[]; resourceVersion: string }> {
-  return async () => {
-    const l = await kube.core.listNode({ fieldSelector: `metadata.name=${name}` });
-    return { items: l.items, resourceVersion: l.metadata?.resourceVersion ?? '' };
+/**
+ * Where to list and watch one node by name (zero or one item): the node caches, the wave wait's
+ * fallback watch and the hooks wait all use this.
+ */
+export function nodeByName(kube: Kube, name: string) {
+  return {
+    kc: kube.config,
+    path: '/api/v1/nodes', // literal: the RBAC test reads watched paths from the code
+    fieldSelector: `metadata.name=${name}`,
+    list: async (): Promise<{ items: V1Node[]; resourceVersion: string }> => {
+      const l = await kube.core.listNode({ fieldSelector: `metadata.name=${name}` });
+      return { items: l.items, resourceVersion: l.metadata?.resourceVersion ?? '' };
+    },
   };
 }
-
-/** The cache of node `name` (started on first use). */
-export const nodeCache = (kube: Kube, name: string) => nodeCaches(kube, name);
 
 /** The node from the cache when it can say, else a GET; undefined when it does not exist. */
 export async function readNode(kube: Kube, name: string): Promise<V1Node | undefined> {

@@ -46,10 +46,7 @@ export function createHookActivities(kube: Kube) {
       let owners = hooks.owners;
       let nodeGone = false;
       await watchUntil<V1Node>({
-        kc: kube.config,
-        path: '/api/v1/nodes',
-        fieldSelector: `metadata.name=${input.nodeName}`,
-        list: nodeByName(kube, input.nodeName),
+        ...nodeByName(kube, input.nodeName),
         done: (nodes) => {
           const n = [...nodes.values()][0];
           nodeGone = n === undefined;

@@ -209,10 +209,7 @@ export function createWaveWaitActivities(kube: Kube) {
         signal: watchAbort.signal,
       });
       const nodeChanged = watchUntil<V1Node>({
-        kc: kube.config,
-        path: '/api/v1/nodes',
-        fieldSelector: `metadata.name=${input.nodeName}`,
-        list: nodeByName(kube, input.nodeName),
+        ...nodeByName(kube, input.nodeName),
         cached: oneNode(kube, input.nodeName),
         done: (nodes) => {
           const node = [...nodes.values()][0];
