@@ -5,9 +5,8 @@
 //     level names the pod, not its node) and how the drain was meant to treat it (wave, skip).
 //   - `judge(evidence)` is pure: one verdict per invariant; the unit test feeds it records that
 //     break each one.
-//   - `collectEvidence` reads the audit log (from an offset taken before the run), the group's Nodes,
-//     moto's group and instances, and the request's workflows.
-import { open, stat } from 'node:fs/promises';
+//   - the collectors (`nodesAtEnd`, `cloudAtEnd`, `runningWorkflows`, the recorders) gather the rest of
+//     the evidence; the audit log is read by `stack/audit-log.ts`, from a mark taken before the run.
 import { Watch, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import { DescribeAutoScalingGroupsCommand } from '@aws-sdk/client-auto-scaling';
 import { DescribeInstancesCommand } from '@aws-sdk/client-ec2';
@@ -16,16 +15,7 @@ import { DETACHED_FROM_GROUP } from '../api/node-groups.js';
 import { HELD_BY_ANNOTATION, MAINTENANCE_STATE_LABEL } from '../api/node-maintenance.js';
 import type { Aws } from '../activities/aws.js';
 import type { Kube } from '../activities/kube.js';
-
-export interface AuditEvent {
-  verb: string;
-  stage: string;
-  requestReceivedTimestamp: string;
-  objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string };
-  responseStatus?: { code?: number };
-  user?: { username?: string };
-  userAgent?: string;
-}
+import type { AuditEvent } from './audit-log.js';
 
 /** A pod as the recorder saw it: where it ran and what the drain must do with it. */
 export interface PodRecord {
@@ -209,36 +199,6 @@ export function judge(ev: Evidence): Verdict[] {
 }
 
 // ---- collecting --------------------------------------------------------------------------------
-
-/** Where the audit log ends now: read from here after the run. */
-export async function auditOffset(path = process.env.SLIPWAY_AUDIT_LOG!): Promise<number> {
-  return (await stat(path)).size;
-}
-
-/** The audit log's ResponseComplete events written after `offset` (all of it if it rotated meanwhile). */
-export async function readAuditSince(offset: number, path = process.env.SLIPWAY_AUDIT_LOG!): Promise<AuditEvent[]> {
-  const size = (await stat(path)).size;
-  const from = size < offset ? 0 : offset;
-  const fh = await open(path, 'r');
-  try {
-    const buf = Buffer.alloc(size - from);
-    await fh.read(buf, 0, buf.length, from);
-    return buf
-      .toString('utf8')
-      .split('\n')
-      .filter((l) => l.trim())
-      .flatMap((l) => {
-        try {
-          return [JSON.parse(l) as AuditEvent];
-        } catch {
-          return []; // a line cut at the end (written meanwhile)
-        }
-      })
-      .filter((e) => e.stage === 'ResponseComplete');
-  } finally {
-    await fh.close();
-  }
-}
 
 /** Watches a namespace's pods and remembers each one's node and drain treatment. */
 /**

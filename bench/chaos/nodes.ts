@@ -23,7 +23,8 @@ import { apiStatus, createKube, type Kube } from '../../activities/kube.js';
 import { ensureNode, fakeNode } from '../../activities/providers/kwok-node.js';
 import { createReadyNamespace } from '../../starter/namespace.js';
 import { deleteNodeGroups, ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
-import { auditOffset, judge, nodesAtEnd, PodRecorder, readAuditSince } from '../../stack/invariants.js';
+import { auditMark, readAuditSince } from '../../stack/audit-log.js';
+import { judge, nodesAtEnd, PodRecorder } from '../../stack/invariants.js';
 import { WORKER_NODE_FLAGS } from '../../worker/config.js';
 import { drainWorkflowId, maintenanceDrainWorkflowId, maintenanceNodeWorkflowId, maintenanceWorkflowId } from '../../workflows/ids.js';
 import type { Fault } from './faults.js';
@@ -105,7 +106,7 @@ export async function runNodeFault(fault: Fault, opts: RunOptions): Promise<RunR
     log(`${fault.name}: nodes ${nodes.join(', ')} (spare ${group}-2)`);
     if (fault.kind === 'point') writeFileSync(fault.process === 'worker' ? workerFp : bridgeFp, `${fault.name}\n`);
     await recorder.start();
-    const offset = await auditOffset();
+    const mark = await auditMark();
     for (const p of procs) p.start();
 
     const t0 = Date.now();
@@ -219,7 +220,7 @@ export async function runNodeFault(fault: Fault, opts: RunOptions): Promise<RunR
 
     await sleep(1500); // the audit log is written in batches
     const groupNodes = [...nodes, `${group}-2`];
-    const audit = (await readAuditSince(offset)).filter((e) => e.objectRef?.namespace === group || (e.objectRef?.resource === 'nodes' && groupNodes.includes(e.objectRef.name ?? '')));
+    const audit = (await readAuditSince(mark)).filter((e) => e.objectRef?.namespace === group || (e.objectRef?.resource === 'nodes' && groupNodes.includes(e.objectRef.name ?? '')));
     const atEnd = await nodesAtEnd(kube, `${NODE_GROUP_LABEL}=${group}`);
     result.verdicts = judge({
       pods: recorder.list(),

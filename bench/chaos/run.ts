@@ -24,7 +24,8 @@ import { apiStatus, createKube, type Kube } from '../../activities/kube.js';
 import { createReadyNamespace } from '../../starter/namespace.js';
 import { deleteNodeGroups } from '../../stack/kwok/nodes.js';
 import { seedAutoScalingGroup } from '../../stack/aws/seed.js';
-import { auditOffset, byControlPlane, CapacitySampler, cloudAtEnd, CordonRecorder, judge, nodesAtEnd, PodRecorder, readAuditSince, runningWorkflows, type Verdict } from '../../stack/invariants.js';
+import { auditMark, readAuditSince } from '../../stack/audit-log.js';
+import { byControlPlane, CapacitySampler, cloudAtEnd, CordonRecorder, judge, nodesAtEnd, PodRecorder, runningWorkflows, type Verdict } from '../../stack/invariants.js';
 import { WORKER_NODE_FLAGS } from '../../worker/config.js';
 import { cycleWorkflowId, nodeCycleWorkflowId, nodeDrainWorkflowId } from '../../workflows/ids.js';
 import { nodeGroupLockId } from '../../workflows/cycle/lock.js';
@@ -381,7 +382,7 @@ export async function runFault(fault: Fault, opts: RunOptions): Promise<RunResul
     }
     await recorder.start();
     await cordons.start();
-    const offset = await auditOffset();
+    const mark = await auditMark();
     capacity.start();
     attacher.start();
     await waitFor('app v\'s VolumeAttachment', async () => attacher.list().length > 0, 30_000, 250);
@@ -411,7 +412,7 @@ export async function runFault(fault: Fault, opts: RunOptions): Promise<RunResul
       }
     };
     const detachedSeen = async () => (await kube.core.listNode({ labelSelector: `${NODE_GROUP_LABEL}=${group}` })).items.some((n) => n.metadata?.annotations?.[DETACHED_FROM_GROUP] !== undefined);
-    const firstEviction = async () => (await readAuditSince(offset)).some((e) => e.objectRef?.namespace === group && e.objectRef.subresource === 'eviction' && e.responseStatus?.code === 201 && !byControlPlane(e));
+    const firstEviction = async () => (await readAuditSince(mark)).some((e) => e.objectRef?.namespace === group && e.objectRef.subresource === 'eviction' && e.responseStatus?.code === 201 && !byControlPlane(e));
 
     // The delete scenario: delete the request once its first batch is detached (healing follows).
     const deleting = fault.scenario === 'delete'
@@ -524,7 +525,7 @@ export async function runFault(fault: Fault, opts: RunOptions): Promise<RunResul
     capacity.stop();
     attacher.stop();
     await sleep(1500); // the audit log is written in batches
-    const audit = (await readAuditSince(offset)).filter(
+    const audit = (await readAuditSince(mark)).filter(
       (e) => e.objectRef?.namespace === group || (e.objectRef?.resource === 'nodes' && oldNodes.includes(e.objectRef.name ?? '')) || (e.objectRef?.resource === 'volumeattachments' && attacher.volumes.has(e.objectRef.name ?? '')),
     );
     const everInGroup = new Set(instances);

@@ -8,7 +8,7 @@ import type { V1Node } from '@kubernetes/client-node';
 import type { Worker, NativeConnection } from '@temporalio/worker';
 import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
-import { auditOffset, readAuditSince } from '../../stack/invariants.js';
+import { auditMark, readAuditSince, type AuditMark } from '../../stack/audit-log.js';
 import { temporalSettings } from '../../shared/temporal.js';
 import { createWorker } from '../../worker/worker.js';
 import { BridgeFixture } from '../support/bridge.js';
@@ -17,7 +17,7 @@ import { deployApp } from '../support/cycle.js';
 import { waitFor } from '../support/wait.js';
 
 export interface Mark {
-  offset: number;
+  audit: AuditMark;
   at: Date;
 }
 
@@ -68,12 +68,12 @@ export class Guard {
   }
 
   async mark(): Promise<Mark> {
-    return { offset: await auditOffset().catch(() => 0), at: new Date() };
+    return { audit: await auditMark(), at: new Date() };
   }
 
   /** Audit events recorded since the mark. */
   async auditSince(m: Mark): Promise<AuditEvent[]> {
-    return (await readAuditSince(m.offset)).filter((e) => new Date(e.requestReceivedTimestamp) >= m.at);
+    return (await readAuditSince(m.audit)).filter((e) => new Date(e.requestReceivedTimestamp) >= m.at);
   }
 
   /** Asserts that nothing was disrupted since the mark (the audit log backend is blocking: a request is logged before it is answered). */

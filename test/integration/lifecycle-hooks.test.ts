@@ -5,7 +5,7 @@
 import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { hookAnnotation } from '../../api/lifecycle-hooks.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
-import { auditOffset, readAuditSince } from '../../stack/invariants.js';
+import { auditMark, readAuditSince } from '../../stack/audit-log.js';
 import { cycleStatusQuery } from '../../workflows/messages.js';
 import type { CycleStatus } from '../../workflows/cycle/types.js';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -30,7 +30,7 @@ test('a pre-drain hook holds every eviction and a pre-terminate hook the Node de
   await setAnnotation(node!, hookAnnotation('pre-terminate', 'snapshotter'), 'in progress');
   await f.app(2, 1);
   await waitFor('2 app pods Running', async () => (await f.c.core.listNamespacedPod({ namespace: f.ns })).items.filter(isRunning).length === 2);
-  const offset = await auditOffset();
+  const mark = await auditMark();
   const handle = await f.start({ selector: { matchLabels: { [NODE_GROUP_LABEL]: f.group } }, cycleSettings: { concurrency: 1 } });
   const nodeStatus = (pred: (n: CycleStatus['nodes'][number]) => boolean, what: string) =>
     waitFor(what, async () => (await handle.query(cycleStatusQuery)).nodes.find((n) => n.nodeName === node && pred(n)), { timeoutMs: 90_000 });
@@ -40,7 +40,7 @@ test('a pre-drain hook holds every eviction and a pre-terminate hook the Node de
   expect(held.drainMessage).toContain(`Node ${node} has annotations pre-drain.hook.slipway.dev/<owner>`);
   expect(await waitFor('the WaitingForPreDrainHooks Event', async () => (await nodeEvents(node!, 'WaitingForPreDrainHooks')).at(0))).toContain('waiting for pre-drain hooks: backup-operator');
   await sleep(3000);
-  expect(appEvictions(await readAuditSince(offset))).toEqual([]);
+  expect(appEvictions(await readAuditSince(mark))).toEqual([]);
   const onNode = (await f.c.core.listNamespacedPod({ namespace: f.ns })).items.filter((p) => isRunning(p) && p.spec?.nodeName === node);
   expect(onNode).toHaveLength(2);
 
@@ -51,7 +51,7 @@ test('a pre-drain hook holds every eviction and a pre-terminate hook the Node de
   expect(holding.message).toContain(`Node ${node} has annotations pre-terminate.hook.slipway.dev/<owner>`);
   expect(await waitFor('the WaitingForPreTerminateHooks Event', async () => (await nodeEvents(node!, 'WaitingForPreTerminateHooks')).at(0))).toContain('waiting for pre-terminate hooks: snapshotter');
   await sleep(3000);
-  let audit = await readAuditSince(offset);
+  let audit = await readAuditSince(mark);
   const evictions = appEvictions(audit);
   expect(evictions.length).toBeGreaterThanOrEqual(2);
   expect(evictions.filter((e) => new Date(e.requestReceivedTimestamp) < drainReleasedAt)).toEqual([]);
@@ -64,7 +64,7 @@ test('a pre-drain hook holds every eviction and a pre-terminate hook the Node de
   const result = await handle.result();
   expect(result.phase).toBe('Successful');
   expect(result.nodes.find((n) => n.nodeName === node)?.phase).toBe('Successful');
-  audit = await readAuditSince(offset);
+  audit = await readAuditSince(mark);
   expect(nodeDeletes(audit, node!).length).toBeGreaterThanOrEqual(1);
   expect(nodeDeletes(audit, node!).filter((e) => new Date(e.requestReceivedTimestamp) < terminateReleasedAt)).toEqual([]);
   await expect(f.c.core.readNode({ name: node! })).rejects.toThrow();

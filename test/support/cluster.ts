@@ -3,7 +3,7 @@ import { AppsV1Api, PolicyV1Api, type V1Pod } from '@kubernetes/client-node';
 import { createKube, type Kube } from '../../activities/kube.js';
 import { createReadyNamespace } from '../../starter/namespace.js';
 import { deleteNodeGroups } from '../../stack/kwok/nodes.js';
-import { auditOffset, readAuditSince, type AuditEvent } from '../../stack/invariants.js';
+import { auditMark, readAuditSince, type AuditEvent } from '../../stack/audit-log.js';
 
 export interface TestCluster extends Kube {
   apps: AppsV1Api;
@@ -64,13 +64,15 @@ export async function schedulerSeesCordon(c: Kube, namespace: string, node: stri
 
 export const isRunning = (p: V1Pod) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp;
 
-/** The audit log's events and the control plane's own requests: one home, `stack/invariants.ts`. */
-export { byControlPlane, type AuditEvent } from '../../stack/invariants.js';
+/** The audit log's events (`stack/audit-log.ts`) and the control plane's own requests (`stack/invariants.ts`). */
+export { byControlPlane } from '../../stack/invariants.js';
+export type { AuditEvent } from '../../stack/audit-log.js';
 
-// The log's size when this test file loaded the module (jest gives each file its own): a file's tests
-// read only what was written since. The log grows to 200 MB over a full run, and reading all of it
-// at every look cost seconds and a gigabyte of memory.
-const fileStart = auditOffset().catch(() => 0);
+// Where the log ended when this test file loaded the module (jest gives each file its own): a file's
+// tests read only what was written since, across a rotation. The log grows past 200 MB over a full
+// run, and reading all of it at every look cost seconds and a gigabyte of memory. Without a stack
+// (no log) the mark is missing and a read fails then, not at import.
+const fileStart = auditMark().catch(() => undefined);
 
 /** Every ResponseComplete event in the apiserver's audit log since this test file started, in order. */
 export async function readAudit(path = process.env.SLIPWAY_AUDIT_LOG!): Promise<AuditEvent[]> {

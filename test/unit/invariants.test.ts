@@ -1,6 +1,7 @@
 // The chaos invariants (stack/invariants.ts) judge records, so each one is shown to fail here on a
 // record that breaks it, and to pass on a clean run's records.
-import { INVARIANTS, judge, type AuditEvent, type Evidence, type InvariantName, type PodRecord } from '../../stack/invariants.js';
+import type { AuditEvent } from '../../stack/audit-log.js';
+import { INVARIANTS, judge, type Evidence, type InvariantName, type PodRecord } from '../../stack/invariants.js';
 
 const T0 = Date.parse('2026-11-26T04:00:00Z');
 const at = (s: number) => new Date(T0 + s * 1000).toISOString();
