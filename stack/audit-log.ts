@@ -134,7 +134,7 @@ async function readChain(mark: AuditMark | undefined, path: string): Promise<Aud
   if (mark.file === liveId) return readFile(path, liveId, mark.offset);
   const files = await rotated(path);
   const i = files.findIndex((f) => f.id === mark.file);
-  if (i < 0) throw new Error(`the audit log was rotated past the mark and its file pruned (${path}): raise --audit-log-maxbackup in stack/stack.sh`);
+  if (i < 0) throw new Error(`the audit log was rotated past the mark and its file pruned (${path}): raise SLIPWAY_AUDIT_LOG_MAXBACKUP (stack/stack.sh) and restart kube-apiserver`);
   const out: AuditEvent[] = [];
   for (const [k, f] of files.slice(i).entries()) out.push(...(await readFile(f.path, f.id, k === 0 ? mark.offset : 0)));
   out.push(...(await readFile(path, liveId, 0)));

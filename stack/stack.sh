@@ -21,6 +21,10 @@ KWOK_PORT="${SLIPWAY_KWOK_PORT:-10247}"
 TEMPORAL_PORT="${SLIPWAY_TEMPORAL_PORT:-7233}"
 TEMPORAL_UI_PORT="${SLIPWAY_TEMPORAL_UI_PORT:-8233}"
 MOTO_PORT="${SLIPWAY_MOTO_PORT:-5000}"
+# The audit log rotates at this size (MB), keeping this many old files; tests read across rotations
+# (stack/audit-log.ts). A small size makes rotations frequent, to try that reader on the real apiserver.
+AUDIT_LOG_MAXSIZE_MB="${SLIPWAY_AUDIT_LOG_MAXSIZE_MB:-200}"
+AUDIT_LOG_MAXBACKUP="${SLIPWAY_AUDIT_LOG_MAXBACKUP:-2}"
 COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok temporal moto aws-node-sync)
 # Search attributes the workflows use (workflows/search-attributes.ts is the source; a test checks both agree).
 SEARCH_ATTRIBUTES=(SlipwayNodeGroup=Keyword SlipwayNodes=KeywordList SlipwayPhase=Keyword SlipwayObject=Keyword)
@@ -110,7 +114,7 @@ start_kube-apiserver() {
     --service-account-key-file="$PKI/sa.pub" --service-account-signing-key-file="$PKI/sa.key" \
     --service-cluster-ip-range=10.96.0.0/16 --allow-privileged=true \
     --audit-policy-file="$HERE/kube/audit-policy.yaml" --audit-log-path="$LOGS/audit.log" \
-    --audit-log-format=json --audit-log-maxsize=200 --audit-log-maxbackup=2
+    --audit-log-format=json --audit-log-maxsize="$AUDIT_LOG_MAXSIZE_MB" --audit-log-maxbackup="$AUDIT_LOG_MAXBACKUP"
   wait_for kube-apiserver 90 probe_apiserver
 }
 start_kube-controller-manager() {

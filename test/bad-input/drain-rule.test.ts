@@ -81,7 +81,9 @@ describe('accepted or stored, and nothing disrupted', () => {
     });
     stored.push(name);
     const m = await g.mark();
-    const handle = await g.f.client.workflow.start(drainWorkflow, { taskQueue: g.f.taskQueue, workflowId: uniqueName('bi-drain'), args: [{ nodeName: g.nodes[0]! }] });
+    // A node with the app's pods: on one without pods the rule could decide nothing, and the drain rightly goes on.
+    const node = await g.nodeWithAppPods();
+    const handle = await g.f.client.workflow.start(drainWorkflow, { taskQueue: g.f.taskQueue, workflowId: uniqueName('bi-drain'), args: [{ nodeName: node }] });
     g.f.track(handle.workflowId);
     try {
       const held = await waitFor('the drain held', async () => {

@@ -57,6 +57,14 @@ export class Guard {
     return this;
   }
 
+  /** A guard node that runs an app pod now: the scheduler may put all four on one node, so a case that needs pods to act on asks. */
+  async nodeWithAppPods(): Promise<string> {
+    const pods = (await this.f.c.core.listNamespacedPod({ namespace: this.f.ns, labelSelector: 'app=app' })).items.filter(isRunning);
+    const node = pods.map((p) => p.spec?.nodeName).find((n): n is string => !!n && this.nodes.includes(n));
+    if (!node) throw new Error(`no app pod is running on the guard's nodes (${this.nodes.join(', ')})`);
+    return node;
+  }
+
   /** A CycleNodeRequest spec aimed at the guard's nodes: what a bad case would disrupt if it were let through. */
   cnr(over: Record<string, unknown> = {}): Record<string, unknown> {
     return { nodeGroupName: this.group, selector: { matchLabels: { [NODE_GROUP_LABEL]: this.group } }, ...over };
