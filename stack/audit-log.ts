@@ -1,9 +1,9 @@
 // The apiserver's audit log as evidence: a mark taken before an act, and the events written since.
 // The stack's apiserver rotates the log (--audit-log-maxsize): the file is renamed to
-// audit-<time>.log, keeping its inode, and a new audit.log begins. A mark names the file by inode, so
-// a read after a rotation goes on in the renamed file from the mark and then reads the newer files
-// whole; before, a rotation silently dropped everything between the mark and the rotation, and an
-// assertion that something happened (or that nothing did) judged half the record.
+// audit-<time>.log, keeping its inode, and a new audit.log begins. A mark names the file by identity
+// (inode and birth time), so a read after a rotation goes on in the renamed file from the mark, then
+// reads the newer files whole. Before, a rotation silently dropped everything between the mark and
+// the rotation, and an assertion that something happened (or that nothing did) judged half the record.
 import type { Stats } from 'node:fs';
 import { open, readdir, stat } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
@@ -76,6 +76,18 @@ interface Parsed {
 }
 const parsed = new Map<string, Parsed>();
 
+/**
+ * One event, or nothing for a cut line: a mark taken mid-write starts inside one, and an apiserver
+ * killed mid-write (the chaos runs restart it) leaves one that the restarted server's next line joins.
+ */
+function parseLine(line: string): AuditEvent | undefined {
+  try {
+    return JSON.parse(line) as AuditEvent;
+  } catch {
+    return undefined;
+  }
+}
+
 async function readFile(path: string, id: string, from: number): Promise<AuditEvent[]> {
   let p = parsed.get(id);
   if (!p || p.from > from) {
@@ -96,10 +108,8 @@ async function readFile(path: string, id: string, from: number): Promise<AuditEv
       let at = p.pos;
       for (const line of buf.subarray(0, end).toString('utf8').split('\n')) {
         const bytes = Buffer.byteLength(line) + 1;
-        if (line.trim()) {
-          const event = JSON.parse(line) as AuditEvent;
-          if (event.stage === 'ResponseComplete') p.events.push({ at, event });
-        }
+        const event = line.trim() ? parseLine(line) : undefined;
+        if (event?.stage === 'ResponseComplete') p.events.push({ at, event });
         at += bytes;
       }
       p.pos += end;

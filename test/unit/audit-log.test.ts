@@ -59,6 +59,18 @@ test('a line being written (no newline yet) is left for the next read, not dropp
   expect(await names(mark)).toEqual(['cut']);
 });
 
+test('a cut line (a mark taken mid-write, an apiserver killed mid-write) is skipped alone, and the lines after it are read', async () => {
+  const whole = await auditMark(log);
+  await appendFile(log, line('a') + line('b'));
+  const inside = { ...whole, offset: whole.offset + 10 }; // inside the line of a
+  expect(await names(inside)).toEqual(['b']);
+  await appendFile(log, line('killed').slice(0, 30) + line('c'));
+  expect(await names(inside)).toEqual(['b']); // the line of c is joined to the cut one
+  await appendFile(log, line('d'));
+  expect(await names(inside)).toEqual(['b', 'd']);
+  expect(await names(whole)).toEqual(['a', 'b', 'd']);
+});
+
 test('reads that share the parsed file still answer each mark from its own place', async () => {
   const first = await auditMark(log);
   await appendFile(log, line('a'));
