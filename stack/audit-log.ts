@@ -33,22 +33,30 @@ const logPath = () => {
   return p;
 };
 
-/** Stat the live log; a rotation renames it and creates the new one, so it may be missing for a moment. */
-async function statLive(path: string) {
+/** A rotation landed during a read: the live file was missing for a moment, or is another file now. */
+class RotatedMeanwhile extends Error {}
+const missingAsRotated = (path: string) => (e: NodeJS.ErrnoException): never => {
+  throw e.code === 'ENOENT' ? new RotatedMeanwhile(`${path} is missing`) : e;
+};
+
+/** Runs `fn` again while a rotation (a rename, then a new file) lands during it, for about a second. */
+async function acrossRotation<T>(fn: () => Promise<T>): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     try {
-      return await stat(path);
+      return await fn();
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 20) throw e;
+      if (!(e instanceof RotatedMeanwhile) || attempt >= 20) throw e;
       await new Promise((r) => setTimeout(r, 50));
     }
   }
 }
 
 /** Where the audit log ends now: read from here after the act. */
-export async function auditMark(path = logPath()): Promise<AuditMark> {
-  const s = await statLive(path);
-  return { file: fileId(s), offset: s.size };
+export function auditMark(path = logPath()): Promise<AuditMark> {
+  return acrossRotation(async () => {
+    const s = await stat(path).catch(missingAsRotated(path));
+    return { file: fileId(s), offset: s.size };
+  });
 }
 
 /** The rotated files of `path` (audit-<time>.log beside audit.log), oldest first, with their identities. */
@@ -94,12 +102,10 @@ async function readFile(path: string, id: string, from: number): Promise<AuditEv
     p = { from, pos: from, events: [] };
     parsed.set(id, p);
   }
-  const fh = await open(path, 'r').catch((e: NodeJS.ErrnoException) => {
-    throw e.code === 'ENOENT' ? new RotatedMeanwhile() : e;
-  });
+  const fh = await open(path, 'r').catch(missingAsRotated(path));
   try {
     const s = await fh.stat();
-    if (fileId(s) !== id) throw new RotatedMeanwhile();
+    if (fileId(s) !== id) throw new RotatedMeanwhile(`${path} was rotated`);
     const size = s.size;
     if (size > p.pos) {
       const buf = Buffer.alloc(size - p.pos);
@@ -120,25 +126,17 @@ async function readFile(path: string, id: string, from: number): Promise<AuditEv
   return p.events.filter((x) => x.at >= from).map((x) => x.event);
 }
 
-class RotatedMeanwhile extends Error {}
-
 /**
  * The audit log's ResponseComplete events written after `mark`, in order, across rotations: the
  * marked file from the mark, every file rotated after it, then the live file. Without a mark, the
  * live file from its start. A mark whose file was already pruned is an error, not an empty answer.
  */
-export async function readAuditSince(mark: AuditMark | undefined, path = logPath()): Promise<AuditEvent[]> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await readChain(mark, path);
-    } catch (e) {
-      if (!(e instanceof RotatedMeanwhile) || attempt >= 3) throw e; // renamed between the listing and the read: list again
-    }
-  }
+export function readAuditSince(mark: AuditMark | undefined, path = logPath()): Promise<AuditEvent[]> {
+  return acrossRotation(() => readChain(mark, path)); // renamed between the listing and the read: list again
 }
 
 async function readChain(mark: AuditMark | undefined, path: string): Promise<AuditEvent[]> {
-  const live = await statLive(path);
+  const live = await stat(path).catch(missingAsRotated(path));
   const liveId = fileId(live);
   if (!mark) return readFile(path, liveId, 0);
   if (mark.file === liveId) return readFile(path, liveId, mark.offset);
