@@ -1,7 +1,7 @@
-# Slipway image: the worker (CMD) and the CRD bridge (node dist/starter/bridge/main.js), on Node 24,
-# the active LTS (tests run on Node 20; nothing in the code is tied to one version: README, "Requirements").
+# Slipway image: the worker (CMD) and the CRD bridge (node dist/starter/bridge/main.js), on Node 26,
+# the active LTS, the Node the tests and CI run on (stack/node.sh; README, "Requirements").
 # glibc base: @temporalio/core-bridge ships no musl build, so Alpine will not run it.
-FROM node:24-bookworm-slim AS build
+FROM node:26-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm install --no-audit --no-fund
@@ -15,7 +15,7 @@ COPY worker ./worker
 COPY starter ./starter
 RUN npm run bundle && npm prune --omit=dev
 
-FROM node:24-bookworm-slim
+FROM node:26-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
 COPY --from=build /app/package.json ./

@@ -89,12 +89,14 @@ test('the image builds only what it runs: tsconfig.build.json and the Dockerfile
   expect(jsonc('tsconfig.json').include).toEqual(expect.arrayContaining([...build.include, 'test', 'bench', 'stack']));
 });
 
-test('the image runs a supported LTS on glibc: node 22 or 24, never Alpine (no musl build of the Temporal core bridge), one version in every stage', () => {
+test('the image runs the Node the tests run on (stack/node.sh), on glibc: never Alpine (no musl build of the Temporal core bridge), one version in every stage', () => {
   const bases = [...dockerfile.matchAll(/^FROM (\S+)/gm)].map((m) => m[1]!);
   expect(bases.length).toBeGreaterThan(0);
-  for (const b of bases) expect([b, /^node:(22|24)-(bookworm|trixie)(-slim)?$/.test(b)]).toEqual([b, true]);
+  const tested = /version=\$\{SLIPWAY_NODE_VERSION:-(\d+)\./.exec(readFileSync('stack/node.sh', 'utf8'))?.[1];
+  expect(tested).toBeDefined();
+  for (const b of bases) expect([b, new RegExp(`^node:${tested}-(bookworm|trixie)(-slim)?$`).test(b)]).toEqual([b, true]);
   expect(new Set(bases.map((b) => b.split('-')[0])).size).toBe(1);
-  // engines must not pin the runtime to 20.
+  // engines names what is tested: that major and up.
   const engines = (JSON.parse(readFileSync('package.json', 'utf8')) as { engines: { node: string } }).engines.node;
-  expect(engines).toMatch(/^>=\s*20/);
+  expect(engines).toBe(`>=${tested}`);
 });

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# `npm test`: the type check, then each jest project in its own process (a single process ran out
+# of heap in a rehearsal), on the Node the image ships (stack/node.sh), whatever Node runs npm.
+# `bash test/run.sh quick` (`npm run test:quick`) stops before the stack's projects.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PATH="$(bash stack/node.sh):$PATH"
+export PATH
+echo "== tests on node $(node --version)"
+jest() { node --max-old-space-size=8192 --experimental-vm-modules node_modules/jest/bin/jest.js --runInBand "$@"; }
+npm run -s typecheck
+jest --selectProjects unit
+jest --selectProjects workflow
+[ "${1:-}" = quick ] && exit 0
+jest test/integration --selectProjects integration
+jest test/bad-input --selectProjects integration
