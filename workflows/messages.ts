@@ -49,6 +49,8 @@ export interface DrainReport {
   /** Targets mode: the lowest priority of a Default pod no lane targets yet; null when there is none. */
   lowestUntargeted?: number | null;
   volumeTimedOut?: boolean;
+  /** Pods skipped or deleted instead of evicted (skipPod, forceDeletePod, podEvictionTimeout Delete): the object's owner records them. */
+  forced?: import('./drain/status.js').ForcedReport;
 }
 
 /** Targets mode (NodeMaintenance): only pods matching a lane may leave; `final` once no further lane can come. */

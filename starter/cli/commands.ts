@@ -112,7 +112,11 @@ async function signal(session: Session, c: Of<'skip-pod' | 'force-delete-pod' | 
   if (c.cmd === 'retry-now' && parseWorkflowId(t.id)?.kind === 'maintenanceDrain') t = { ...t, id: maintenanceNodeWorkflowId(t.node) };
   const client = await session.client();
   const desc = await describe(client, t.id);
-  if (!desc) throw new CliError(t.cycleId ? `the drain ${t.id} of node ${t.node} has not started (or the node is not in this cycle)` : `no workflow ${t.id} in Temporal namespace ${session.settings.namespace}`);
+  if (!desc) {
+    if (t.cycleId) throw new CliError(`the drain ${t.id} of node ${t.node} has not started (or the node is not in this cycle)`);
+    if (t.coordinatorId) throw new CliError(`the drain ${t.id} of node ${t.node} has not started (no maintenance holding ${t.node} is in stage Drain yet)`);
+    throw new CliError(`no workflow ${t.id} in Temporal namespace ${session.settings.namespace}`);
+  }
   if (desc.status.name !== 'RUNNING') {
     const { line } = await closedDrain(session, client, t, desc);
     throw new CliError(`nothing to ${c.cmd}: ${line}`);

@@ -13,7 +13,7 @@ import { NodeGroupAttr, NodesAttr, PhaseAttr } from '../../workflows/search-attr
 import { CliError } from './errors.js';
 import { oneLine } from './explain.js';
 import { podsLeft } from './pods.js';
-import { describe, drainOfNode, type Target } from './resolve.js';
+import { describe, drainOfNode, drainOwner, NoDrainError, type Target } from './resolve.js';
 import type { Session } from './session.js';
 
 export type Out = (line: string) => void;
@@ -65,13 +65,16 @@ async function queryDrain(client: Client, id: string): Promise<DrainStatus> {
 const noAnswer = (t: Target, desc: WorkflowExecutionDescription) =>
   `${t.id} is running, but no worker answered within ${QUERY_TIMEOUT_MS / 1000} s: is a worker polling task queue ${desc.taskQueue}?`;
 
-/** A cycle's drain that has not started yet: what the node's cycle is doing instead. */
+/** A cycle's or a maintenance's drain that has not started yet: what the node's cycle or coordinator is doing instead. */
 async function notStarted(client: Client, t: Target & { kind: 'drain' }): Promise<string | undefined> {
-  if (!t.cycleId) return undefined;
-  const cycle = await describe(client, t.cycleId);
-  if (!cycle) return undefined;
-  const phase = cycle.typedSearchAttributes.get(PhaseAttr);
-  return `node ${t.node} is in cycle ${t.cycleId} (${cycle.status.name === 'RUNNING' ? `phase ${phase ?? '?'}` : cycle.status.name.toLowerCase()}); its drain ${t.id} has not started`;
+  const owner = drainOwner(t);
+  if (!owner) return undefined;
+  const d = await describe(client, owner);
+  if (!d) return undefined;
+  const phase = d.typedSearchAttributes.get(PhaseAttr);
+  const doing = d.status.name === 'RUNNING' ? `phase ${phase ?? '?'}` : d.status.name.toLowerCase();
+  if (t.cycleId) return `node ${t.node} is in cycle ${owner} (${doing}); its drain ${t.id} has not started`;
+  return `node ${t.node} is held by maintenance coordinator ${owner} (${doing}); its drain ${t.id} has not started`;
 }
 
 /** `status` of a drain: what it is doing now, or how it ended. */
@@ -110,8 +113,8 @@ export async function followDrain(session: Session, t: Target & { kind: 'drain' 
     if (!desc) {
       const why = await notStarted(client, t);
       if (!why) throw new CliError(`no workflow ${t.id} in Temporal namespace ${session.settings.namespace}`);
-      const cycle = await describe(client, t.cycleId!);
-      if (cycle?.status.name !== 'RUNNING') throw new CliError(`${why}, and the cycle has ended`);
+      const owner = await describe(client, drainOwner(t)!);
+      if (owner?.status.name !== 'RUNNING') throw new CliError(`${why}, and ${t.cycleId ? 'the cycle' : 'the coordinator'} has ended`);
       note(`waiting: ${why}`);
     } else if (desc.status.name === 'RUNNING') {
       const s = await queryDrain(client, t.id).catch(() => undefined);
@@ -154,8 +157,11 @@ export async function drainCommand(session: Session, cmd: { node: string; again:
   const own: Target & { kind: 'drain' } = { kind: 'drain', id, node };
 
   // Never a second drain of a node that a drain (or a cycle about to drain it) already has.
-  const current = await drainOfNode(session, node).catch(() => undefined);
-  if (current?.kind === 'drain') {
+  const current = await drainOfNode(session, node).catch((err: unknown) => {
+    if (err instanceof NoDrainError) return undefined;
+    throw err;
+  });
+  if (current) {
     if ((await describe(client, current.id))?.status.name === 'RUNNING') {
       io.out(`${current.id} is already draining ${node}; following it: ${webUiLink(current.id)}`);
       return follow(current);

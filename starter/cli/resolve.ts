@@ -1,18 +1,20 @@
 // From what the user has in hand (a request, a node, a workflow ID) to the workflow to read or
-// signal. A node's drain is the CLI's drain/<node> or a cycle's <request>/node/<node>/drain, found
-// through the SlipwayNodes search attribute the cycle workflows set.
+// signal. A node's drain is the CLI's drain/<node>, a cycle's <request>/node/<node>/drain or a
+// maintenance's nm-node/<node>/drain, found through the node's held-by annotation and the
+// SlipwayNodes search attribute the cycle, maintenance and drain workflows set.
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { type Client, type WorkflowExecutionDescription } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/common';
 import { GROUP, VERSION } from '../../api/crd.js';
 import { CYCLE_NODE_REQUEST } from '../../api/cycle-node-request.js';
-import { NODE_MAINTENANCE } from '../../api/node-maintenance.js';
+import { HELD_BY_ANNOTATION, NODE_MAINTENANCE } from '../../api/node-maintenance.js';
 import { cycleStatusQuery, maintenanceStatusQuery } from '../../workflows/messages.js';
 import {
   cycleWorkflowId,
   drainIdFor,
   drainWorkflowId,
   maintenanceDrainWorkflowId,
+  maintenanceNodeWorkflowId,
   maintenanceWorkflowId,
   nodeCycleWorkflowId,
   nodeDrainWorkflowId,
@@ -27,8 +29,11 @@ export type Target =
   | { kind: 'request'; id: string }
   /** A NodeMaintenance's workflow nm/<name>/<uid>. */
   | { kind: 'maintenance'; id: string; name: string }
-  /** cycleId: the node's cycle, when the drain is a cycle's (it may not have started yet). */
-  | { kind: 'drain'; id: string; node: string; cycleId?: string };
+  /**
+   * cycleId: the node's cycle, when the drain is a cycle's; coordinatorId: the node's maintenance
+   * coordinator nm-node/<node>, when it is a maintenance's (either may not have started it yet).
+   */
+  | { kind: 'drain'; id: string; node: string; cycleId?: string; coordinatorId?: string };
 
 /** The workflow's description, or undefined if Temporal has no such workflow. */
 export async function describe(client: Client, id: string): Promise<WorkflowExecutionDescription | undefined> {
@@ -84,27 +89,73 @@ export async function maintenanceWorkflowIdOf(session: Session, name: string): P
   throw new CliError(`${what} not found (and no maintenance of it in Temporal namespace ${session.settings.namespace})`);
 }
 
-/** The drain of a node: a running one first (the CLI's, then a cycle's), else the latest finished one. */
-export async function drainOfNode(session: Session, node: string): Promise<Target> {
+/** No drain of the node, by anyone (`drain` starts one then). */
+export class NoDrainError extends CliError {}
+
+/** A drain of the node, with what its ID alone does not say: whether it runs, and whether its owner does. */
+interface Found {
+  t: Target & { kind: 'drain' };
+  desc?: WorkflowExecutionDescription;
+  /** The cycle or node coordinator that runs (or will run) this drain is running. */
+  ownerRunning: boolean;
+}
+
+/** The owner of a drain that may not have started yet: the node's cycle, or the node's maintenance coordinator. */
+export const drainOwner = (t: Target & { kind: 'drain' }): string | undefined => t.cycleId ?? t.coordinatorId;
+
+/** The drain a workflow involving `node` leads to, as a target (undefined: none, or not a drain of this node). */
+function drainTargetVia(workflowId: string, node: string): (Target & { kind: 'drain' }) | undefined {
+  const id = drainIdFor(workflowId, node);
+  const p = id ? parseWorkflowId(id) : undefined;
+  if (!id || !p) return undefined;
+  if (p.kind === 'nodeDrain') return { kind: 'drain', id, node, cycleId: nodeCycleWorkflowId(p.requestId, node) };
+  if (p.kind === 'maintenanceDrain') return { kind: 'drain', id, node, coordinatorId: maintenanceNodeWorkflowId(node) };
+  if (p.kind === 'drain') return { kind: 'drain', id, node };
+  return undefined;
+}
+
+/**
+ * The drain of a node, whoever started it: the CLI's drain/<node>, a cycle's
+ * <request>/node/<node>/drain, a maintenance's nm-node/<node>/drain (found through the node's held-by
+ * annotation and the SlipwayNodes search attribute). A running drain first; two running ones are
+ * ambiguous (the error names both); then a drain whose cycle or coordinator runs (not started yet);
+ * then the one that finished last.
+ */
+export async function drainOfNode(session: Session, node: string): Promise<Target & { kind: 'drain' }> {
   const client = await session.client();
-  const own = drainWorkflowId(node);
-  const ownDesc = await describe(client, own);
-  if (ownDesc?.status.name === 'RUNNING') return { kind: 'drain', id: own, node };
-  const viaCycles = async (query: string): Promise<Target | undefined> => {
-    for (const wf of await listIds(client, query)) {
-      const id = drainIdFor(wf, node);
-      const p = id ? parseWorkflowId(id) : undefined;
-      if (!id || !p || p.kind !== 'nodeDrain') continue;
-      return { kind: 'drain', id, node, cycleId: nodeCycleWorkflowId(p.requestId, node) };
-    }
-    return undefined;
-  };
-  const running = await viaCycles(`SlipwayNodes = '${node}' AND ExecutionStatus = 'Running'`);
-  if (running) return running;
-  if (ownDesc) return { kind: 'drain', id: own, node };
-  const finished = await viaCycles(`SlipwayNodes = '${node}'`);
-  if (finished) return finished;
-  throw new CliError(`no drain of node ${node} found: no workflow ${own} and no cycle of ${node} in Temporal namespace ${session.settings.namespace}`);
+  const targets = new Map<string, Target & { kind: 'drain' }>();
+  const add = (t: (Target & { kind: 'drain' }) | undefined) => t && !targets.has(t.id) && targets.set(t.id, t);
+  add({ kind: 'drain', id: drainWorkflowId(node), node });
+  const held = (await session.read(`node ${node}`, (k) => k.core.readNode({ name: node })))?.metadata?.annotations?.[HELD_BY_ANNOTATION];
+  if (held) add(drainTargetVia(maintenanceNodeWorkflowId(node), node));
+  for (const wf of await listIds(client, `SlipwayNodes = '${node}' AND ExecutionStatus = 'Running'`)) add(drainTargetVia(wf, node));
+  const found: Found[] = [];
+  for (const t of targets.values()) {
+    const desc = await describe(client, t.id);
+    const owner = drainOwner(t);
+    const ownerRunning = owner ? (await describe(client, owner))?.status.name === 'RUNNING' : false;
+    found.push({ t, desc, ownerRunning });
+  }
+  const running = found.filter((f) => f.desc?.status.name === 'RUNNING');
+  if (running.length > 1) {
+    throw new CliError(`node ${node} has ${running.length} running drains: ${running.map((f) => f.t.id).join(', ')}; name the one you mean by its ID`);
+  }
+  if (running[0]) return running[0].t;
+  const waiting = found.filter((f) => !f.desc && f.ownerRunning);
+  // A held node is the maintenance's: its drain first, even before the coordinator starts it.
+  const pick = waiting.find((f) => f.t.coordinatorId) ?? waiting[0];
+  if (pick) return pick.t;
+  if (held) return drainTargetVia(maintenanceNodeWorkflowId(node), node)!;
+  for (const wf of await listIds(client, `SlipwayNodes = '${node}'`)) {
+    const t = drainTargetVia(wf, node);
+    if (t && !targets.has(t.id)) found.push({ t, desc: await describe(client, t.id), ownerRunning: false });
+    add(t);
+  }
+  const closed = found.filter((f) => f.desc).sort((a, b) => (b.desc!.closeTime?.getTime() ?? 0) - (a.desc!.closeTime?.getTime() ?? 0));
+  if (closed[0]) return closed[0].t;
+  throw new NoDrainError(
+    `no drain of node ${node} found: no workflow ${drainWorkflowId(node)}, no maintenance holding it and no cycle of ${node} in Temporal namespace ${session.settings.namespace}`,
+  );
 }
 
 /** What status and follow read. */
@@ -123,9 +174,9 @@ export async function resolveTarget(session: Session, ref: Ref): Promise<Target>
     case 'nodeDrain':
       return { kind: 'drain', id: ref.id, node: p.node, cycleId: nodeCycleWorkflowId(p.requestId, p.node) };
     case 'maintenanceDrain':
-      return { kind: 'drain', id: ref.id, node: p.node };
+      return { kind: 'drain', id: ref.id, node: p.node, coordinatorId: maintenanceNodeWorkflowId(p.node) };
     case 'maintenanceNode':
-      return { kind: 'drain', id: maintenanceDrainWorkflowId(p.node), node: p.node };
+      return { kind: 'drain', id: maintenanceDrainWorkflowId(p.node), node: p.node, coordinatorId: ref.id };
     case 'maintenance':
       return { kind: 'maintenance', id: ref.id, name: p.name };
     case 'nodeGroupObserver':
@@ -165,5 +216,5 @@ async function maintenanceDrain(session: Session, t: Target & { kind: 'maintenan
   const nodes = s?.nodeStatuses.map((n) => n.nodeRef.name) ?? [];
   if (!node) throw new CliError(`${t.id} is a maintenance: say which node with --node${nodes.length ? ` (its nodes: ${nodes.join(', ')}${s!.nodeStatusesOmitted ? ` and ${s!.nodeStatusesOmitted} more` : ''})` : ''}`);
   if (s && !s.nodeStatusesOmitted && !nodes.includes(node)) throw new CliError(`node ${node} is not selected by maintenance ${t.name}${nodes.length ? ` (its nodes: ${nodes.join(', ')})` : ''}`);
-  return { kind: 'drain', id: maintenanceDrainWorkflowId(node), node };
+  return { kind: 'drain', id: maintenanceDrainWorkflowId(node), node, coordinatorId: maintenanceNodeWorkflowId(node) };
 }

@@ -15,6 +15,7 @@ import { NodesAttr } from '../../workflows/search-attributes.js';
 import { uniqueName } from '../support/cluster.js';
 import { CycleFixture, deployApp } from '../support/cycle.js';
 import { DrainFixture, mergePatch } from '../support/drain.js';
+import { MaintenanceFixture } from '../support/maintenance.js';
 import { cli, expectOneLineError, expectUsageError, lines } from '../support/cli.js';
 import { waitFor } from '../support/wait.js';
 
@@ -189,6 +190,7 @@ describe('cycle requests from the CLI', () => {
   const crd = { group: CYCLE_NODE_REQUEST.group, version: CYCLE_NODE_REQUEST.version, plural: CYCLE_NODE_REQUEST.plural };
   const read = (namespace: string, name: string) => objects().getNamespacedCustomObject({ ...crd, namespace, name }).then(() => true, () => false);
   let handle: WorkflowHandle<typeof cycleNodeRequestWorkflow> | undefined;
+  let skipped: { pod: string; node: string } | undefined;
   beforeAll(() => f.setup());
   afterAll(async () => {
     await handle?.terminate().catch(() => undefined);
@@ -268,5 +270,73 @@ describe('cycle requests from the CLI', () => {
       const s = await f.client.workflow.getHandle(drainId).query(drainStatusQuery);
       return s.forced.some((x) => x.pod === `${f.ns}/${pod}` && x.action === 'Skip');
     });
+    skipped = { pod: `${f.ns}/${pod}`, node: node! };
   }, 180_000);
+
+  test('#24.9 (sibling) the skip on a cycle\'s drain is recorded on the CycleNodeRequest: a Warning Event naming pod, node, sender and reason', async () => {
+    expect(skipped).toBeDefined();
+    const event = await waitFor('PodSkipped on the CycleNodeRequest', async () => {
+      const list = await f.c.core.listNamespacedEvent({ namespace: f.ns, fieldSelector: `involvedObject.kind=CycleNodeRequest,involvedObject.name=blocked` });
+      return list.items.find((e) => e.reason === 'PodSkipped');
+    }, { timeoutMs: 30_000 });
+    expect(event.type).toBe('Warning');
+    expect(event.message).toMatch(new RegExp(`^Pod ${skipped!.pod} on node ${skipped!.node} skipped by skipPod from \\S+: cli test$`));
+  }, 60_000);
+});
+
+describe("a NodeMaintenance's drain blocked by PDBs, from the CLI", () => {
+  const f = new MaintenanceFixture('it-cli-nm');
+  const env = () => ({ SLIPWAY_TASK_QUEUE: f.taskQueue, SLIPWAY_IDENTITY: 'alice@console' });
+  const name = () => `${f.group}-m`;
+  let node: string;
+  let pods: Record<string, string>;
+  let handle: WorkflowHandle;
+  beforeAll(async () => {
+    await f.setup(1);
+    node = f.nodes[0]!;
+    for (const app of ['db', 'web']) await f.pod(app, node, 0);
+    const running = await f.waitApps(['db', 'web']);
+    pods = Object.fromEntries(running.map((p) => [p.metadata!.labels!.app!, `${f.ns}/${p.metadata!.name!}`]));
+    for (const app of ['db', 'web']) await f.blockingPdb(app);
+    handle = await f.create(name(), { nodeSelector: { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: [node] }] }] }, stage: 'Drain' });
+    await f.statusWhen(handle, 'both pods blocked', (s) => s.nodeStatuses.some((x) => x.nodeRef.name === node && x.podsBlocked === 2));
+  }, 120_000);
+  afterAll(() => f.teardown(), 60_000);
+
+  test('#24.7 status <node> and skip-pod <node> find the drain of the maintenance holding the node, and say which it is', async () => {
+    const drainId = `nm-node/${node}/drain`;
+    const status = await cli(['status', node], env());
+    expect({ code: status.code, stderr: status.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(status.stdout).toContain(`${drainId} (Web UI: `);
+    expect(status.stdout).toContain('Draining: Drain not completed yet');
+    expect(status.stdout).toContain('The disruption budget db needs');
+
+    const skip = await cli(['skip-pod', node, pods.db!, '--reason', 'db is replicated elsewhere'], env());
+    expect({ code: skip.code, stdout: skip.stdout.trim(), stderr: skip.stderr }).toEqual({ code: 0, stdout: `sent skip-pod ${pods.db} to ${drainId}`, stderr: '' });
+    await waitFor('the skip recorded in the drain', async () => {
+      const s = await f.client.workflow.getHandle(drainId).query(drainStatusQuery);
+      return s.forced.some((x) => x.pod === pods.db && x.action === 'Skip' && x.requestedBy === 'alice@console');
+    });
+
+    const retry = await cli(['retry-now', node], env());
+    expect({ code: retry.code, stdout: retry.stdout.trim() }).toEqual({ code: 0, stdout: `sent retry-now to nm-node/${node}` });
+  }, 120_000);
+
+  test('#24.9 a forced pod deletion (and a skip) on a maintenance\'s node is recorded on the NodeMaintenance: a Warning Event and a line in its status', async () => {
+    const force = await cli(['force-delete-pod', `nm/${name()}`, pods.web!, '--reason', 'stuck terminating'], env());
+    expect({ code: force.code, stdout: force.stdout.trim(), stderr: force.stderr }).toEqual({ code: 0, stdout: `sent force-delete-pod ${pods.web} to nm-node/${node}/drain`, stderr: '' });
+    const events = await waitFor('PodForceDeleted on the NodeMaintenance', async () => {
+      const list = await f.c.core.listNamespacedEvent({ namespace: 'default', fieldSelector: `involvedObject.kind=NodeMaintenance,involvedObject.name=${name()}` });
+      const forced = list.items.filter((e) => e.reason === 'PodForceDeleted' || e.reason === 'PodSkipped');
+      return forced.length === 2 && forced;
+    }, { timeoutMs: 30_000 });
+    const byReason = Object.fromEntries(events.map((e) => [e.reason!, e]));
+    expect(byReason.PodForceDeleted).toMatchObject({ type: 'Warning', involvedObject: { kind: 'NodeMaintenance', name: name() } });
+    expect(byReason.PodForceDeleted!.message).toBe(`Pod ${pods.web} on node ${node} force-deleted (grace period 0) by forceDeletePod from alice@console: stuck terminating`);
+    expect(byReason.PodSkipped!.message).toBe(`Pod ${pods.db} on node ${node} skipped by skipPod from alice@console: db is replicated elsewhere`);
+    const s = await f.statusWhen(handle, 'the forced pods in the node status', (x) => x.nodeStatuses.some((n) => n.nodeRef.name === node && n.drainMessage.includes('force-deleted')));
+    const line = s.nodeStatuses.find((n) => n.nodeRef.name === node)!.drainMessage;
+    expect(line).toContain(`* Pod ${pods.web} on node ${node} force-deleted (grace period 0) by forceDeletePod from alice@console: stuck terminating`);
+    expect(line).toContain(`* Pod ${pods.db} on node ${node} skipped by skipPod from alice@console`);
+  }, 120_000);
 });

@@ -26,11 +26,12 @@ import {
   workflowInfo,
   ParentClosePolicy,
 } from '@temporalio/workflow';
-import type { CycleRequestPhase } from '../../api/cycle-node-request.js';
+import { CYCLE_NODE_REQUEST, type CycleRequestPhase } from '../../api/cycle-node-request.js';
 import { nodeGroupsOf } from '../../api/node-groups.js';
 import type { GroupNode, ResolvedCycle } from '../../activities/cycle/resolve.js';
 import type { HeldNode } from '../../activities/cycle/claim.js';
-import { cycleStatusQuery, drainProgressSignal, lockHolderProbeSignal, nodeProgressSignal, specChangedUpdate } from '../messages.js';
+import { cycleStatusQuery, drainProgressSignal, lockHolderProbeSignal, nodeProgressSignal, specChangedUpdate, type DrainReport } from '../messages.js';
+import { FORCED_OBJECT_EVENT_REASON, forcedLine, freshForced } from '../drain/status.js';
 import { immutableChanges } from './spec-change.js';
 import { NodeGroupAttr, NodesAttr, PhaseAttr } from '../search-attributes.js';
 import { HeldLocks } from './lock.js';
@@ -155,6 +156,8 @@ export class Request {
   private readonly index = new Map<string, CycleNodeStatus>();
   private readonly key: string;
   private readonly selfId = workflowInfo().workflowId;
+  /** Per node, the forced actions of its drain already recorded on the object (this run). */
+  private readonly forcedSeen = new Map<string, number>();
 
   constructor(private readonly input: CycleRequestRun) {
     const { request } = input;
@@ -174,10 +177,11 @@ export class Request {
     setHandler(cycleStatusQuery, () => this.st);
     setHandler(lockHolderProbeSignal, () => undefined); // the locks' "are you there": answered by being there
     setHandler(nodeProgressSignal, (n) => this.onNodeProgress(n));
-    setHandler(drainProgressSignal, (d) => {
+    setHandler(drainProgressSignal, async (d) => {
       const n = this.index.get(d.nodeName);
       if (n) Object.assign(n, { drainMessage: d.message, evicted: d.evicted });
       this.render();
+      await this.recordForced(d);
     });
     setHandler(specChangedUpdate, ({ spec }) => this.changeConcurrency(spec.cycleSettings?.concurrency ?? 'all'), {
       validator: ({ spec: next }) => {
@@ -188,6 +192,27 @@ export class Request {
         if (c !== undefined && !(Number.isInteger(c) && c >= 1)) throw new Error(`spec.cycleSettings.concurrency must be a whole number ≥ 1, not ${c}`);
       },
     });
+  }
+
+  /**
+   * Issue 24.9: a pod a node's drain skipped or deleted instead of evicting is recorded on the
+   * CycleNodeRequest too (a Warning Event naming the pod, the node, who asked and why). Counted per
+   * node in this run; a later run's repeat is the same Event (its dedup key), not a second one.
+   */
+  private async recordForced(d: DrainReport): Promise<void> {
+    const fresh = freshForced(d.forced, this.forcedSeen.get(d.nodeName) ?? 0);
+    if (!fresh.length) return;
+    this.forcedSeen.set(d.nodeName, d.forced!.total);
+    const { namespace, name, uid } = this.input.request;
+    for (const f of fresh) {
+      await act.recordEvent.executeWithOptions({ summary: `event ${FORCED_OBJECT_EVENT_REASON[f.action]} on ${namespace}/${name}` }, [{
+        involved: { kind: CYCLE_NODE_REQUEST.kind, apiVersion: `${CYCLE_NODE_REQUEST.group}/${CYCLE_NODE_REQUEST.version}`, namespace, name, uid },
+        type: 'Warning',
+        reason: FORCED_OBJECT_EVENT_REASON[f.action],
+        message: forcedLine(d.nodeName, f),
+        dedupKey: `${this.selfId}/${d.nodeName}/${f.action}/${f.pod}/${f.at}`,
+      }]);
+    }
   }
 
   /** Reports may arrive out of order, or after the child's result: keep the newest, never undo an end. */

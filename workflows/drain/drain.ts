@@ -38,7 +38,7 @@ import {
   type PodTarget,
 } from '../messages.js';
 import { lowestUntargeted, nodeCounts } from './counts.js';
-import { drainMarkdown, drainMessage, emptyStatus, pdbNames, waveStatus, type DrainPhase, type DrainStatus, type ForcedAction } from './status.js';
+import { drainMarkdown, drainMessage, emptyStatus, FORCED_POD_EVENT_REASON, pdbNames, waveStatus, type DrainPhase, type DrainStatus, type ForcedAction } from './status.js';
 import { podKey, truncate, UNREACHABLE_TERMINATING_SKIP_MS, type DrainSettings, type DrainSnapshot, type NodeFacts, type PodRef, type PodVerdict } from '../../shared/drain.js';
 import { planWave, type WavePlan } from './waves.js';
 import { applyLocks, NO_LOCKS, type LockVerdict } from './locks.js';
@@ -62,6 +62,8 @@ const waveWaits = longSteps('10 minutes', { cancellationType: ActivityCancellati
 /** Longest single wait before the workflow looks again (status refresh, continue-as-new). */
 const MAX_WINDOW_MS = 5 * 60_000;
 const VOLUME_WINDOW_MS = 15_000;
+/** Forced actions a report carries (the latest): more than can land between two reports. */
+const FORCED_REPORTED = 20;
 /** How often a CLI drain refused a NodeDisruptionBudget slot asks again. */
 const BUDGET_RETRY_MS = 5_000;
 
@@ -252,6 +254,7 @@ export class Drain {
   /** The progress signal's payload; targets mode adds the seq it answers, finished and the counts. */
   private reportOf(): DrainReport {
     const r: DrainReport = { nodeName: this.node, message: this.st.message, evicted: this.st.evicted };
+    if (this.st.forced.length) r.forced = { total: this.st.forced.length, recent: this.st.forced.slice(-FORCED_REPORTED) };
     const t = this.st.targets;
     if (!t) return r;
     Object.assign(r, { targetsSeq: t.seq, finished: this.st.finished ?? false, counts: this.st.counts ?? nodeCounts([], COUNT_NONE), lowestUntargeted: this.st.lowestUntargeted, recordoned: this.st.recordoned });
@@ -806,7 +809,7 @@ export class Drain {
       // Targets mode: the coordinator advances on what this key holds, so a change goes out at once.
       // Counts feed only status: since 'drain-counts-settle' they wait for the settle timer like the message.
       const counts = (this.countsSettle ??= patched('drain-counts-settle')) ? [] : [this.st.counts ?? null];
-      const key = JSON.stringify([this.st.targets.seq, this.st.finished ?? false, ...counts, this.st.phase === 'Drained', this.st.lowestUntargeted ?? null, this.st.recordoned ?? 0]);
+      const key = JSON.stringify([this.st.targets.seq, this.st.finished ?? false, ...counts, this.st.phase === 'Drained', this.st.lowestUntargeted ?? null, this.st.recordoned ?? 0, this.st.forced.length]);
       if (key !== this.reportedTargets) {
         this.reportedTargets = key;
         this.reported = this.shown();
@@ -824,7 +827,8 @@ export class Drain {
 
   /** What the settle timer reports a change of: the message, and in targets mode since 'drain-counts-settle' the counts. */
   private shown(): string {
-    return this.countsSettle ? JSON.stringify([this.st.message, this.st.counts ?? null]) : this.st.message;
+    // A forced action is reported even when the message stays the same (its owner records it: issue 24.9).
+    return JSON.stringify([this.st.message, this.countsSettle ? (this.st.counts ?? null) : null, this.st.forced.length]);
   }
 
   /** SlipwayPhase (and any other attributes given) for drains that carry search attributes. */
@@ -845,7 +849,7 @@ export class Drain {
     await act.recordEvent.executeWithOptions({ summary: `event on ${podKey(pod)}: ${action}` }, [{
       involved: { kind: 'Pod', apiVersion: 'v1', namespace: pod.namespace, name: pod.name, uid: pod.uid },
       type: 'Warning',
-      reason: { Skip: 'DrainSkippedPod', ForceDelete: 'DrainForceDeletedPod', DeleteAfterTimeout: 'DrainDeletedPodAfterTimeout' }[action],
+      reason: FORCED_POD_EVENT_REASON[action],
       message: `Slipway drain of node ${this.node}: ${action} by ${by}${requestedBy ? ` from ${requestedBy}` : ''}: ${reason}`,
       dedupKey: `${workflowInfo().workflowId}/${pod.uid}/${action}`,
     }]);

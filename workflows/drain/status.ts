@@ -28,6 +28,31 @@ export interface ForcedAction {
   reason: string;
 }
 
+/** The Warning Event on the pod a forced action leaves (activities/metrics.ts counts them by these reasons). */
+export const FORCED_POD_EVENT_REASON: Record<ForcedAction['action'], string> = { Skip: 'DrainSkippedPod', ForceDelete: 'DrainForceDeletedPod', DeleteAfterTimeout: 'DrainDeletedPodAfterTimeout' };
+
+/** The Warning Event on the object whose drain it was (a NodeMaintenance, a CycleNodeRequest): issue 24.9. */
+export const FORCED_OBJECT_EVENT_REASON: Record<ForcedAction['action'], string> = { Skip: 'PodSkipped', ForceDelete: 'PodForceDeleted', DeleteAfterTimeout: 'PodDeletedAfterTimeout' };
+
+/** One line per forced action, for the object's status and Event: what happened to which pod, on whose word, why. */
+export function forcedLine(node: string, f: ForcedAction): string {
+  const what = { Skip: 'skipped', ForceDelete: 'force-deleted (grace period 0)', DeleteAfterTimeout: 'deleted after podEvictionTimeout' }[f.action];
+  const who = f.by === 'signal' ? `by ${f.action === 'Skip' ? 'skipPod' : 'forceDeletePod'} from ${f.requestedBy ?? 'an unnamed sender'}` : 'by the podEvictionTimeout policy Delete';
+  return `Pod ${f.pod} on node ${node} ${what} ${who}: ${f.reason}`;
+}
+
+/** What a drain tells the workflow it reports to about its forced actions: how many so far, and the latest few. */
+export interface ForcedReport {
+  total: number;
+  recent: ForcedAction[];
+}
+
+/** The actions of a report not seen yet (`seen` counted so far), oldest first. */
+export function freshForced(r: ForcedReport | undefined, seen: number): ForcedAction[] {
+  if (!r || r.total <= seen) return [];
+  return r.recent.slice(-(r.total - seen));
+}
+
 export interface DrainStatus {
   node: string;
   phase: DrainPhase;

@@ -41,6 +41,7 @@ import {
 import { steps } from '../proxies.js';
 import { NodesAttr, PhaseAttr } from '../search-attributes.js';
 import { drainWorkflow } from '../drain/drain.js';
+import { FORCED_OBJECT_EVENT_REASON, forcedLine, freshForced } from '../drain/status.js';
 import { maintenanceRequester } from '../../api/evacuation.js';
 import { fastForwardMessage, fastForwardedBy, limitedBy, limiting, nodeLevelMessage, updateTargets, type FastForward, type NodeTargetsState } from './targets.js';
 import type { HolderInfo, NodeCounts, NodeReport } from './types.js';
@@ -51,6 +52,8 @@ const RECHECK_MS = 5_000;
 const COUNTS_PERIOD_MS = 2_000;
 /** How often a coordinator refused a NodeDisruptionBudget slot asks again. */
 const BUDGET_RETRY_MS = 5_000;
+/** The latest forced actions a holder's status shows for the node. */
+const FORCED_SHOWN = 5;
 /** UncordonReverted at most once per node per 10 minutes. */
 const REVERT_EVENT_PERIOD_MS = 10 * 60_000;
 
@@ -66,6 +69,9 @@ export interface NodeCoordinatorInput {
   drainReport?: DrainReport;
   drainFailed?: string;
   recordonedSeen?: number;
+  /** The drain's forced actions already recorded on the holders, and the lines their status shows (issue 24.9). */
+  forcedSeen?: number;
+  forcedLines?: string[];
   released?: string[];
   /** NodeDisruptionBudget (patched 'maintenance-node-budget'): this coordinator takes slots; it holds one; it has an entry in the ledger. */
   budgets?: boolean;
@@ -136,6 +142,9 @@ class Coordinator {
   private lastRevertEventMs = -Infinity;
   /** The drain's re-cordon count already turned into an UncordonReverted Event. */
   private recordonedSeen = 0;
+  /** How many of the current drain's forced actions are recorded on the holders (Events), and their lines for status. */
+  private forcedSeen: number;
+  private forcedLines: string[];
   private phase: string | undefined;
   private reportedTo = new Map<string, string>();
   /** Histories from before the quick hand-over (node write beside the targets, held-back counts) replay the old way. */
@@ -170,6 +179,8 @@ class Coordinator {
     this.drainReport = input.drainReport;
     this.drainFailed = input.drainFailed;
     this.recordonedSeen = input.recordonedSeen ?? 0;
+    this.forcedSeen = input.forcedSeen ?? 0;
+    this.forcedLines = input.forcedLines ?? [];
     this.released = new Set(input.released ?? []);
     // A run carried from code before budgets has cordoned without a slot: it stays without (replay-safe).
     this.budgets = input.budgets ?? (input.seq !== undefined ? false : undefined);
@@ -357,6 +368,8 @@ class Coordinator {
       this.drainStarted = true;
       this.drainFailed = undefined;
       this.recordonedSeen = 0; // a new drain counts from zero
+      this.forcedSeen = 0; // and the last report's actions were the old drain's
+      if (this.drainReport?.forced) this.drainReport = { ...this.drainReport, forced: undefined };
       // A drain that fails (podEvictionTimeout policy Fail, NM-7.4) ends; its holders are told, the node
       // stays cordoned, and new targets (or the next change) start a new drain.
       child.result().then(
@@ -389,8 +402,30 @@ class Coordinator {
     ]);
   }
 
+  /**
+   * Issue 24.9: a pod the drain skipped or deleted instead of evicting is recorded on each maintenance
+   * draining the node (every holder if none is in Drain any more): a Warning Event naming the pod, the
+   * node, who asked and why, and a line in its status for the node.
+   */
+  private async recordForced(): Promise<void> {
+    const fresh = freshForced(this.drainReport?.forced, this.forcedSeen);
+    if (!fresh.length) return;
+    const to = this.covering().length ? this.covering() : [...this.holders.values()];
+    for (const f of fresh) {
+      const message = forcedLine(this.node, f);
+      for (const h of to) {
+        await steps.recordEvent.executeWithOptions({ summary: `event ${FORCED_OBJECT_EVENT_REASON[f.action]} on ${h.name}` }, [
+          { involved: maintenanceRef(h), type: 'Warning', reason: FORCED_OBJECT_EVENT_REASON[f.action], message, dedupKey: `${h.id}/${this.node}/${f.action}/${f.pod}/${f.at}` },
+        ]);
+      }
+      this.forcedLines = [...this.forcedLines, `* ${message}`].slice(-FORCED_SHOWN);
+    }
+    this.forcedSeen = this.drainReport!.forced!.total;
+  }
+
   // ---- Reporting: each holder hears T(N), whether the node is finished and drained, and the counts.
   async reporting(): Promise<void> {
+    await this.recordForced();
     const lim = limiting([...this.holders.values()]);
     const d = this.drainReport && this.drainReport.targetsSeq === this.seq ? this.drainReport : undefined;
     const phase = this.budgetWait !== undefined ? 'WaitingForBudget' : this.state();
@@ -418,6 +453,7 @@ class Coordinator {
         fastForwardedBy: fastForwardedBy(this.targets, h.id),
         blockers: (this.drainReport?.message ?? '').split('\n').slice(1).join('\n'),
         drainFailed: this.drainFailed,
+        ...(this.forcedLines.length ? { forced: this.forcedLines.join('\n') } : {}),
         ...(this.budgetWait !== undefined ? { budgetWait: this.budgetWait } : {}),
         ...(d && d.lowestUntargeted !== undefined ? { lowestUntargeted: d.lowestUntargeted } : {}),
       };
@@ -508,6 +544,7 @@ class Coordinator {
       drainReport: this.drainReport,
       drainFailed: this.drainFailed,
       recordonedSeen: this.recordonedSeen,
+      ...(this.forcedSeen ? { forcedSeen: this.forcedSeen, forcedLines: this.forcedLines } : {}),
       released: [...this.released],
       budgets: (this.budgets ??= patched('maintenance-node-budget')),
       slot: this.slot,

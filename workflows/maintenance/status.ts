@@ -81,7 +81,8 @@ export function maintenanceStatus(f: Facts): MaintenanceStatus {
       nodeRef: { name },
       drainTargets: r?.lanes ?? [],
       // Once drained, the lines left are the pods NM-2.8 leaves on the node: named until Complete.
-      drainMessage: r?.blockers ? `${first}\n${r.blockers}` : first,
+      // Then the pods its drain skipped or deleted instead of evicting (issue 24.9).
+      drainMessage: [first, r?.blockers, r?.forced].filter(Boolean).join('\n'),
       ...(r?.counts ?? (p ? { ...ZERO, podsPendingEvictionRequest: p.evict, podsKept: p.kept } : ZERO)),
       limitedBy: r?.limitedBy ?? [],
     };

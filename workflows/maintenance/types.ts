@@ -145,6 +145,8 @@ export interface NodeReport {
   blockers: string;
   /** The lowest priority of a Default pod not yet targeted on the node (null: none; undefined: not known). */
   lowestUntargeted?: number | null;
+  /** Pods the node's drain skipped or deleted instead of evicting (the latest few, one line each; issue 24.9). */
+  forced?: string;
   /** The node's drain failed (podEvictionTimeout policy Fail): why. */
   drainFailed?: string;
   /** Not cordoned yet: a NodeDisruptionBudget has no room for the node (the refusal, as its status shows it). */
