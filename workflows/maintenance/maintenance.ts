@@ -110,6 +110,7 @@ export class Maintenance implements Facts {
   private previewsDone = 0;
   private previewing = false;
   private refreshAsked = false;
+  private renewing = false;
   selectedTotal = 0;
   readonly stageStatuses: StageStatus[] = [];
   /** Who asked for `desired` by setStage (recorded in the stage's entry when it starts). */
@@ -186,6 +187,7 @@ export class Maintenance implements Facts {
   /** Continues as new when the server suggests it, once no update or signal handler is mid-way. */
   private async renewIfLong(): Promise<void> {
     if (!workflowInfo().continueAsNewSuggested) return;
+    this.renewing = true; // a refreshPlan waiting for a preview answers with the last one
     await condition(allHandlersFinished);
     await continueAsNew<typeof nodeMaintenanceWorkflow>(this.carry());
   }
@@ -199,7 +201,7 @@ export class Maintenance implements Facts {
       if (this.stage === 'Idle' && !this.deleting) {
         const want = this.previewsDone + (this.previewing ? 2 : 1);
         this.refreshAsked = true;
-        await condition(() => this.previewsDone >= want || this.stage !== 'Idle' || this.deleting);
+        await condition(() => this.previewsDone >= want || this.stage !== 'Idle' || this.deleting || this.renewing);
       }
       return this.planAnswer();
     });
