@@ -123,14 +123,15 @@ export function createPreviewWatchActivities(kube: Kube) {
 
       // The first "list" is the preview's resourceVersion; a later one (410 Gone: the version was
       // compacted away) may have missed a change, so it counts as one.
-      const watch = <T extends KubernetesObject>(path: string, from: string, what: string, onEvent: (type: WatchEventType, o: T) => void) => {
+      const watch = <T extends KubernetesObject>({ path, what, onEvent }: { path: string; what: keyof PreviewWatchFrom; onEvent: (type: WatchEventType, o: T) => void }) => {
+        const from = input.hint.from[what];
         let listed = false;
         return listWatch<T>({
           kc: kube.config,
           path,
           list: async () => {
             if (listed || !from) note(`${what}: watched again from now`);
-            const fresh = listed || !from ? (await previewWatchFrom(kube))[what as keyof PreviewWatchFrom] : from;
+            const fresh = listed || !from ? (await previewWatchFrom(kube))[what] : from;
             listed = true;
             return { items: [], resourceVersion: fresh };
           },
@@ -144,12 +145,12 @@ export function createPreviewWatchActivities(kube: Kube) {
           signal: stop.signal,
         });
       };
-      const { from } = input.hint;
+      // Literal paths: the RBAC test reads watched paths from the code.
       const loops = [
-        watch<V1Pod>('/api/v1/pods', from.pods, 'pods', pod),
-        watch<V1PodDisruptionBudget>('/apis/policy/v1/poddisruptionbudgets', from.pdbs, 'pdbs', pdb),
-        watch<KubernetesObject>('/apis/slipway.dev/v1alpha1/drainrules', from.drainRules, 'drainRules', rule),
-        watch<V1Node>('/api/v1/nodes', from.nodes, 'nodes', node),
+        watch<V1Pod>({ path: '/api/v1/pods', what: 'pods', onEvent: pod }),
+        watch<V1PodDisruptionBudget>({ path: '/apis/policy/v1/poddisruptionbudgets', what: 'pdbs', onEvent: pdb }),
+        watch<KubernetesObject>({ path: '/apis/slipway.dev/v1alpha1/drainrules', what: 'drainRules', onEvent: rule }),
+        watch<V1Node>({ path: '/api/v1/nodes', what: 'nodes', onEvent: node }),
       ];
       try {
         let beat = 0;
