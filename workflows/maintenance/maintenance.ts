@@ -327,11 +327,10 @@ export class Maintenance implements Facts {
     this.previewing = false;
     this.previewsDone++;
     this.watchHint = r.watch;
-    if ('unchanged' in r && this.preview) {
-      this.preview = { ...this.preview, computedAt: r.computedAt };
+    if ('unchanged' in r) {
+      if (this.preview) this.preview = { ...this.preview, computedAt: r.computedAt };
       return false;
     }
-    if ('unchanged' in r) return false;
     const { watch: _w, ...preview } = r;
     this.preview = preview;
     return true;
