@@ -75,6 +75,8 @@ export const CRDS: CrdDefinition[] = [
       { name: 'Stage', type: 'string', jsonPath: '.spec.stage' },
       { name: 'Drained', type: 'string', jsonPath: '.status.conditions[?(@.type=="Drained")].status' },
       { name: 'Nodes', type: 'integer', jsonPath: '.status.selectedNodes' },
+      // Pods whose eviction is refused now (a PDB, …), summed over the nodes: a stuck Drain shows here.
+      { name: 'Blocked', type: 'integer', jsonPath: '.status.drainStatus.podsBlocked' },
       { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
       { name: 'Reason', type: 'string', jsonPath: '.spec.reason', priority: 1 },
     ],

@@ -44,5 +44,7 @@ export interface NodePreview {
 export interface MaintenancePreview {
   /** Digest of `nodes`: the workflow keeps (and the history carries) a preview only when it changed. */
   digest: string;
+  /** When the activity computed it (or found it unchanged): a preview is as old as this. */
+  computedAt: string;
   nodes: NodePreview[];
 }

@@ -82,6 +82,8 @@ export const lockHolderProbeSignal = defineSignal('lockHolderProbe');
 export const maintenanceStatusQuery = defineQuery<MaintenanceStatus>('maintenanceStatus');
 /** The Idle preview in full: per node, which pods Drain would evict in which entry and wave, skipped, kept, PDB-blocked. */
 export const maintenancePlanQuery = defineQuery<MaintenancePlan>('maintenancePlan');
+/** The same, computed afresh (while Idle; `maintenance <name> plan`): answers once a preview started after the ask is done. */
+export const maintenanceRefreshPlanUpdate = defineUpdate<MaintenancePlan, []>('refreshPlan');
 /** The bridge sends every new generation of the spec; accepted: a forward stage and reason. Answers the stage in effect. */
 export const maintenanceSpecChangedUpdate = defineUpdate<{ stage: Stage; generation?: number }, [{ spec: NodeMaintenanceSpecInput; generation?: number; allowAllNodes?: boolean }]>('specChanged');
 /** Advance the stage by hand (CLI, Web UI): writes spec.stage to the object, then acts. */

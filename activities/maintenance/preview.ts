@@ -1,8 +1,9 @@
 // previewMaintenance: while a maintenance is Idle, what Drain would do on each selected node, read
 // from the cluster and written nowhere (NM-2.2). The drain's own classification decides (DrainRules,
 // the skip label, wait-completed, kept DaemonSet and static pods) with the whole effective plan as
-// targets; PDBs come from policy/v1. Answers only a digest when nothing changed since `previous`,
-// so a refresh every minute adds little to the workflow's history.
+// targets; PDBs come from policy/v1. Answers only a digest (and when it was computed) when nothing
+// changed since `previous`, so a refresh adds little to the workflow's history. With it, where
+// watchPreviewInputs (preview-watch.ts) starts watching for the next change.
 import { createHash } from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import { PolicyV1Api } from '@kubernetes/client-node';
@@ -13,6 +14,7 @@ import type { MaintenancePreview, NodePreview } from '../../shared/maintenance-p
 import type { Kube } from '../kube.js';
 import { nodeClassifier } from '../drain/snapshot.js';
 import { nodePreview, podCapFor, type PdbFacts } from './preview-plan.js';
+import { previewWatchFrom, type PreviewWatchHint } from './preview-watch.js';
 
 /** Nodes previewed; further selected nodes show as "Planned" without a preview. */
 export const PREVIEW_NODE_CAP = 100;
@@ -27,7 +29,7 @@ export interface PreviewInput {
   previous?: string;
 }
 
-export type PreviewResult = MaintenancePreview | { digest: string; unchanged: true };
+export type PreviewResult = (MaintenancePreview | { digest: string; unchanged: true; computedAt: string }) & { watch?: PreviewWatchHint };
 
 export const previewDigest = (nodes: NodePreview[]) => createHash('sha256').update(JSON.stringify(nodes)).digest('hex').slice(0, 16);
 
@@ -54,19 +56,26 @@ export function createPreviewActivities(kube: Kube) {
   return {
     /** Read-only: classifies each node's pods as Drain would, today. */
     async previewMaintenance(input: PreviewInput): Promise<PreviewResult> {
+      // Before any read: a change after this is seen by the watch that follows.
+      const from = await previewWatchFrom(kube);
       const pdbs = await readPdbs();
+      const namespaces = new Set<string>();
       const nodes: NodePreview[] = [];
       const previewed = input.nodes.slice(0, PREVIEW_NODE_CAP);
       const podCap = podCapFor(previewed.length);
       for (const node of previewed) {
         const { snapshot, pods } = await classify({ nodeName: node, options: input.options, targets: input.plan });
+        for (const p of pods) namespaces.add(p.namespace);
         nodes.push(
           nodePreview({ node, exists: snapshot.node.exists, plan: input.plan, verdicts: snapshot.pods, pods, pdbs, errors: [...snapshot.errors, ...snapshot.heldBy], podCap }),
         );
         heartbeat(node);
       }
       const digest = previewDigest(nodes);
-      return digest === input.previous ? { digest, unchanged: true } : { digest, nodes };
+      const computedAt = new Date().toISOString();
+      const blockingPdbs = pdbs.filter((b) => namespaces.has(b.namespace) && b.disruptionsAllowed <= 0).map((b) => `${b.namespace}/${b.name}`);
+      const watch: PreviewWatchHint = { from, namespaces: [...namespaces].sort(), blockingPdbs: blockingPdbs.sort() };
+      return digest === input.previous ? { digest, unchanged: true, computedAt, watch } : { digest, computedAt, nodes, watch };
     },
   };
 }

@@ -4,7 +4,7 @@
 // change calls for (StageStarted, Drained, SelectsAllNodes), and the invalid-spec report (NM-4.7).
 import type { NodeMaintenanceStatus } from '../../api/node-maintenance.js';
 import { isStage, type MaintenanceStatus } from '../../workflows/maintenance/types.js';
-import { dropUndefined, setCondition, type ClosedWorkflow, type StatusEvent, type WorkflowRef } from './status.js';
+import { drainBlockedEvents, dropUndefined, setCondition, type ClosedWorkflow, type StatusEvent, type WorkflowRef } from './status.js';
 
 /** Whether a query answer (or a workflow result) has the shape of a MaintenanceStatus. */
 export function isMaintenanceStatus(v: unknown): v is MaintenanceStatus {
@@ -87,12 +87,17 @@ export function maintenanceCompleted(state: MaintenanceStatus | undefined, close
   return closed.statusName === 'COMPLETED' && (last === undefined || last.completed);
 }
 
+/** Nodes with their drain messages while the maintenance is in Drain (Idle's preview and Cordon block nothing). */
+const drainingNodes = (s: NodeMaintenanceStatus | undefined) =>
+  s?.stageStatuses?.at(-1)?.name === 'Drain' ? (s.nodeStatuses ?? []).map((n) => ({ name: n.nodeRef.name, message: n.drainMessage })) : [];
+
 const conditionOf = (s: NodeMaintenanceStatus | undefined, type: string) => s?.conditions?.find((c) => c.type === type);
 
 /**
  * The Events a status change calls for, each once per occurrence (the dedup key names it):
  * `StageStarted` per stage newly started (naming spec.reason), `Drained` when Drained turns True,
- * and a Warning `SelectsAllNodes` when the selection of every node starts blocking a stage.
+ * a Warning `SelectsAllNodes` when the selection of every node starts blocking a stage, and a
+ * Warning `DrainBlocked` per node whose drain has just become blocked (as for a CycleNodeRequest).
  */
 export function maintenanceEvents(prev: NodeMaintenanceStatus | undefined, next: NodeMaintenanceStatus, reason: string | undefined): StatusEvent[] {
   const wf = next.workflowId ?? '';
@@ -107,6 +112,7 @@ export function maintenanceEvents(prev: NodeMaintenanceStatus | undefined, next:
   if (drained?.status === 'True' && conditionOf(before, 'Drained')?.status !== 'True') {
     out.push({ type: 'Normal', reason: 'Drained', message: drained.message || 'every selected node is drained', dedup: `${wf}/Drained` });
   }
+  out.push(...drainBlockedEvents(wf, drainingNodes(before), drainingNodes(next)));
   const all = conditionOf(next, 'SelectsAllNodes');
   const wasAll = conditionOf(before, 'SelectsAllNodes');
   if (all?.status === 'True' && all.reason !== 'Acknowledged' && !(wasAll?.status === 'True' && wasAll.reason === all.reason)) {

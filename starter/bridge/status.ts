@@ -58,26 +58,10 @@ export function phaseConditions(
   return c;
 }
 
-// ---- what blocks a drain --------------------------------------------------------------------------
+// ---- what blocks a drain (shared/drain-blockers.ts) ------------------------------------------------
 
-/** Lines of a drain message about pods on their way out or finishing: progress, not a blocker. */
-// Pods leaving, running to completion, pausing before a re-eviction, or left on the node because
-// they keep coming back (the drain ends without them) do not block it.
-const PASSING = /deletionTimestamp set|waiting for completion|evicted again after a pause|left on the node/;
-
-/**
- * What blocks a drain, read from its message (Cluster API's shape, `drainMessage` of
- * workflows/drain/status.ts): the `* Pods …: reason` lines of pods the drain cannot remove (a
- * refused eviction, …), without the lines of pods leaving or running to completion. Empty: not blocked.
- */
-export function drainBlockers(message: string | undefined): string[] {
-  if (!message) return [];
-  return message
-    .split('\n')
-    .map((l) => l.trim())
-    .filter((l) => l.startsWith('* ') && !PASSING.test(l))
-    .map((l) => l.slice(2));
-}
+export { drainBlockers } from '../../shared/drain-blockers.js';
+import { blockedPods, drainBlockers, nodesMessage } from '../../shared/drain-blockers.js';
 
 /** The drain's message of a node while it drains (the workflow clears it after; this makes sure). */
 const drainOf = (n: CycleNodeStatus) => (n.phase === 'DrainingPods' ? n.drainMessage : undefined);
@@ -92,27 +76,13 @@ const summaryOf = (n: CycleNodeStatus): CycleNodeSummary =>
     message: [n.message, drainOf(n)].filter(Boolean).join('\n') || undefined,
   });
 
-/** Nodes named in the Ready message; more are counted. */
-const MAX_NODES_SHOWN = 3;
-
-const indent = (text: string, by: string) => text.replace(/\n/g, `\n${by}`);
-
 /**
  * The Ready message while nodes drain, in Cluster API's aggregated shape: the request's message,
  * then one `* Node <name>: <drain message>` per draining node that reported one (blocked ones
  * first), its lines indented under it; beyond a few nodes, how many more.
  */
 export function readyMessage(message: string, nodes: readonly CycleNodeSummary[] | undefined): string {
-  const draining = (nodes ?? [])
-    .filter((n) => n.phase === 'DrainingPods' && n.message)
-    .map((n) => ({ n, blocked: drainBlockers(n.message).length > 0 }))
-    .sort((a, b) => Number(b.blocked) - Number(a.blocked) || (a.n.name < b.n.name ? -1 : a.n.name > b.n.name ? 1 : 0));
-  if (!draining.length) return message;
-  const lines = [message].filter(Boolean);
-  for (const { n } of draining.slice(0, MAX_NODES_SHOWN)) lines.push(`* Node ${n.name}: ${indent(n.message!, '  ')}`);
-  const more = draining.length - MAX_NODES_SHOWN;
-  if (more > 0) lines.push(`* ${more} more ${more === 1 ? 'node' : 'nodes'} draining`);
-  return lines.join('\n');
+  return nodesMessage(message, (nodes ?? []).filter((n) => n.phase === 'DrainingPods').map((n) => ({ name: n.name, message: n.message ?? '' })));
 }
 
 // ---- a failing workflow task --------------------------------------------------------------------
@@ -323,25 +293,18 @@ export interface StatusEvent {
   dedup: string;
 }
 
-/** The pods a blocker line names (`Pods a, b` of `* Pods a, b: reason`): what identifies a block. */
-const blockedPods = (line: string) => line.slice(0, line.indexOf(':') >= 0 ? line.indexOf(':') : undefined);
-
 /**
- * The Events a status change calls for: the phase change; `DrainBlocked` (Warning) for each node
- * whose drain has just become blocked (not while it stays blocked: once per block, not per
- * retry); `WorkflowTaskFailing` (Warning) when a workflow task starts failing.
+ * `DrainBlocked` (Warning) for each node whose drain has just become blocked: once per block, not
+ * per retry or poll (a node that stays blocked, `before` says, gets none; the dedup key names its
+ * blocked pods). `before` and `after` are the nodes draining then and now, with their drain messages.
+ * Both kinds that drain nodes (CycleNodeRequest, NodeMaintenance) record it alike.
  */
-export function statusEvents(prev: CycleNodeRequestStatus | undefined, next: CycleNodeRequestStatus, workflowId: string, taskFailure?: TaskFailure): StatusEvent[] {
+export function drainBlockedEvents(workflowId: string, before: ReadonlyArray<{ name: string; message?: string }>, after: ReadonlyArray<{ name: string; message?: string }>): StatusEvent[] {
+  const was = new Set(before.filter((n) => drainBlockers(n.message).length).map((n) => n.name));
   const out: StatusEvent[] = [];
-  const ev = phaseEvent(prev?.phase, next.phase!, next.message ?? '');
-  if (ev) out.push({ ...ev, dedup: `${workflowId}/${prev?.phase ?? ''}->${next.phase}` });
-  const before = new Map((prev?.workflowId === workflowId ? (prev.nodes ?? []) : []).map((n) => [n.name, n]));
-  for (const n of next.nodes ?? []) {
-    if (n.phase !== 'DrainingPods') continue;
+  for (const n of after) {
     const blockers = drainBlockers(n.message);
-    if (!blockers.length) continue;
-    const was = before.get(n.name);
-    if (was?.phase === 'DrainingPods' && drainBlockers(was.message).length) continue;
+    if (!blockers.length || was.has(n.name)) continue;
     out.push({
       type: 'Warning',
       reason: 'DrainBlocked',
@@ -349,6 +312,19 @@ export function statusEvents(prev: CycleNodeRequestStatus | undefined, next: Cyc
       dedup: `${workflowId}/DrainBlocked/${n.name}/${blockers.map(blockedPods).join('|')}`,
     });
   }
+  return out;
+}
+
+/**
+ * The Events a status change calls for: the phase change; `DrainBlocked` (Warning) for each node
+ * whose drain has just become blocked (drainBlockedEvents); `WorkflowTaskFailing` (Warning) when a workflow task starts failing.
+ */
+export function statusEvents(prev: CycleNodeRequestStatus | undefined, next: CycleNodeRequestStatus, workflowId: string, taskFailure?: TaskFailure): StatusEvent[] {
+  const out: StatusEvent[] = [];
+  const ev = phaseEvent(prev?.phase, next.phase!, next.message ?? '');
+  if (ev) out.push({ ...ev, dedup: `${workflowId}/${prev?.phase ?? ''}->${next.phase}` });
+  const draining = (nodes: CycleNodeRequestStatus['nodes']) => (nodes ?? []).filter((n) => n.phase === 'DrainingPods').map((n) => ({ name: n.name, message: n.message }));
+  out.push(...drainBlockedEvents(workflowId, draining(prev?.workflowId === workflowId ? prev.nodes : undefined), draining(next.nodes)));
   const failing = next.conditions?.find((c) => c.type === 'Ready' && c.reason === TASK_FAILING);
   const wasFailing = prev?.conditions?.some((c) => c.type === 'Ready' && c.reason === TASK_FAILING && c.message === failing?.message);
   if (failing && taskFailure && !wasFailing) {

@@ -73,15 +73,23 @@ function previewLines(n: NodePreview, plan: readonly PlanEntry[]): string[] {
   return out;
 }
 
-/** `maintenance <name> plan`: the Idle preview, per node, entry and wave. */
-export function renderPlan(p: MaintenancePlan): string {
+/** "12 s", "4 min", "3 h": how long ago, for a reader (a clock behind the worker's reads as 0 s). */
+export function ago(at: string, now: Date): string {
+  const s = Math.max(0, Math.round((now.getTime() - new Date(at).getTime()) / 1000));
+  if (s < 120) return `${s} s`;
+  if (s < 7200) return `${Math.round(s / 60)} min`;
+  return `${Math.round(s / 3600)} h`;
+}
+
+/** `maintenance <name> plan`: the Idle preview, per node, entry and wave, and how old it is at `now`. */
+export function renderPlan(p: MaintenancePlan, now: Date): string {
   const lines = [`maintenance ${p.name}: stage ${p.stage}; plan of ${p.plan.length} entries`];
   if (!p.preview) {
     lines.push(p.stage === 'Idle' ? 'no preview yet: the workflow is computing it' : 'no preview: it is computed only while Idle');
     return lines.join('\n');
   }
   if (p.stage !== 'Idle') lines.push(`(the preview as last computed while Idle; the stage is now ${p.stage})`);
-  lines.push(`nodes: ${p.preview.nodes.length} previewed`);
+  lines.push(`nodes: ${p.preview.nodes.length} previewed; computed ${ago(p.preview.computedAt, now)} ago at ${p.preview.computedAt}`);
   for (const n of p.preview.nodes) lines.push(...previewLines(n, p.plan));
   return lines.join('\n');
 }

@@ -1,10 +1,10 @@
 // `slipway maintenance <name> stage <Stage> [--reason R]` (the setStage update, NM-2.15),
 // `slipway maintenance <name> status` / `slipway status nm/<name>` (NM-7.12) and
-// `slipway maintenance <name> plan` (the Idle preview, the maintenancePlan query): a maintenance's
+// `slipway maintenance <name> plan` (the Idle preview computed afresh: the refreshPlan update): a maintenance's
 // workflow found by its object (or, once deleted, by its SlipwayObject search attribute).
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { webUiLink } from '../../shared/temporal.js';
-import { maintenancePlanQuery, maintenanceStatusQuery, setStageUpdate } from '../../workflows/messages.js';
+import { maintenancePlanQuery, maintenanceRefreshPlanUpdate, maintenanceStatusQuery, setStageUpdate } from '../../workflows/messages.js';
 import type { MaintenanceStatus } from '../../workflows/maintenance/types.js';
 import { callerIdentity } from '../client.js';
 import type { Io } from './drain.js';
@@ -15,6 +15,8 @@ import type { Session } from './session.js';
 
 const QUERY_TIMEOUT_MS = 10_000;
 const UPDATE_TIMEOUT_MS = 15_000;
+/** How long `plan` waits for a fresh preview (the workflow reads every selected node's pods). */
+const REFRESH_TIMEOUT_MS = 30_000;
 
 async function queryMaintenance(client: Client, id: string): Promise<MaintenanceStatus | undefined> {
   return client.withDeadline(Date.now() + QUERY_TIMEOUT_MS, () => client.workflow.getHandle(id).query(maintenanceStatusQuery)).catch(() => undefined);
@@ -33,17 +35,25 @@ export async function maintenanceStatus(session: Session, t: Target & { kind: 'm
   return 0;
 }
 
-/** The Idle preview in full (the maintenancePlan query): per node, entry and wave, the pods Drain would evict; skipped, kept, PDB blockers. */
+/**
+ * The Idle preview in full: per node, entry and wave, the pods Drain would evict; skipped, kept, PDB
+ * blockers. Asks for a fresh one (the refreshPlan update); one not ready within REFRESH_TIMEOUT_MS
+ * (a large selection) gives way to the last one (the maintenancePlan query), its age shown.
+ */
 export async function maintenancePlan(session: Session, name: string, io: Io): Promise<number> {
   const id = await maintenanceWorkflowIdOf(session, name);
   const client = await session.client();
   const desc = await describe(client, id);
   if (!desc) throw new CliError(`no workflow ${id} in Temporal namespace ${session.settings.namespace} yet (the bridge starts it: is it running?)`);
   if (desc.status.name !== 'RUNNING') throw new CliError(`maintenance ${name} has ended (${id} ${desc.status.name.toLowerCase()}): no plan to show`);
-  const plan = await client.withDeadline(Date.now() + QUERY_TIMEOUT_MS, () => client.workflow.getHandle(id).query(maintenancePlanQuery)).catch(() => undefined);
+  const h = client.workflow.getHandle(id);
+  let plan = await client.withDeadline(Date.now() + REFRESH_TIMEOUT_MS, () => h.executeUpdate(maintenanceRefreshPlanUpdate)).catch(() => undefined);
+  const fresh = !!plan;
+  plan ??= await client.withDeadline(Date.now() + QUERY_TIMEOUT_MS, () => h.query(maintenancePlanQuery)).catch(() => undefined);
   if (!plan) throw new CliError(`${id} is running, but no worker answered within ${QUERY_TIMEOUT_MS / 1000} s: is a worker polling task queue ${desc.taskQueue}?`);
   io.out(`${id} (Web UI: ${webUiLink(id)})`);
-  io.out(renderPlan(plan));
+  if (!fresh && plan.stage === 'Idle') io.out(`(no fresh preview within ${REFRESH_TIMEOUT_MS / 1000} s: the last one follows)`);
+  io.out(renderPlan(plan, new Date()));
   return 0;
 }
 

@@ -9,6 +9,13 @@ import { byControlPlane } from '../support/cluster.js';
 import { maintenancePlanQuery } from '../../workflows/messages.js';
 import { appOf, MaintenanceFixture } from '../support/maintenance.js';
 import { waitFor } from '../support/wait.js';
+import { DRAIN_RULE } from '../../api/drain-rule.js';
+import type { MaintenanceStatus } from '../../workflows/maintenance/types.js';
+import { run } from '../../starter/cli/main.js';
+// run() loads these on demand; jest's ESM loader needs them loaded up front.
+import '../../starter/cli/commands.js';
+import '../../starter/cli/session.js';
+import '../../starter/cli/explain.js';
 
 const selectNodes = (...names: string[]) => ({ nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name' as const, operator: 'In' as const, values: names }] }] });
 const D = (podPriority: number, podSelector?: { matchLabels: Record<string, string> }) => ({ podType: 'Default' as const, podPriority, ...(podSelector ? { podSelector } : {}) });
@@ -58,7 +65,8 @@ describe('the Idle preview', () => {
 
     // The same cluster again: the activity answers the digest alone (nothing new for the history).
     const again = await createPreviewActivities(f.c).previewMaintenance({ nodes: [node], plan: plan.plan, previous: plan.preview!.digest });
-    expect(again).toEqual({ digest: plan.preview!.digest, unchanged: true });
+    expect(again).toMatchObject({ digest: plan.preview!.digest, unchanged: true });
+    expect('nodes' in again).toBe(false);
 
     // NM-2.2: no write to any Node, no eviction, no pod write in the namespace, no finalizer.
     const writes = (await f.audit()).filter(
@@ -71,5 +79,60 @@ describe('the Idle preview', () => {
     expect(await f.evictions()).toEqual([]);
     expect(await f.hasFinalizer(name)).toBe(false);
     expect((await f.c.core.readNode({ name: node })).spec?.unschedulable).toBeFalsy();
+  }, 180_000);
+});
+
+describe('#24.5 the Idle preview follows the cluster and says when it was computed', () => {
+  const f = new MaintenanceFixture('it-nm-fresh');
+  let ruleName = '';
+  beforeAll(() => f.setup(1), 60_000);
+  afterAll(async () => {
+    if (ruleName) await f.objects.deleteClusterCustomObject({ group: DRAIN_RULE.group, version: DRAIN_RULE.version, plural: DRAIN_RULE.plural, name: ruleName }).catch(() => undefined);
+    await f.teardown();
+  }, 60_000);
+
+  /** Within this, a change shows: well under the 60 s (and more) between the old refreshes. */
+  const SOON_MS = 20_000;
+  const line = (s: MaintenanceStatus) => s.nodeStatuses[0]?.drainMessage ?? '';
+
+  test('#24.5 a PDB, a DrainRule and a new pod each show in the preview within seconds, its time in the status line, and `plan` computes a fresh one', async () => {
+    const [node] = f.nodes as [string];
+    await f.pod('shop', node, 0);
+    await f.waitApps(['shop']);
+    const name = `${f.group}-m`;
+    const h = await f.create(name, { nodeSelector: selectNodes(node) });
+
+    const first = await f.statusWhen(h, 'the first preview', (s) => line(s).startsWith('Planned: 1 pod'));
+    const computedAt = (await h.query(maintenancePlanQuery)).preview!.computedAt;
+    expect(first.message).toBe(`Idle: 1 node selected; nothing touched; preview computed at ${computedAt}`);
+
+    // A PDB that allows no disruption: the pod shows as blocked.
+    await f.blockingPdb('shop');
+    const shopPod = (await f.pods()).find((p) => appOf(p.metadata?.name) === 'shop')!.metadata!.name!;
+    const pdbSeen = await f.statusWhen(h, 'the PDB in the preview', (s) => line(s).includes(`blocked now: ${f.ns}/${shopPod} (PDB shop)`), SOON_MS);
+    expect(pdbSeen.message).not.toContain(computedAt); // recomputed, and it says so
+
+    // A DrainRule that skips the pod.
+    ruleName = `${f.group}-skip`;
+    await f.objects.createClusterCustomObject({
+      group: DRAIN_RULE.group, version: DRAIN_RULE.version, plural: DRAIN_RULE.plural,
+      body: { apiVersion: `${DRAIN_RULE.group}/${DRAIN_RULE.version}`, kind: DRAIN_RULE.kind, metadata: { name: ruleName }, spec: { drain: { behavior: 'Skip' }, nodes: [{ selector: { matchLabels: { 'kubernetes.io/hostname': node } } }], pods: [{ selector: { matchLabels: { app: 'shop' } } }] } },
+    });
+    await f.statusWhen(h, 'the DrainRule in the preview', (s) => line(s).startsWith('Planned: no pod to evict, 1 skipped'), SOON_MS);
+
+    // A new pod on the node.
+    await f.pod('late', node, 0);
+    await f.statusWhen(h, 'the new pod in the preview', (s) => line(s).startsWith('Planned: 1 pod in 1 entry, 1 skipped'), SOON_MS);
+
+    // `plan`: a preview computed after the command asked, and how old it is.
+    const asked = new Date().toISOString();
+    const out: string[] = [];
+    const err: string[] = [];
+    expect(await run(['maintenance', name, 'plan'], { out: (l) => out.push(l), err: (l) => err.push(l) })).toBe(0);
+    expect(err).toEqual([]);
+    const shown = /nodes: 1 previewed; computed \d+ s ago at (\S+)/.exec(out.join('\n'));
+    expect(shown).not.toBeNull();
+    expect(shown![1]! >= asked).toBe(true);
+    expect(out.join('\n')).toContain(`${f.ns}/${shopPod}: DrainRule ${ruleName}`);
   }, 180_000);
 });

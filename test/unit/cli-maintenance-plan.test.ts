@@ -12,6 +12,7 @@ test('maintenance <name> plan parses; it takes no further argument and no --reas
   expect(() => parseCommand(['maintenance', 'rack-7', 'plan', '--reason', 'x'])).toThrow(new UsageError('--reason goes with stage, not plan'));
 });
 
+const NOW = new Date('2026-11-27T10:00:12.000Z');
 const plan = effectivePlan([{ podType: 'Default', podPriority: 1000 }]);
 
 const PREVIEW: MaintenancePlan = {
@@ -20,6 +21,7 @@ const PREVIEW: MaintenancePlan = {
   plan,
   preview: {
     digest: 'd',
+    computedAt: '2026-11-27T10:00:00.000Z',
     nodes: [
       {
         node: 'n1',
@@ -49,9 +51,9 @@ const PREVIEW: MaintenancePlan = {
 };
 
 test('the plan text groups pods by node, plan entry and wave, then lists skipped, kept and blocked pods with their reasons', () => {
-  expect(renderPlan(PREVIEW).split('\n')).toEqual([
+  expect(renderPlan(PREVIEW, NOW).split('\n')).toEqual([
     'maintenance rack-7: stage Idle; plan of 13 entries',
-    'nodes: 2 previewed',
+    'nodes: 2 previewed; computed 12 s ago at 2026-11-27T10:00:00.000Z',
     '  n1: Planned: 3 pods in 2 entries, 1 waited for, 1 skipped, 1 kept; blocked now: app/db-0 (PDB db)',
     '    entry 1: Default ≤ 1000',
     '      wave 0:',
@@ -75,6 +77,6 @@ test('the plan text groups pods by node, plan entry and wave, then lists skipped
 });
 
 test('without a preview, or after Idle, the text says so', () => {
-  expect(renderPlan({ name: 'm', stage: 'Cordon', plan: [...DEFAULT_DRAIN_PLAN] })).toBe('maintenance m: stage Cordon; plan of 12 entries\nno preview: it is computed only while Idle');
-  expect(renderPlan({ ...PREVIEW, stage: 'Drain' }).split('\n')[1]).toBe('(the preview as last computed while Idle; the stage is now Drain)');
+  expect(renderPlan({ name: 'm', stage: 'Cordon', plan: [...DEFAULT_DRAIN_PLAN] }, NOW)).toBe('maintenance m: stage Cordon; plan of 12 entries\nno preview: it is computed only while Idle');
+  expect(renderPlan({ ...PREVIEW, stage: 'Drain' }, NOW).split('\n')[1]).toBe('(the preview as last computed while Idle; the stage is now Drain)');
 });

@@ -114,6 +114,7 @@ describe('NodeMaintenance CRD', () => {
       { name: 'Stage', type: 'string', jsonPath: '.spec.stage' },
       { name: 'Drained', type: 'string', jsonPath: '.status.conditions[?(@.type=="Drained")].status' },
       { name: 'Nodes', type: 'integer', jsonPath: '.status.selectedNodes' },
+      { name: 'Blocked', type: 'integer', jsonPath: '.status.drainStatus.podsBlocked' },
       { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
       { name: 'Reason', type: 'string', jsonPath: '.spec.reason', priority: 1 },
     ]);

@@ -4,7 +4,7 @@
 import type { NodePreview } from '../../shared/maintenance-preview.js';
 import type { MaintenanceInput } from '../../workflows/maintenance/types.js';
 import { nodeMaintenanceWorkflow } from '../../workflows/index.js';
-import { maintenanceDeletingSignal, maintenancePlanQuery, maintenanceStatusQuery } from '../../workflows/messages.js';
+import { maintenanceDeletingSignal, maintenancePlanQuery, maintenanceRefreshPlanUpdate, maintenanceStatusQuery } from '../../workflows/messages.js';
 import { maintenanceNodeWorkflowId, maintenanceWorkflowId } from '../../workflows/ids.js';
 import { FakeCluster, SELECTOR } from '../support/fake-maintenance.js';
 import { waitFor } from '../support/wait.js';
@@ -64,8 +64,47 @@ test.concurrent('NM-2.2 Idle previews the drain: the per-node summary replaces "
 
     await h.signal(maintenanceDeletingSignal);
     await h.result();
-    expect(fake.calls.map((c) => c.name).filter((n) => n !== 'selectMaintenanceNodes' && n !== 'previewMaintenance')).toEqual([]);
+    expect(fake.calls.map((c) => c.name).filter((n) => !['selectMaintenanceNodes', 'previewMaintenance', 'watchPreviewInputs'].includes(n))).toEqual([]);
     expect(fake.finalizer).toBe(false);
     for (const n of nodes) expect(fake.nodes.get(n)).toMatchObject({ cordoned: false, heldBy: [] });
   }, { workflowIds: [maintenanceWorkflowId({ name: 'prev', uid: 'uid-prev' }), ...nodes.map(maintenanceNodeWorkflowId)] });
+});
+
+describe('#24.5 the Idle preview is recomputed on the changes that matter, says when, and `plan` gets a fresh one', () => {
+  test.concurrent('a change the watch reports recomputes it at once; refreshPlan answers a preview computed after the ask; waiting sets no timer', async () => {
+    const nodes = ['fresh-1'];
+    const fake = new FakeCluster(nodes);
+    await env().withWorker(fake.activities(), async (tq) => {
+      const input: MaintenanceInput = { name: 'fresh', uid: 'uid-fresh', createdAt: '2026-11-23T10:00:00Z', spec: { nodeSelector: SELECTOR }, generation: 1 };
+      const h = await env().client.workflow.start(nodeMaintenanceWorkflow, { taskQueue: tq, workflowId: maintenanceWorkflowId(input), args: [input], workflowExecutionTimeout: '2 minutes' });
+      const watching = (n: number) => waitFor(`watch #${n}`, async () => fake.callsOf('watchPreviewInputs').length >= n, { timeoutMs: 30_000, intervalMs: 50 });
+      await watching(1);
+      const first = (await h.query(maintenancePlanQuery)).preview!;
+      expect(Date.parse(first.computedAt)).not.toBeNaN();
+      const s = await h.query(maintenanceStatusQuery);
+      expect(s.message).toBe(`Idle: 1 node selected; nothing touched; preview computed at ${first.computedAt}`);
+      // The watch is given where the preview read (its hint), the selected nodes and the selector.
+      expect(fake.callsOf('watchPreviewInputs')[0]!.input).toMatchObject({ nodes, nodeSelector: SELECTOR, maxMs: 60_000, hint: fake.watchHint });
+
+      // A change (a pod, a PDB, a DrainRule): recomputed, and watched again.
+      fake.changed();
+      await watching(2);
+      expect(fake.callsOf('previewMaintenance')).toHaveLength(2);
+      const second = (await h.query(maintenancePlanQuery)).preview!;
+      expect(second.computedAt > first.computedAt).toBe(true);
+
+      // `plan`: the update answers a preview computed after it asked.
+      const asked = new Date().toISOString();
+      const fresh = await h.executeUpdate(maintenanceRefreshPlanUpdate);
+      expect(fresh.stage).toBe('Idle');
+      expect(fresh.preview!.computedAt >= asked).toBe(true);
+      expect(fake.callsOf('previewMaintenance')).toHaveLength(3);
+
+      await h.signal(maintenanceDeletingSignal);
+      await h.result();
+      // Waiting cost no timer: the watch activity waited (old: a timer per refresh, polling).
+      const events = (await h.fetchHistory()).events!;
+      expect(events.filter((e) => e.timerStartedEventAttributes)).toEqual([]);
+    }, { workflowIds: [maintenanceWorkflowId({ name: 'fresh', uid: 'uid-fresh' }), ...nodes.map(maintenanceNodeWorkflowId)] });
+  });
 });

@@ -7,11 +7,14 @@
 // Stages, one handler each (the table below): Idle → Cordon → Drain → Complete, forward only.
 import {
   ApplicationFailure,
+  CancellationScope,
   WorkflowIdReusePolicy,
   ParentClosePolicy,
   allHandlersFinished,
   condition,
   continueAsNew,
+  isCancellation,
+  log,
   patched,
   getExternalWorkflowHandle,
   setCurrentDetails,
@@ -23,11 +26,13 @@ import {
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { effectivePlan, type PlanEntry } from '../../api/drain-plan.js';
 import type { Selection } from '../../activities/maintenance/select.js';
+import type { PreviewWatchHint } from '../../activities/maintenance/preview-watch.js';
 import type { NodeMaintenanceSpecInput, NodeSelector } from '../../api/node-maintenance.js';
 import { maintenanceEventRef, maintenanceNodeWorkflowId, maintenanceObjectAttr } from '../ids.js';
 import {
   maintenanceDeletingSignal,
   maintenancePlanQuery,
+  maintenanceRefreshPlanUpdate,
   maintenanceSpecChangedUpdate,
   maintenanceStatusQuery,
   nodeReportSignal,
@@ -41,14 +46,17 @@ import { maintenanceNodeWorkflow } from './node.js';
 import { advance, idleRefreshMs } from './progress.js';
 import { isDrainedNow, maintenanceStatus, progressNodes, type Facts } from './status.js';
 import type { MaintenancePreview } from '../../shared/maintenance-preview.js';
-import { isStage, stageRank, STAGES, type HolderInfo, type MaintenanceInput, type MaintenanceStatus, type NodeReport, type Stage, type StageStatus } from './types.js';
+import { isStage, stageRank, STAGES, type HolderInfo, type MaintenanceInput, type MaintenancePlan, type MaintenanceStatus, type NodeReport, type Stage, type StageStatus } from './types.js';
 
 /** Membership is live (NM-2.6): the selection is read again this often while nodes are held. */
 const MEMBERSHIP_MS = 10_000;
-/** While Idle, the preview (which nodes, which pods) is refreshed every 60 s, backing off while unchanged (idleRefreshMs). */
-const IDLE_REFRESH_MS = 60_000; // before the backoff (histories recorded without it replay with it)
 /** The preview reads every selected node's pods: heartbeating, so a long selection is not cut at 30 s. */
 const previewSteps = longSteps('10 minutes');
+/**
+ * The watch for the preview's next change answers within idleRefreshMs (10 min at most). A watch
+ * that keeps failing (retried meanwhile) gives up after 12 min: the preview is then refreshed anyway.
+ */
+const watchSteps = longSteps('11 minutes', { scheduleToCloseTimeout: '12 minutes' });
 
 type Next = Stage | 'End';
 
@@ -96,6 +104,13 @@ export class Maintenance implements Facts {
   planned: string[] = [];
   /** The Idle preview of what Drain would do (kept after Idle as last seen). */
   preview?: MaintenancePreview;
+  /** Where the watch for the preview's next change starts (from the latest preview). */
+  private watchHint?: PreviewWatchHint;
+  /** Previews finished by this run, one being computed, and whether `plan` asked for a fresh one. */
+  private previewsDone = 0;
+  private previewing = false;
+  private refreshAsked = false;
+  private renewing = false;
   selectedTotal = 0;
   readonly stageStatuses: StageStatus[] = [];
   /** Who asked for `desired` by setStage (recorded in the stage's entry when it starts). */
@@ -172,6 +187,7 @@ export class Maintenance implements Facts {
   /** Continues as new when the server suggests it, once no update or signal handler is mid-way. */
   private async renewIfLong(): Promise<void> {
     if (!workflowInfo().continueAsNewSuggested) return;
+    this.renewing = true; // a refreshPlan waiting for a preview answers with the last one
     await condition(allHandlersFinished);
     await continueAsNew<typeof nodeMaintenanceWorkflow>(this.carry());
   }
@@ -179,7 +195,16 @@ export class Maintenance implements Facts {
   /** Messages: the status query, the two stage updates, deletion, and the node reports. */
   private listen(): void {
     setHandler(maintenanceStatusQuery, () => this.status());
-    setHandler(maintenancePlanQuery, () => ({ name: this.name, stage: this.stage, plan: this.plan, preview: this.preview }));
+    setHandler(maintenancePlanQuery, () => this.planAnswer());
+    // A preview computed after the ask (one already under way read the cluster before it); only while Idle.
+    setHandler(maintenanceRefreshPlanUpdate, async () => {
+      if (this.stage === 'Idle' && !this.deleting) {
+        const want = this.previewsDone + (this.previewing ? 2 : 1);
+        this.refreshAsked = true;
+        await condition(() => this.previewsDone >= want || this.stage !== 'Idle' || this.deleting || this.renewing);
+      }
+      return this.planAnswer();
+    });
     setHandler(
       setStageUpdate,
       async ({ stage, reason, requestedBy }) => {
@@ -272,26 +297,75 @@ export class Maintenance implements Facts {
       unchanged = changed || edited ? 0 : unchanged + 1;
       this.publish();
       this.dirty = false;
-      const wait = patched('idle-refresh-backs-off') ? idleRefreshMs(unchanged) : IDLE_REFRESH_MS;
-      // A spec edit while Idle (selector, drain options) refreshes the preview at once.
-      await condition(() => this.desired !== 'Idle' || this.deleting || this.dirty, wait);
+      // Until what the preview read changes (watched), a spec edit, a stage, deletion, or `plan` asks;
+      // idleRefreshMs is only the safety net.
+      await this.waitForChange(idleRefreshMs(unchanged));
       if (this.deleting && this.desired === 'Idle') return 'End'; // NM-2.11: no finalizer, nothing held
       if (this.desired !== 'Idle') return this.desired;
-      await this.renewIfLong();
+      if (!this.refreshAsked) await this.renewIfLong(); // the refreshPlan handler waits for the next preview
     }
   }
 
+  private planAnswer(): MaintenancePlan {
+    return { name: this.name, stage: this.stage, plan: this.plan, preview: this.preview };
+  }
+
+  private woken(): boolean {
+    return this.desired !== 'Idle' || this.deleting || this.dirty || this.refreshAsked;
+  }
+
   /**
-   * Read-only (NM-2.2). An unchanged preview comes back as its digest alone, so refreshes keep history
-   * small. Whether it changed.
+   * Read-only (NM-2.2). An unchanged preview comes back as its digest alone (with its new time), so
+   * refreshes keep history small. Whether it changed.
    */
   private async refreshPreview(): Promise<boolean> {
+    this.refreshAsked = false;
+    this.previewing = true;
     const r = await previewSteps.previewMaintenance.executeWithOptions({ summary: 'preview the drain' }, [
       { nodes: this.planned, plan: this.plan, options: this.spec.drain, previous: this.preview?.digest },
     ]);
-    if ('unchanged' in r) return false;
-    this.preview = r;
+    this.previewing = false;
+    this.previewsDone++;
+    this.watchHint = r.watch;
+    if ('unchanged' in r) {
+      if (this.preview) this.preview = { ...this.preview, computedAt: r.computedAt };
+      return false;
+    }
+    const { watch: _w, ...preview } = r;
+    this.preview = preview;
     return true;
+  }
+
+  /**
+   * Waits for something the preview was computed from to change (watchPreviewInputs: one activity
+   * that watches, no polling; nothing changing costs one activity per maxMs), or for woken().
+   */
+  private async waitForChange(maxMs: number): Promise<void> {
+    const hint = this.watchHint;
+    if (!hint) {
+      await condition(() => this.woken(), maxMs);
+      return;
+    }
+    let done = false;
+    const scope = new CancellationScope();
+    const watching = scope
+      .run(() =>
+        watchSteps.watchPreviewInputs.executeWithOptions({ summary: 'watch what the preview read' }, [
+          { hint, nodes: this.planned, nodeSelector: this.spec.nodeSelector as NodeSelector, maxMs },
+        ]),
+      )
+      .then(
+        () => undefined,
+        (err: unknown) => {
+          if (!isCancellation(err)) log.warn('the watch for preview changes failed; refreshing the preview anyway', { error: String(err) });
+        },
+      )
+      .finally(() => {
+        done = true;
+      });
+    await condition(() => done || this.woken());
+    if (!done) scope.cancel();
+    await watching;
   }
 
   // ---- Cordon and Drain: hold the selected nodes; in Drain, advance through the plan.

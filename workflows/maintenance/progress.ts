@@ -137,9 +137,9 @@ export function budgetWaitSuffix(nodes: ReadonlyArray<{ budgetWait?: string }>):
 }
 
 /**
- * How long an Idle maintenance waits before refreshing its preview, after `unchanged` refreshes in a
- * row found it the same: 60 s, doubling while nothing changes, at most 10 min. A spec edit refreshes at
- * once and starts again from 60 s; so a fleet of Idle maintenances costs the worker next to nothing.
+ * The longest an Idle maintenance waits before refreshing its preview without a change seen (the
+ * watch's bound, a safety net), after `unchanged` refreshes in a row found it the same: 60 s, doubling
+ * while nothing changes, at most 10 min. A watched change, a spec edit or `plan` refreshes at once.
  */
 export function idleRefreshMs(unchanged: number): number {
   return Math.min(60_000 * 2 ** Math.max(0, unchanged), 600_000);

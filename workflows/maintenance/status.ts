@@ -1,6 +1,7 @@
 // What a maintenance reports (the maintenanceStatus query, mirrored into the object's status):
 // per-node messages by the rules of spec §3, the aggregate drainStatus, and the conditions.
 import { reached } from '../../api/drain-plan.js';
+import { drainBlockers, nodesMessage } from '../../shared/drain-blockers.js';
 import { budgetWaitSuffix, drainStatusMessage, firstNotReady, reachedDrainTargets, sumCounts, type ProgressNode } from './progress.js';
 import { nodeMessage } from './targets.js';
 import type { PlanEntry } from '../../api/drain-plan.js';
@@ -90,6 +91,8 @@ export function maintenanceStatus(f: Facts): MaintenanceStatus {
   const reports = [...f.nodes.values()];
   const counts = sumCounts(nodeStatuses);
   const drained = f.drainedAt !== undefined || isDrainedNow(f);
+  // What blocks the drain, where `kubectl get` and `describe` look first (not only in nodeStatuses).
+  const blocked = f.stage === 'Drain' && !drained ? nodeStatuses.filter((n) => drainBlockers(n.drainMessage).length) : [];
   const drainMessage = drainStatusMessage(drained, reports.map((r) => ({ finished: !!r?.finished, limitedBy: r?.limitedBy ?? [], gone: r?.gone, claimed: !!r?.claimedBy, budgetWait: r?.budgetWait })));
   return {
     stage: f.stage,
@@ -100,17 +103,30 @@ export function maintenanceStatus(f: Facts): MaintenanceStatus {
     nodeStatuses,
     nodeStatusesOmitted: Math.max(0, names.length - NODE_STATUS_CAP),
     drainStatus: { reachedDrainTargets: reachedDrainTargets(progressNodes(f)), drainMessage: f.stage === 'Drain' || drained ? drainMessage : f.stage === 'Idle' ? 'Planned' : 'NotDraining', ...counts },
-    conditions: conditions(f, drained, drainMessage),
-    message: oneLine(f, drained, drainMessage),
+    conditions: conditions(f, drained, drainMessage, blocked),
+    message: oneLine(f, drained, drainMessage, blocked),
     observedGeneration: f.observedGeneration,
     completed: f.completed,
   };
 }
 
-function conditions(f: Facts, drained: boolean, drainMessage: string): Condition[] {
+/** The Drained condition's message while nodes are blocked: the aggregate naming each blocked node's pods and PDBs. */
+const blockedMessage = (drainMessage: string, blocked: readonly MaintenanceNodeStatus[]) =>
+  nodesMessage(drainMessage, blocked.map((n) => ({ name: n.nodeRef.name, message: n.drainMessage })), 'blocked');
+
+/** "2 pods blocked on node n1: Pods app/db-0, app/db-1: … PDB db (+1 more)": the one-line message's blocker part. */
+function blockedLine(blocked: readonly MaintenanceNodeStatus[]): string {
+  const pods = blocked.reduce((s, n) => s + n.podsBlocked, 0);
+  const lines = blocked.flatMap((n) => drainBlockers(n.drainMessage).map((b) => `${b} (node ${n.nodeRef.name})`));
+  const count = pods ? `${pods} pod${pods === 1 ? '' : 's'} blocked` : 'blocked';
+  return `${count}: ${lines[0]}${lines.length > 1 ? ` (+${lines.length - 1} more)` : ''}`;
+}
+
+function conditions(f: Facts, drained: boolean, drainMessage: string, blocked: readonly MaintenanceNodeStatus[]): Condition[] {
   const out: Condition[] = [];
   const drainedBefore = f.stageStatuses.some((s) => s.name === 'Drain');
   if (drained) out.push({ type: 'Drained', status: 'True', reason: f.nodes.size ? 'Drained' : 'NoNodes', message: 'every selected node is drained' });
+  else if (f.stage === 'Drain' && blocked.length) out.push({ type: 'Drained', status: 'False', reason: 'DrainBlocked', message: blockedMessage(drainMessage, blocked) });
   else if (f.stage === 'Drain') out.push({ type: 'Drained', status: 'False', reason: 'Draining', message: drainMessage });
   else if (f.stage === 'Complete' && drainedBefore) out.push({ type: 'Drained', status: 'False', reason: 'Canceled', message: 'Complete began before the nodes were drained' });
   else out.push({ type: 'Drained', status: 'False', reason: 'NotDraining', message: `stage ${f.stage}` });
@@ -139,16 +155,17 @@ function cordonLine(f: Facts, n: number): string {
   return `Cordon: ${n - waiting} node${n - waiting === 1 ? '' : 's'} cordoned${budgetWaitSuffix(live.map((r) => ({ budgetWait: r?.budgetWait })))}`;
 }
 
-function oneLine(f: Facts, drained: boolean, drainMessage: string): string {
+function oneLine(f: Facts, drained: boolean, drainMessage: string, blocked: readonly MaintenanceNodeStatus[]): string {
   if (f.selectsAll && !f.selectsAll.acknowledged) return `selects all ${f.selectsAll.total} nodes: waiting for the annotation maintenance.slipway.dev/allow-all-nodes: "true"`;
   const n = f.stage === 'Idle' ? f.planned.length : f.nodes.size;
   switch (f.stage) {
     case 'Idle':
-      return `Idle: ${n} node${n === 1 ? '' : 's'} selected; nothing touched`;
+      // How old the per-node preview lines are: recomputed on the changes that matter, yet never newer than this.
+      return `Idle: ${n} node${n === 1 ? '' : 's'} selected; nothing touched${f.preview ? `; preview computed at ${f.preview.computedAt}` : ''}`;
     case 'Cordon':
       return cordonLine(f, n);
     case 'Drain':
-      return drained ? `Drained: ${n} node${n === 1 ? '' : 's'}` : `Drain: ${drainMessage}`;
+      return drained ? `Drained: ${n} node${n === 1 ? '' : 's'}` : `Drain: ${drainMessage}${blocked.length ? `; ${blockedLine(blocked)}` : ''}`;
     case 'Complete':
       return f.completed ? 'Complete: nodes released' : 'Complete: releasing nodes';
   }
