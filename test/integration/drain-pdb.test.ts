@@ -238,11 +238,11 @@ describe('#24.1 no eviction of a skipped pod leaves the worker after the skip is
       const accepted = await acceptedAt(handle, 'skipPod');
 
       const result = await handle.result();
-      expect(result.status.phase).toBe('Drained');
-      expect(result.status.forced).toEqual([expect.objectContaining({ pod: `${f.ns}/${name}`, action: 'Skip', by: 'signal' })]);
       const after = evictionsAfter(await f.audit(), name, accepted);
       console.log(`#24.1 batch: evictions of ${name} after the skip's acceptance: ${after.length}`);
       expect(after.map((e) => `${e.requestReceivedTimestamp} ${e.responseStatus?.code}`)).toEqual([]);
+      expect(result.status.phase).toBe('Drained');
+      expect(result.status.forced).toEqual([expect.objectContaining({ pod: `${f.ns}/${name}`, action: 'Skip', by: 'signal' })]);
       const still = await f.c.core.readNamespacedPod({ namespace: f.ns, name });
       expect(still.metadata!.uid).toBe(p.metadata!.uid);
       expect(still.metadata!.deletionTimestamp).toBeUndefined();
@@ -307,10 +307,10 @@ describe('#24.1 no eviction of a skipped pod leaves the worker after the skip is
       await startWorkflows();
 
       const result = await handle.result();
-      expect(result.status.phase).toBe('Drained');
       const after = evictionsAfter(await f.audit(), name, accepted);
       console.log(`#24.1 wave wait, ${signalName}: evictions of ${name} after the signal's acceptance: ${after.length}`);
       expect(after.map((e) => `${e.requestReceivedTimestamp} ${e.responseStatus?.code}`)).toEqual([]);
+      expect(result.status.phase).toBe('Drained');
       if (signalName === 'skipPod') {
         expect(result.status.forced).toEqual([expect.objectContaining({ pod: `${f.ns}/${name}`, action: 'Skip', by: 'signal' })]);
         const still = await f.c.core.readNamespacedPod({ namespace: f.ns, name });
