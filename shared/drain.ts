@@ -94,6 +94,14 @@ export const UNREACHABLE_TERMINATING_SKIP_MS = 5_000;
 
 export const podKey = (p: { namespace: string; name: string }) => `${p.namespace}/${p.name}`;
 
+/**
+ * The drain's query of the operator decisions it has accepted (workflows/messages.ts), by name here
+ * because the activities that ask it (activities/drain/decisions.ts) may not import workflow code.
+ */
+export const DRAIN_DECISIONS_QUERY = 'drainDecisions';
+/** 'Skip': never evict or delete the pod. 'ForceDelete': a forceDeletePod not yet carried out (no eviction either). */
+export type OperatorDecision = 'Skip' | 'ForceDelete';
+
 /** Sorted by namespace/name, so messages and tests are deterministic. */
 export function byKey<T extends { namespace: string; name: string }>(a: T, b: T): number {
   const ka = podKey(a);

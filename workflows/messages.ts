@@ -5,6 +5,7 @@ import type { CycleNodeRequestSpecInput } from '../api/cycle-node-request.js';
 import type { CycleStatus, CycleNodeStatus } from './cycle/types.js';
 import type { DrainStatus } from './drain/status.js';
 import type { Lane } from '../api/drain-plan.js';
+import { DRAIN_DECISIONS_QUERY, type OperatorDecision } from '../shared/drain.js';
 import type { NodeMaintenanceSpecInput } from '../api/node-maintenance.js';
 import type { HolderInfo, MaintenancePlan, MaintenanceStatus, NodeCounts, NodeReport, Stage } from './maintenance/types.js';
 
@@ -25,6 +26,13 @@ export const forceDeletePodSignal = defineSignal<[PodTarget]>('forceDeletePod');
 export const retryNowSignal = defineSignal('retryNow');
 
 export const drainStatusQuery = defineQuery<DrainStatus>('drainStatus');
+/**
+ * The operator's decisions the drain has accepted, by pod key (namespace/name): 'Skip' (skipPod, or
+ * kept for want of an evacuator) or 'ForceDelete' (a forceDeletePod not yet carried out); the latest
+ * signal for a pod wins. The drain's activities ask it right before each eviction or deletion, so a
+ * decision accepted while one of them runs stops its next request (activities/drain/decisions.ts).
+ */
+export const drainDecisionsQuery = defineQuery<Record<string, OperatorDecision>>(DRAIN_DECISIONS_QUERY);
 
 /** The cycle request's progress: phase, message, every node's phase (mirrored into status by the bridge). */
 export const cycleStatusQuery = defineQuery<CycleStatus>('cycleStatus');

@@ -10,6 +10,7 @@ import { podKey, type PodRef } from '../../shared/drain.js';
 import { createEventActivities } from '../events.js';
 import { apiStatus, type Kube } from '../kube.js';
 import { createEvacuationActivities, type EvacuationObject } from './evacuation.js';
+import { decisionCheck, type DecisionCheck } from './decisions.js';
 
 export interface EvacuateInput {
   nodeName: string;
@@ -29,7 +30,9 @@ export type EvacuationState =
   /** No evacuator left (NM-5.3): the drain evicts the pod as any other. */
   | { uid: string; state: 'fallback' }
   /** Gone or terminal (NM-5.5). */
-  | { uid: string; state: 'left' };
+  | { uid: string; state: 'left' }
+  /** Not asked to leave: the operator skipped or force-deletes it meanwhile (the drain's next pass applies it). */
+  | { uid: string; state: 'withdrawn' };
 
 /** Steps one pod's Evacuation may take in one call: create, activate, a hand-over per evacuator, fallback. */
 const MAX_STEPS = 12;
@@ -47,7 +50,7 @@ export function createEvacuateActivities(kube: Kube) {
       dedupKey: `${o.metadata.uid}/${key}`,
     });
 
-  async function progress(input: EvacuateInput, pod: PodRef): Promise<EvacuationState> {
+  async function progress(input: EvacuateInput, pod: PodRef, check: DecisionCheck | undefined): Promise<EvacuationState> {
     const ref = { namespace: pod.namespace, name: pod.uid };
     const by = input.reason ? ` (${input.requester}: ${input.reason})` : ` (${input.requester})`;
     let o: EvacuationObject | undefined;
@@ -63,6 +66,12 @@ export function createEvacuateActivities(kube: Kube) {
       const presence = live?.metadata?.uid === pod.uid ? { exists: true, phase: live.status?.phase } : { exists: false };
       // Join first: every requester is listed (NM-5.1), whoever created the object.
       if (presence.exists && !o) {
+        // Asking an evacuator to move the pod is asking it to leave: not after the operator's decision.
+        const v = await check?.(pod, 'drain');
+        if (v && !v.go) {
+          if (v.unknown) throw new Error(v.why); // retried: never asked blind
+          return { uid: pod.uid, state: 'withdrawn' };
+        }
         for (const r of [{ name: input.requester, reason: input.reason }, ...(input.alsoRequesters ?? [])]) {
           o = await objects.ensureEvacuation({
             pod: { namespace: pod.namespace, name: pod.name, uid: pod.uid, labels: live!.metadata?.labels, annotations: live!.metadata?.annotations },
@@ -111,8 +120,9 @@ export function createEvacuateActivities(kube: Kube) {
     /** Where each pod's evacuation stands, after the steps due now (NM-5.1–5.5). */
     async progressEvacuations(input: EvacuateInput): Promise<EvacuationState[]> {
       const out: EvacuationState[] = [];
+      const check = decisionCheck();
       for (const pod of input.pods) {
-        out.push(await progress(input, pod));
+        out.push(await progress(input, pod, check));
         heartbeat({ done: out.length, of: input.pods.length });
       }
       return out;

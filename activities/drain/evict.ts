@@ -12,6 +12,7 @@ import { listNodePods } from './pods.js';
 import { mapLimit, TokenBucket } from './rate-limit.js';
 import { failpoint } from '../../shared/failpoint.js';
 import { currentDrainCaller } from './caller.js';
+import { decisionCheck, type DecisionCheck, type Purpose } from './decisions.js';
 
 export interface EvictInput {
   nodeName: string;
@@ -32,6 +33,8 @@ export interface DeleteInput {
   pods: PodRef[];
   /** undefined: the pod's own grace period. 0: immediately (force). */
   gracePeriodSeconds?: number;
+  /** The operator's forceDeletePod: sent unless a later skipPod took the pod back (else: unless any decision names the pod). */
+  forced?: boolean;
 }
 
 /** What is on the node now for a pod the workflow names: the pod, or why there is nothing to do. */
@@ -60,6 +63,16 @@ export interface EvictOptions {
   onEach?: (done: number) => void;
   /** Once aborted, no further eviction is sent (those pods come back NotTried). */
   signal?: AbortSignal;
+  /** Asked right before each request: an operator decision on the pod stops it (decisions.ts). */
+  check?: DecisionCheck;
+}
+
+/** The answer for a pod whose request the check stopped, or undefined: send it. */
+async function stopped(check: DecisionCheck | undefined, p: PodRef, purpose: Purpose): Promise<EvictResult | undefined> {
+  const v = await check?.(p, purpose);
+  if (!v || v.go) return undefined;
+  // No answer from the drain: retried like a refusal. A decision: never sent, the drain applies it.
+  return { ...p, outcome: v.unknown ? 'Failed' : 'Withdrawn', reason: v.why };
 }
 
 /**
@@ -98,6 +111,9 @@ export async function evictPresent(kube: Kube, pods: PodRef[], current: Current,
     if (c.outcome) return { ...p, outcome: c.outcome };
     await bucket.take();
     if (o.signal?.aborted) return { ...p, outcome: 'NotTried' };
+    const no = await stopped(o.check, p, 'drain');
+    if (no) return no;
+    if (o.signal?.aborted) return { ...p, outcome: 'NotTried' };
     try {
       await kube.core.createNamespacedPodEviction({
         name: p.name,
@@ -112,7 +128,7 @@ export async function evictPresent(kube: Kube, pods: PodRef[], current: Current,
       const refused = classifyEvictionError(err);
       const by = apiStatus(err) === 429 ? await admitted(p) : [];
       if (!by.length) return { ...p, ...refused };
-      return finishAdmittedEviction(kube, p, o.gracePeriodSeconds, by);
+      return (await stopped(o.check, p, 'drain')) ?? finishAdmittedEviction(kube, p, o.gracePeriodSeconds, by);
     } finally {
       o.onEach?.(++done);
     }
@@ -143,6 +159,7 @@ export function createEvictActivities(kube: Kube) {
       const half = Math.ceil(input.pods.length / 2);
       const results = await evictPresent(kube, input.pods, current, {
         ...input,
+        check: decisionCheck(),
         onEach: (done) => {
           heartbeat({ evicted: done, of: input.pods.length });
           if (done === half && input.pods.length > 1) {
@@ -159,10 +176,15 @@ export function createEvictActivities(kube: Kube) {
 
     async deletePods(input: DeleteInput): Promise<EvictResult[]> {
       const current = await currentPods(kube, input.nodeName);
+      const check = decisionCheck();
       return mapLimit(input.pods, 8, async (p): Promise<EvictResult> => {
         const c = current(p);
         // An already-terminating pod may still be force-deleted (grace 0 shortens its deadline).
         if (c.outcome === 'Gone' || (c.outcome === 'AlreadyTerminating' && input.gracePeriodSeconds !== 0)) return { ...p, outcome: c.outcome };
+        const no = await stopped(check, p, input.forced ? 'forceDelete' : 'drain');
+        // No answer from the drain: the activity is retried (idempotent), the pod is not deleted blind.
+        if (no?.outcome === 'Failed') throw new Error(no.reason);
+        if (no) return no;
         try {
           await kube.core.deleteNamespacedPod({
             name: p.name,

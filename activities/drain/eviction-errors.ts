@@ -2,8 +2,11 @@
 // and its numbers, so it is kept verbatim).
 import { ApiException } from '@kubernetes/client-node';
 
-/** NotTried: the caller stopped (a cancelled wait) before this pod's eviction was sent. */
-export type EvictionOutcome = 'Evicted' | 'Gone' | 'AlreadyTerminating' | 'Blocked' | 'MultiplePDBs' | 'NamespaceTerminating' | 'Failed' | 'NotTried';
+/**
+ * NotTried: the caller stopped (a cancelled wait) before this pod's eviction was sent. Withdrawn: not
+ * sent because the operator skipped or force-deletes the pod (activities/drain/decisions.ts).
+ */
+export type EvictionOutcome = 'Evicted' | 'Gone' | 'AlreadyTerminating' | 'Blocked' | 'MultiplePDBs' | 'NamespaceTerminating' | 'Failed' | 'NotTried' | 'Withdrawn';
 
 interface StatusBody {
   message?: string;

@@ -13,6 +13,7 @@ import type { DrainSnapshot, PodRef } from '../../shared/drain.js';
 import type { Kube } from '../kube.js';
 import { watchUntil } from '../watch.js';
 import { currentOf, evictPresent, isLeaving, type EvictResult } from './evict.js';
+import { decisionCheck } from './decisions.js';
 import { listNodePods, nodePods } from './pods.js';
 import { nodeByName, oneNode } from '../node-cache.js';
 import { untilDrainRulesChange } from './rules-wait.js';
@@ -109,6 +110,7 @@ export function createWaveWaitActivities(kube: Kube) {
   return {
     async waitForWave(input: WaveWaitInput): Promise<WaveWaitResult> {
       const ctx = Context.current();
+      const check = decisionCheck();
       const started = Date.now();
       const windowMs = input.endsAt === undefined ? input.timeoutMs : Math.max(0, Math.min(input.timeoutMs, input.endsAt - started));
       const known = new Set([...input.known, ...input.leaving]);
@@ -139,9 +141,14 @@ export function createWaveWaitActivities(kube: Kube) {
         await Promise.race([firstList, new Promise((r) => stop.signal.addEventListener('abort', r, { once: true }))]);
         for (let attempt = 1; refused.size && !stop.signal.aborted; attempt++) {
           const current = currentOf(pods.values());
-          const results = await evictPresent(kube, [...refused.values()], current, { ...input, signal: stop.signal });
+          const results = await evictPresent(kube, [...refused.values()], current, { ...input, signal: stop.signal, check });
           for (const r of results) {
             if (r.outcome === 'NotTried') continue;
+            if (r.outcome === 'Withdrawn') {
+              refused.delete(r.uid); // the operator's decision: never asked again (the drain applies it)
+              refusals.delete(r.uid);
+              continue;
+            }
             if (isLeaving(r)) {
               refused.delete(r.uid);
               refusals.delete(r.uid);

@@ -1,8 +1,14 @@
 // PDB-aware eviction and the escape hatch, on the local stack: a refusal is reported in the PDB's
 // own words and released when capacity returns; the Delete policy acts after its timeout; an
 // operator's skip signal frees a live drain. Forced actions land in status and as Events.
+import type { WorkflowHandle } from '@temporalio/client';
+import type { Worker } from '@temporalio/worker';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { temporalSettings } from '../../shared/temporal.js';
+import { createWorker } from '../../worker/worker.js';
 import { drainStatusQuery, forceDeletePodSignal, retryNowSignal, skipPodSignal } from '../../workflows/messages.js';
 import { DrainFixture, evictionsOf, mergePatch, slipwayDeletionsOf } from '../support/drain.js';
+import type { AuditEvent } from '../support/cluster.js';
 import { waitFor } from '../support/wait.js';
 
 async function podEvents(f: DrainFixture, reason: string) {
@@ -198,4 +204,122 @@ describe('an eviction a PDB admitted but whose delete never came (the evicting w
     expect(slipwayDeletionsOf(audit).map((e) => e.objectRef!.name)).toEqual([held!.metadata!.name]);
     expect(evictionsOf(audit).filter((e) => e.responseStatus?.code === 201).map((e) => e.objectRef!.name)).toEqual([other!.metadata!.name]);
   }, 120_000);
+});
+
+// Issue 24, item 1: a skip (or a force-delete) accepted while an eviction of the pod is in flight.
+// Accepted = the signal is in the drain's history (WorkflowExecutionSignaled): no eviction of that
+// pod may be sent after it, whether the activity that sends it has heard of the signal or not.
+describe('#24.1 no eviction of a skipped pod leaves the worker after the skip is accepted', () => {
+  /** When the drain's history recorded the signal `name` (epoch ms). */
+  async function acceptedAt(handle: WorkflowHandle, name: string): Promise<number> {
+    const h = await handle.fetchHistory();
+    const e = h.events!.find((x) => x.workflowExecutionSignaledEventAttributes?.signalName === name)!;
+    return Number(e.eventTime!.seconds) * 1000 + Math.floor((e.eventTime!.nanos ?? 0) / 1e6);
+  }
+  /** Evictions of pod `name` the apiserver received after `ms`. */
+  const evictionsAfter = (audit: AuditEvent[], name: string, ms: number) =>
+    evictionsOf(audit).filter((e) => e.objectRef?.name === name && new Date(e.requestReceivedTimestamp).getTime() > ms);
+
+  describe('a pod of an eviction batch not yet sent, under a PDB that allows every eviction', () => {
+    const f = new DrainFixture('it-skiprace-batch');
+    beforeAll(() => f.setup());
+    afterAll(() => f.teardown());
+
+    test('#24.1 no eviction of a skipped pod leaves the worker after the skip is accepted (batch)', async () => {
+      await f.deploy('web', 3);
+      const pods = await f.waitRunning(3);
+      await f.pdb('web', 0); // allows them all
+      // One eviction every 5 s, one at a time: the batch is out for 10 s.
+      const handle = await f.startDrain({ evictionQPS: 0.2, evictionConcurrency: 1 });
+      const first = await waitFor('the first eviction of the batch', async () => evictionsOf(await f.audit())[0], { intervalMs: 100, timeoutMs: 60_000 });
+      const p = pods.find((x) => x.metadata!.name !== first.objectRef!.name)!;
+      const name = p.metadata!.name!;
+      await handle.signal(skipPodSignal, { namespace: f.ns, name, reason: 'keep this one' });
+      const accepted = await acceptedAt(handle, 'skipPod');
+
+      const result = await handle.result();
+      const after = evictionsAfter(await f.audit(), name, accepted);
+      console.log(`#24.1 batch: evictions of ${name} after the skip's acceptance: ${after.length}`);
+      expect(after.map((e) => `${e.requestReceivedTimestamp} ${e.responseStatus?.code}`)).toEqual([]);
+      expect(result.status.phase).toBe('Drained');
+      expect(result.status.forced).toEqual([expect.objectContaining({ pod: `${f.ns}/${name}`, action: 'Skip', by: 'signal' })]);
+      const still = await f.c.core.readNamespacedPod({ namespace: f.ns, name });
+      expect(still.metadata!.uid).toBe(p.metadata!.uid);
+      expect(still.metadata!.deletionTimestamp).toBeUndefined();
+      expect(still.spec!.nodeName).toBe(f.node);
+    }, 120_000);
+  });
+
+  // The issue's race: the wave wait retries a refused eviction of P; the signal lands; the PDB then
+  // allows it. The workflow's own worker is stopped between the signal and the PDB's change, so
+  // the cancel of the wave wait cannot reach it in time, whatever the timing (the worst case of a
+  // cancel that arrives only with the next heartbeat response).
+  describe.each([
+    ['skipPod', skipPodSignal],
+    ['forceDeletePod', forceDeletePodSignal],
+  ] as const)('%s while the wave wait retries the refused eviction', (signalName, signal) => {
+    const f = new DrainFixture(`it-skiprace-${signalName === 'skipPod' ? 'skip' : 'force'}`);
+    let workflows: { worker: Worker; running: Promise<void> } | undefined;
+    const startWorkflows = async () => {
+      const { worker } = await createWorker({ deps: { kube: f.c }, settings: { ...temporalSettings(), taskQueue: f.taskQueue }, overrides: { activities: {} } });
+      workflows = { worker, running: worker.run() };
+    };
+    const stopWorkflows = async () => {
+      workflows?.worker.shutdown();
+      await workflows?.running.catch(() => undefined);
+      workflows = undefined;
+    };
+    beforeAll(async () => {
+      await f.setup({ worker: false });
+      // Activities only: the wave wait runs here and keeps running while the workflows' worker is down.
+      const { worker } = await createWorker({ deps: { kube: f.c }, settings: { ...temporalSettings(), taskQueue: f.taskQueue }, overrides: { workflowsPath: undefined } });
+      f.worker = worker;
+      (f as unknown as { running: Promise<void> }).running = worker.run();
+      await startWorkflows();
+    });
+    afterAll(async () => {
+      await stopWorkflows();
+      await f.teardown();
+    });
+
+    test(`#24.1 no eviction of a ${signalName === 'skipPod' ? 'skipped' : 'force-deleted'} pod leaves the worker after the signal is accepted (wave wait)`, async () => {
+      await f.deploy('stuck', 1);
+      const [p] = await f.waitRunning(1);
+      const name = p!.metadata!.name!;
+      await f.pdb('stuck', 1); // refuses
+      const handle = await f.startDrain();
+      await waitFor('the wave wait retrying the refusal', async () => evictionsOf(await f.audit()).filter((e) => e.responseStatus?.code === 429).length >= 2, { timeoutMs: 60_000 });
+
+      await stopWorkflows();
+      await handle.signal(signal, { namespace: f.ns, name, reason: 'race' });
+      const accepted = await acceptedAt(handle, signalName);
+      await f.c.policy.patchNamespacedPodDisruptionBudget({ name: 'stuck', namespace: f.ns, body: { spec: { minAvailable: 0 } } }, mergePatch);
+      await waitFor('the PDB to allow the eviction', async () => ((await f.c.policy.readNamespacedPodDisruptionBudget({ name: 'stuck', namespace: f.ns })).status?.disruptionsAllowed ?? 0) >= 1);
+      // The wave wait's next retry after the PDB allows it: sent (the defect), or held back (its
+      // heartbeat names why). Its backoff is at most 10 s, its heartbeats reach Temporal every 8 s.
+      const allowedAt = Date.now();
+      await waitFor('the next retry of the eviction', async () => {
+        if (evictionsAfter(await f.audit(), name, accepted).some((e) => e.responseStatus?.code !== 429)) return true;
+        const pending = (await handle.describe()).raw.pendingActivities ?? [];
+        const details = pending.flatMap((a) => a.heartbeatDetails?.payloads ?? []).map((x) => JSON.stringify(defaultPayloadConverter.fromPayload(x)));
+        return details.some((d) => d.includes('not sent')) && Date.now() - allowedAt > 12_000;
+      }, { timeoutMs: 90_000, intervalMs: 500 });
+      await startWorkflows();
+
+      const result = await handle.result();
+      const after = evictionsAfter(await f.audit(), name, accepted);
+      console.log(`#24.1 wave wait, ${signalName}: evictions of ${name} after the signal's acceptance: ${after.length}`);
+      expect(after.map((e) => `${e.requestReceivedTimestamp} ${e.responseStatus?.code}`)).toEqual([]);
+      expect(result.status.phase).toBe('Drained');
+      if (signalName === 'skipPod') {
+        expect(result.status.forced).toEqual([expect.objectContaining({ pod: `${f.ns}/${name}`, action: 'Skip', by: 'signal' })]);
+        const still = await f.c.core.readNamespacedPod({ namespace: f.ns, name });
+        expect(still.metadata!.uid).toBe(p!.metadata!.uid);
+        expect(still.metadata!.deletionTimestamp).toBeUndefined();
+      } else {
+        expect(result.status.forced).toEqual([expect.objectContaining({ pod: `${f.ns}/${name}`, action: 'ForceDelete', by: 'signal' })]);
+        expect(slipwayDeletionsOf(await f.audit()).map((e) => e.objectRef!.name)).toEqual([name]);
+      }
+    }, 240_000);
+  });
 });

@@ -4,7 +4,8 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { DeleteInput } from '../../activities/drain/evict.js';
 import type { WaveWaitInput } from '../../activities/drain/wave-wait.js';
-import { forceDeletePodSignal, retryNowSignal, skipPodSignal } from '../../workflows/messages.js';
+import type { EvictInput } from '../../activities/drain/evict.js';
+import { drainDecisionsQuery, forceDeletePodSignal, retryNowSignal, skipPodSignal } from '../../workflows/messages.js';
 import { FakeDrain, fakeWhen, pod, runDrain, statusWhen } from '../support/fake-drain.js';
 import type { Call } from '../support/scripted.js';
 import { useWorkflowEnv } from '../support/workflow-env.js';
@@ -115,7 +116,7 @@ describe('operator signals', () => {
         await h.signal(forceDeletePodSignal, { namespace: 'app', name: 'web' });
       },
     });
-    expect(fake.callsOf('deletePods').map((c) => c.input)).toEqual([{ nodeName: 'force', pods: [{ namespace: 'app', name: 'web', uid: 'uid-web' }], gracePeriodSeconds: 0 }]);
+    expect(fake.callsOf('deletePods').map((c) => c.input)).toEqual([{ nodeName: 'force', pods: [{ namespace: 'app', name: 'web', uid: 'uid-web' }], gracePeriodSeconds: 0, forced: true }]);
     expect(result.status.forced).toEqual([{ pod: 'app/web', action: 'ForceDelete', by: 'signal', at: expect.any(String), reason: 'force-deleted by operator' }]);
     expect(fake.events.map((e) => e.reason)).toEqual(['DrainForceDeletedPod']);
     expect(await cancelled(wait!)).toBe(true);
@@ -187,5 +188,43 @@ describe('a signal while the cancelled wave wait has not heard of the cancel yet
     // Every pod the drain's activities evicted is in the count, and a pod is reported skipped (left
     // on the node) only if it is still there.
     expect({ evicted: result.status.evicted, reportedSkipped: skipped }).toEqual({ evicted: webEvicted ? 2 : 1, reportedSkipped: !webEvicted });
+  });
+});
+
+describe('#24.1 operator decisions that race the drain', () => {
+  /** A drain whose first eviction batch waits for `release` (an eviction in flight while signals arrive). */
+  class HeldBatch extends FakeDrain {
+    release!: () => void;
+    held = false;
+    private readonly gate = new Promise<void>((r) => (this.release = r));
+    override activities() {
+      const a = super.activities();
+      return {
+        ...a,
+        evictPods: async (input: EvictInput) => {
+          this.held = true;
+          await this.gate;
+          return a.evictPods(input);
+        },
+      };
+    }
+  }
+
+  test.concurrent('#24.1 a skipPod after a forceDeletePod for the same pod wins: the drain reports it and the pod is never deleted', async () => {
+    const fake = new HeldBatch('force-then-skip', [pod('web'), pod('api')]);
+    fake.refusals.set('app/web', PDB);
+    const result = await runDrain(env(), fake, {
+      during: async (h) => {
+        await fakeWhen('the eviction batch out', () => fake.held);
+        await h.signal(forceDeletePodSignal, { namespace: 'app', name: 'web', reason: 'disk gone' });
+        expect(await h.query(drainDecisionsQuery)).toEqual({ 'app/web': 'ForceDelete' });
+        await h.signal(skipPodSignal, { namespace: 'app', name: 'web', reason: 'keep it after all' });
+        expect(await h.query(drainDecisionsQuery)).toEqual({ 'app/web': 'Skip' });
+        fake.release();
+      },
+    });
+    expect(result.status.forced).toEqual([expect.objectContaining({ pod: 'app/web', action: 'Skip', reason: 'keep it after all' })]);
+    expect(fake.callsOf('deletePods')).toHaveLength(0);
+    expect(fake.on('app/web')?.terminating).toBe(false);
   });
 });

@@ -27,6 +27,7 @@ import type { DrainOptionsInput } from '../../api/drain-options.js';
 import type { EvictResult } from '../../activities/drain/evict.js';
 import type { ClassifyInput } from '../../activities/drain/snapshot.js';
 import {
+  drainDecisionsQuery,
   drainProgressSignal,
   drainStatusQuery,
   drainTargetsSignal,
@@ -39,7 +40,7 @@ import {
 } from '../messages.js';
 import { lowestUntargeted, nodeCounts } from './counts.js';
 import { drainMarkdown, drainMessage, emptyStatus, FORCED_POD_EVENT_REASON, pdbNames, waveStatus, type DrainPhase, type DrainStatus, type ForcedAction } from './status.js';
-import { podKey, truncate, UNREACHABLE_TERMINATING_SKIP_MS, type DrainSettings, type DrainSnapshot, type NodeFacts, type PodRef, type PodVerdict } from '../../shared/drain.js';
+import { podKey, truncate, UNREACHABLE_TERMINATING_SKIP_MS, type OperatorDecision, type DrainSettings, type DrainSnapshot, type NodeFacts, type PodRef, type PodVerdict } from '../../shared/drain.js';
 import { planWave, type WavePlan } from './waves.js';
 import { applyLocks, NO_LOCKS, type LockVerdict } from './locks.js';
 import { EvacuationLedger, type EvacuationsCarry, type Requesting } from './evacuations.js';
@@ -168,6 +169,10 @@ export async function drainWorkflow(input: DrainInput): Promise<DrainResult> {
 }
 
 const ref = (p: PodRef): PodRef => ({ namespace: p.namespace, name: p.name, uid: p.uid });
+/** Removes a pod's pending entries from a list of operator targets. */
+function dropTarget(list: PodTarget[], t: PodTarget): void {
+  for (let i = list.length - 1; i >= 0; i--) if (podKey(list[i]!) === podKey(t)) list.splice(i, 1);
+}
 /** The eviction answer means the pod is on its way out (or gone). */
 const leavingOutcome = (r: EvictResult) => r.outcome === 'Evicted' || r.outcome === 'AlreadyTerminating' || r.outcome === 'Gone';
 const COUNT_NONE = { skipped: new Set<string>(), refused: new Set<string>(), leaving: new Set<string>() };
@@ -181,6 +186,8 @@ export class Drain {
   private readonly returns: ReturnsLedger;
   private readonly forceDeletes: PodTarget[];
   private readonly newSkips: PodTarget[];
+  /** Force-deletes being carried out now (a skip arriving meanwhile takes the pod out). */
+  private readonly forcing: PodTarget[] = [];
   private readonly lockState: { heldSince: Map<string, number>; announced: Set<string>; required: string[] };
   /** This pass's dependency locks (locks.ts). */
   private locks: LockVerdict = NO_LOCKS;
@@ -236,8 +243,17 @@ export class Drain {
   /** Messages: the status query and the operator's signals (each wakes a waiting pass). */
   private listen(): void {
     setHandler(drainStatusQuery, () => this.st);
-    setHandler(skipPodSignal, (t) => this.nudge(() => this.newSkips.push(t)));
-    setHandler(forceDeletePodSignal, (t) => this.nudge(() => this.forceDeletes.push(t)));
+    setHandler(drainDecisionsQuery, () => this.decisions());
+    // For one pod the latest of skipPod and forceDeletePod wins: each drops the other's pending entry.
+    setHandler(skipPodSignal, (t) => this.nudge(() => {
+      dropTarget(this.forceDeletes, t);
+      dropTarget(this.forcing, t);
+      this.newSkips.push(t);
+    }));
+    setHandler(forceDeletePodSignal, (t) => this.nudge(() => {
+      dropTarget(this.newSkips, t);
+      this.forceDeletes.push(t);
+    }));
     setHandler(retryNowSignal, () => this.nudge(() => undefined)); // the next wait retries refusals at once
     // Newer targets (never fewer lanes; the sender guarantees it): a stale or repeated seq is ignored,
     // and a whole-node drain stays one (it may have evicted untargeted pods already).
@@ -249,6 +265,19 @@ export class Drain {
         this.st.finished = false; // until a pass at these targets shows nothing left
       });
     });
+  }
+
+  /**
+   * The operator decisions accepted so far, by pod key (the drainDecisions query): the drain's
+   * activities ask it before each eviction or deletion, so one accepted while they run is obeyed
+   * by their next request, before the cancel reaches them (activities/drain/decisions.ts).
+   */
+  private decisions(): Record<string, OperatorDecision> {
+    const d: Record<string, OperatorDecision> = {};
+    for (const k of this.skipBySignal.keys()) d[k] = 'Skip';
+    for (const t of [...this.forcing, ...this.forceDeletes]) d[podKey(t)] = 'ForceDelete';
+    for (const t of this.newSkips) d[podKey(t)] = 'Skip'; // disjoint from the two above (the handlers)
+    return d;
   }
 
   /** The progress signal's payload; targets mode adds the seq it answers, finished and the counts. */
@@ -529,13 +558,18 @@ export class Drain {
     }
     const forced = this.forceDeletes.splice(0).flatMap((t) => {
       const pod = find(t, 'forceDeletePod');
-      return pod ? [{ pod, reason: t.reason ?? 'force-deleted by operator', requestedBy: t.requestedBy }] : [];
+      return pod ? [{ t, pod, reason: t.reason ?? 'force-deleted by operator', requestedBy: t.requestedBy }] : [];
     });
     if (!forced.length) return false;
-    await act.deletePods.executeWithOptions({ summary: `force-delete ${forced.map((f) => podKey(f.pod)).join(', ')}` }, [
-      { nodeName: this.node, pods: forced.map((f) => ref(f.pod)), gracePeriodSeconds: 0 },
+    this.forcing.push(...forced.map((f) => f.t));
+    const results = await act.deletePods.executeWithOptions({ summary: `force-delete ${forced.map((f) => podKey(f.pod)).join(', ')}` }, [
+      { nodeName: this.node, pods: forced.map((f) => ref(f.pod)), gracePeriodSeconds: 0, forced: true },
     ]);
+    this.forcing.length = 0;
+    // Not sent: a skipPod for the pod came after the force (the latest wins); the next pass applies it.
+    const notSent = new Set(results.filter((r) => r.outcome === 'Withdrawn').map((r) => r.uid));
     for (const f of forced) {
+      if (notSent.has(f.pod.uid)) continue;
       this.refused.delete(podKey(f.pod));
       await this.recordForced(f.pod, 'ForceDelete', 'signal', f.reason, f.requestedBy);
     }
@@ -580,12 +614,12 @@ export class Drain {
         qps: this.settings!.evictionQPS,
       }]);
       leaving.push(...this.account(results, due));
-      const refusedNow = results.filter((r) => !leavingOutcome(r) && r.outcome !== 'NotTried');
+      const refusedNow = results.filter((r) => !leavingOutcome(r) && r.outcome !== 'NotTried' && r.outcome !== 'Withdrawn');
       await this.evac.refused(Object.fromEntries(refusedNow.map((r) => [r.uid, 1])));
     }
     if (plan.toDelete.length) {
-      await act.deletePods.executeWithOptions({ summary: `delete ${plan.toDelete.length} finished pods` }, [{ nodeName: this.node, pods: plan.toDelete.map(ref) }]);
-      leaving.push(...plan.toDelete.map((p) => p.uid));
+      const results = await act.deletePods.executeWithOptions({ summary: `delete ${plan.toDelete.length} finished pods` }, [{ nodeName: this.node, pods: plan.toDelete.map(ref) }]);
+      leaving.push(...results.filter((r) => r.outcome !== 'Withdrawn').map((r) => r.uid));
     }
     return leaving;
   }
@@ -654,6 +688,7 @@ export class Drain {
     const leaving: string[] = [];
     for (const r of results) {
       const k = podKey(r);
+      if (r.outcome === 'NotTried' || r.outcome === 'Withdrawn') continue; // not sent (an operator decision came first): the next pass decides
       if (leavingOutcome(r)) {
         if (r.outcome === 'Evicted') this.st.evicted++;
         if (r.outcome !== 'Gone') leaving.push(r.uid);
@@ -684,14 +719,16 @@ export class Drain {
     if (!expired.length) return [];
     const onNode = new Map(snap.pods.map((p) => [podKey(p), p]));
     const pods = expired.map(([k]) => onNode.get(k)).filter((p): p is PodVerdict => p !== undefined);
-    // Grace period honoured.
-    await act.deletePods.executeWithOptions({ summary: `delete ${pods.length} pods after podEvictionTimeout` }, [{ nodeName: this.node, pods: pods.map(ref) }]);
-    for (const p of pods) {
+    // Grace period honoured. A pod the operator skipped or force-deletes meanwhile is not deleted (Withdrawn).
+    const results = await act.deletePods.executeWithOptions({ summary: `delete ${pods.length} pods after podEvictionTimeout` }, [{ nodeName: this.node, pods: pods.map(ref) }]);
+    const withdrawn = new Set(results.filter((r) => r.outcome === 'Withdrawn').map((r) => r.uid));
+    const deleted = pods.filter((p) => !withdrawn.has(p.uid));
+    for (const p of deleted) {
       const reason = `eviction refused for longer than ${timeoutMs / 1000}s: ${this.refused.get(podKey(p))!.reason}`;
       this.refused.delete(podKey(p));
       await this.recordForced(p, 'DeleteAfterTimeout', 'policy', reason);
     }
-    return pods.map((p) => p.uid);
+    return deleted.map((p) => p.uid);
   }
 
   /** The wave, its refusals and pauses, and pod warnings, into status. */

@@ -107,6 +107,7 @@ export class EvacuationLedger {
       const p = byUid.get(s.uid)!;
       if (s.state === 'evacuating') this.evacuating.set(s.uid, { pod: podKey(p), message: s.message, untilMs: s.untilMs });
       else if (s.state === 'left') this.left.push(s.uid);
+      else if (s.state === 'withdrawn') continue; // the operator's signal: the next pass applies it
       else if (p.podType === 'Default') this.fallback.add(s.uid);
       else kept.push(p);
     }
