@@ -52,7 +52,6 @@ const previewSteps = longSteps('10 minutes');
 
 type Next = Stage | 'End';
 
-
 /** The table of contents: one handler per stage, each returning the next. */
 const STAGE_HANDLERS: Record<Stage, (m: Maintenance) => Promise<Next>> = {
   Idle: (m) => m.idle(),
