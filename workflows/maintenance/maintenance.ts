@@ -68,6 +68,8 @@ export async function nodeMaintenanceWorkflow(input: MaintenanceInput): Promise<
     m.enter(next);
     next = await STAGE_HANDLERS[next](m);
   }
+  // A setStage that ended it (Complete from Idle) answers its caller before the workflow closes.
+  await condition(allHandlersFinished);
   m.publish();
   return m.status();
 }
