@@ -16,6 +16,8 @@ export const NODE_MAINTENANCE = { group: 'slipway.dev', version: 'v1alpha1', kin
 
 // ---- names other operators and Slipway's own parts read (spec §6, NM-2.3, NM-2.9, NM-4.8) --------
 
+/** spec.reason's length limit (setStage writes the CLI's --reason there too). */
+export const MAX_MAINTENANCE_REASON = 1024;
 /** On the NodeMaintenance from the first stage past Idle until Complete has run (NM-2.3, NM-2.12). */
 export const MAINTENANCE_FINALIZER = 'slipway.dev/maintenance';
 /** Node label: the node's maintenance state, Cordoned | Draining | Drained (NM-6.1). */
@@ -199,7 +201,7 @@ export const NodeMaintenanceSpecFields = z
           { rule: 'self.all(x, self.exists_one(y, x == y))', message: DUPLICATE_MESSAGE },
         ],
       }),
-    reason: z.string().max(1024).optional(),
+    reason: z.string().max(MAX_MAINTENANCE_REASON).optional(),
     drain: MaintenanceDrainOptions.optional(),
   })
   .superRefine((spec, ctx) => {

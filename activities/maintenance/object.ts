@@ -1,5 +1,5 @@
 // Writes to the NodeMaintenance object itself: the finalizer (before the first node write, NM-2.3)
-// and spec.stage from the setStage update (NM-2.15). Read-modify-write with the object's
+// and spec.stage (with spec.reason, when given) from the setStage update (NM-2.15). Read-modify-write with the object's
 // resourceVersion, re-read on conflict; a recreated object (another uid) is never touched.
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../../api/crd.js';
@@ -58,13 +58,17 @@ export function createMaintenanceObjectActivities(kube: Kube) {
       if (has) failpoint('worker.maintenance.after-finalizer');
       return has;
     },
-    /** Writes spec.stage (and the finalizer when leaving Idle) for setStage; answers the generation written. */
-    async writeMaintenanceStage(input: ObjectRef & { stage: string }): Promise<{ generation?: number; exists: boolean }> {
+    /** Writes spec.stage and spec.reason when given (and the finalizer when leaving Idle) for setStage; answers the generation written. */
+    async writeMaintenanceStage(input: ObjectRef & { stage: string; reason?: string }): Promise<{ generation?: number; exists: boolean }> {
       const o = await update(input, (obj) => {
         let changed = false;
         if (input.stage !== 'Idle') changed = addFinalizer(obj) || changed;
         if (obj.spec.stage !== input.stage) {
           obj.spec.stage = input.stage;
+          changed = true;
+        }
+        if (input.reason !== undefined && obj.spec.reason !== input.reason) {
+          obj.spec.reason = input.reason;
           changed = true;
         }
         return changed;

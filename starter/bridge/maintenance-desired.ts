@@ -92,7 +92,8 @@ function mirror(obj: NodeMaintenanceObject, w: MaintenanceWorkflowView, now: Dat
   const { state, closedWithout } = w.closed ? closedMaintenance(w.closed, w.state, w.workflowId) : { state: w.state, closedWithout: undefined };
   const next = maintenanceObjectStatus({ prev: obj.status, workflow: { workflowId: w.workflowId, runId: w.runId }, state, observedGeneration: w.generation, closedWithout, now });
   if (!statusChanged(obj.status, next)) return { events: [] };
-  return { status: { next, patch: mergePatchOf(obj.status, next) }, events: maintenanceEvents(obj.status, next, specReason(obj)) };
+  // The workflow's reason first: the cached object may not show yet the spec.reason a setStage wrote.
+  return { status: { next, patch: mergePatchOf(obj.status, next) }, events: maintenanceEvents(obj.status, next, state?.reason || specReason(obj)) };
 }
 
 /**

@@ -21,7 +21,8 @@ import { MAINTENANCE_API_VERSION, type MaintenanceObjects, type NodeMaintenanceO
 import type { MaintenanceWorkflows } from './maintenance-temporal.js';
 import { isGoneOrTerminating } from './objects.js';
 import { NotLeaderError, type BridgeStats } from './reconciler.js';
-import { invalidSpecMessage } from './status.js';
+import { closedGeneration, invalidSpecMessage } from './status.js';
+import { closedMaintenance } from './maintenance-status.js';
 import type { Tracked, WorkflowTrackers } from './tracker.js';
 
 export interface MaintenanceReconcilerDeps {
@@ -95,6 +96,7 @@ export class MaintenanceReconciler {
    * a Warning Event; the generation counts as observed either way (NM-2.16).
    */
   private async applySpecChange(obj: NodeMaintenanceObject, t: T): Promise<void> {
+    if (t.closed) return this.observeClosed(obj, t);
     const key = t.key;
     const sent = this.sentAllow.get(key);
     const change = specChangeToSend(obj, t, sent?.uid === obj.metadata.uid ? sent.allow : undefined);
@@ -104,6 +106,12 @@ export class MaintenanceReconciler {
     const outcome = parsed.success
       ? await this.d.workflows.changeSpec(t.workflowId, { spec: obj.spec as MaintenanceStartSpec, generation: change.generation, allowAllNodes: change.allowAllNodes })
       : { applied: false as const, reason: invalidSpecMessage(parsed.error) };
+    if ('closed' in outcome && outcome.closed) {
+      // It closed first (Complete from Idle ends at once): its close report settles the generation.
+      this.d.log(`${key}: generation ${change.generation} not sent, workflow ${t.workflowId} has closed`);
+      if (t.closed) await this.observeClosed(obj, t);
+      return;
+    }
     this.sentAllow.set(key, { uid: obj.metadata.uid, allow: change.allowAllNodes });
     if (change.newGeneration) t.generation = change.generation;
     const what = change.newGeneration ? `generation ${change.generation}` : `allow-all-nodes ${change.allowAllNodes}`;
@@ -111,6 +119,22 @@ export class MaintenanceReconciler {
       await this.event(obj, 'Warning', 'SpecChangeRefused', `${what} not applied: ${outcome.reason}`, `SpecChangeRefused/${t.workflowId}/${change.generation}/${change.allowAllNodes}`);
     }
     this.d.log(`${key}: ${what} ${outcome.applied ? `applied (stage ${outcome.stage})` : `refused: ${outcome.reason}`}`);
+  }
+
+  /**
+   * A closed workflow takes no edit: the object's generation counts as observed all the same, with a
+   * Warning when the workflow never acted on it (the final state names the last one it did: a
+   * setStage that ended it wrote that generation itself). A deletion's generation bump gets no Warning.
+   */
+  private async observeClosed(obj: NodeMaintenanceObject, t: T): Promise<void> {
+    const last = closedMaintenance(t.closed!, t.state, t.workflowId).state;
+    const seen = closedGeneration(obj.metadata.generation, t.generation, last?.observedGeneration);
+    if (!seen) return;
+    t.generation = seen.generation;
+    if (seen.applied || obj.metadata.deletionTimestamp) return;
+    const why = `workflow ${t.workflowId} has ${t.closed!.statusName.toLowerCase().replace(/_/g, ' ')}`;
+    await this.event(obj, 'Warning', 'SpecChangeRefused', `generation ${seen.generation} not applied: ${why}`, `SpecChangeRefused/${t.workflowId}/${seen.generation}/closed`);
+    this.d.log(`${t.key}: generation ${seen.generation} not applied: ${why}`);
   }
 
   /**
@@ -158,6 +182,7 @@ export class MaintenanceReconciler {
       const d = await this.d.workflows.describe(workflowId);
       if (d) t = this.d.trackers.track({ key, uid: obj.metadata.uid, workflowId, runId: d.runId, generation: obj.status?.observedGeneration });
     }
+    if (t?.closed) await this.observeClosed(obj, t);
     const want = this.desired(obj, t);
     const step = want.deletion;
     switch (step.kind) {

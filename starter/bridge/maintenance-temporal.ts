@@ -7,7 +7,7 @@ import type { MaintenanceInput, MaintenanceStatus, Stage } from '../../workflows
 import { maintenanceWorkflowId } from '../../workflows/ids.js';
 import { ObjectAttr, PhaseAttr } from '../../workflows/search-attributes.js';
 import { isMaintenanceStatus } from './maintenance-status.js';
-import { describeWorkflow, followHistory, sendUpdate, startOnce, waitWorkflowClosed, workflowTaskFailure, type Described, type StartResult, type TrackedSource } from './temporal.js';
+import { describeWorkflow, followHistory, sendUpdate, startOnce, waitWorkflowClosed, workflowTaskFailure, type Described, type StartResult, type TrackedSource, type UpdateNotApplied } from './temporal.js';
 
 /** The maintenance workflow's type name (registered by the worker). */
 export const MAINTENANCE_WORKFLOW_TYPE = 'nodeMaintenanceWorkflow';
@@ -27,7 +27,7 @@ export interface MaintenanceWorkflows extends TrackedSource<MaintenanceStatus> {
   start(input: MaintenanceInput): Promise<StartResult>;
   describe(workflowId: string): Promise<Described | undefined>;
   /** The `specChanged` update: applied (the stage now in effect) or refused (why, in the workflow's words). */
-  changeSpec(workflowId: string, change: MaintenanceSpecChange): Promise<{ applied: true; stage: Stage } | { applied: false; reason: string }>;
+  changeSpec(workflowId: string, change: MaintenanceSpecChange): Promise<{ applied: true; stage: Stage } | UpdateNotApplied>;
   /** Signals `deleting`; false when no workflow runs under this ID (nothing to tell). */
   deleting(workflowId: string): Promise<boolean>;
   /** The maintenance workflows running on this bridge's task queue (at most `max`). */

@@ -16,7 +16,7 @@ import { objectKey, type ObjectCache } from '../controller/cache.js';
 import { desired, type Desired, type NodeStatusWrite } from './desired.js';
 import { FINALIZER } from './names.js';
 import { isGoneOrTerminating, type CycleNodeRequestObject, type CycleNodeStatusObject, type CycleObjects } from './objects.js';
-import { invalidSpecMessage } from './status.js';
+import { closedGeneration, invalidSpecMessage } from './status.js';
 import type { CycleWorkflows } from './temporal.js';
 import type { Tracked, TrackerCounts, WorkflowTrackers } from './tracker.js';
 import { failpoint } from '../../shared/failpoint.js';
@@ -129,12 +129,19 @@ export class Reconciler {
    */
   private async applySpecChange(obj: CycleNodeRequestObject, t: Tracked): Promise<void> {
     const generation = obj.metadata.generation;
-    if (generation === undefined || t.generation === undefined || generation <= t.generation || t.closed) return;
+    if (t.closed) return this.observeClosed(obj, t);
+    if (generation === undefined || t.generation === undefined || generation <= t.generation) return;
     const parsed = CycleNodeRequestSpec.safeParse(obj.spec);
     this.mustLead();
     const outcome = parsed.success
       ? await this.d.workflows.changeSpec(t.workflowId, parsed.data, generation)
       : { applied: false as const, reason: invalidSpecMessage(parsed.error) };
+    if ('closed' in outcome && outcome.closed) {
+      // It finished first: its close report settles the generation (observeClosed).
+      this.d.log(`${objectKey(obj.metadata.namespace, obj.metadata.name)}: spec generation ${generation} not sent, workflow ${t.workflowId} has closed`);
+      if (t.closed) await this.observeClosed(obj, t);
+      return;
+    }
     t.generation = generation;
     if (outcome.applied) {
       await this.event(obj, 'Normal', 'SpecChanged', `generation ${generation} applied: concurrency ${outcome.concurrency} from the next batch`, `SpecChanged/${t.workflowId}/${generation}`);
@@ -142,6 +149,16 @@ export class Reconciler {
       await this.event(obj, 'Warning', 'SpecChangeRefused', `generation ${generation} not applied: ${outcome.reason}`, `SpecChangeRefused/${t.workflowId}/${generation}`);
     }
     this.d.log(`${objectKey(obj.metadata.namespace, obj.metadata.name)}: spec generation ${generation} ${outcome.applied ? `applied (concurrency ${outcome.concurrency})` : `refused: ${outcome.reason}`}`);
+  }
+
+  /** A finished request takes no edit: the generation counts as observed all the same, with a Warning saying it was not applied. */
+  private async observeClosed(obj: CycleNodeRequestObject, t: Tracked): Promise<void> {
+    const seen = closedGeneration(obj.metadata.generation, t.generation);
+    if (!seen) return;
+    t.generation = seen.generation;
+    const why = `workflow ${t.workflowId} has ${t.closed!.statusName.toLowerCase().replace(/_/g, ' ')}`;
+    await this.event(obj, 'Warning', 'SpecChangeRefused', `generation ${seen.generation} not applied: ${why}`, `SpecChangeRefused/${t.workflowId}/${seen.generation}`);
+    this.d.log(`${objectKey(obj.metadata.namespace, obj.metadata.name)}: spec generation ${seen.generation} not applied: ${why}`);
   }
 
   // ---- writes ------------------------------------------------------------------------------------

@@ -343,3 +343,14 @@ export function closedNodes(closed: ClosedWorkflow): CycleNodeStatus[] | undefin
   if (closed.statusName === 'COMPLETED' && isCycleStatus(closed.result)) return closed.result.nodes;
   return closed.finalState?.nodes;
 }
+
+/**
+ * A closed workflow takes no more edits, so once the bridge has seen it closed every generation
+ * counts as observed (GitOps tools compare metadata.generation with status.observedGeneration, and
+ * would otherwise wait for good). `actedOn`: the newest generation the workflow itself reported
+ * acting on (setStage writes one); a newer one was never applied, which the caller says in an Event.
+ */
+export function closedGeneration(generation: number | undefined, tracked: number | undefined, actedOn?: number): { generation: number; applied: boolean } | undefined {
+  if (generation === undefined || (tracked !== undefined && generation <= tracked)) return undefined;
+  return { generation, applied: generation <= Math.max(tracked ?? 0, actedOn ?? 0) };
+}

@@ -66,7 +66,7 @@ export interface CycleWorkflows extends TrackedSource<CycleStatus> {
   /** Requests cancellation; the workflow runs its compensations, then closes. */
   cancel(workflowId: string): Promise<void>;
   /** Sends an edited spec: applied (the concurrency now in effect) or refused (why, in the workflow's words). */
-  changeSpec(workflowId: string, spec: CycleNodeRequestSpec, generation: number | undefined): Promise<{ applied: true; concurrency: number } | { applied: false; reason: string }>;
+  changeSpec(workflowId: string, spec: CycleNodeRequestSpec, generation: number | undefined): Promise<{ applied: true; concurrency: number } | UpdateNotApplied>;
 }
 
 /**
@@ -234,14 +234,24 @@ export async function sendUpdate<R, A extends [unknown]>(
   workflowId: string,
   def: UpdateDefinition<R, A>,
   args: A,
-): Promise<{ applied: true; result: R } | { applied: false; reason: string }> {
+): Promise<{ applied: true; result: R } | UpdateNotApplied> {
   try {
     const result = await client.withDeadline(Date.now() + UPDATE_TIMEOUT_MS, () => client.workflow.getHandle(workflowId).executeUpdate(def, { args }));
     return { applied: true, result };
   } catch (err) {
     if (err instanceof WorkflowUpdateFailedError) return { applied: false, reason: err.cause?.message ?? err.message };
+    // Closed before the update reached it ("workflow update was aborted by closing workflow"):
+    // the close report that follows settles the generation (status.ts closedGeneration).
+    if (err instanceof WorkflowNotFoundError) return { applied: false, closed: true, reason: err.message };
     throw err;
   }
+}
+
+/** An update refused by the workflow, or never delivered because the workflow closed first (`closed`). */
+export interface UpdateNotApplied {
+  applied: false;
+  reason: string;
+  closed?: true;
 }
 
 export function cycleWorkflows(client: Client, taskQueue: string): CycleWorkflows {

@@ -2,6 +2,7 @@
 // node:util's parseArgs (strict: unknown options and missing values are errors), then the values.
 import { parseArgs } from 'node:util';
 import { UsageError } from './errors.js';
+import { MAX_MAINTENANCE_REASON } from '../../api/node-maintenance.js';
 import { STAGES as MAINTENANCE_STAGES } from '../../workflows/maintenance/types.js';
 import { isDnsLabel, isDnsSubdomain, maintenanceName, nodeName, parseRef, podRef, REF_FORMS, type Ref } from './refs.js';
 
@@ -88,7 +89,7 @@ export const COMMANDS = {
   maintenance: {
     args: ['<name>', '<action>', '<stage>?'],
     summary: 'a NodeMaintenance: "<name> status", "<name> plan" (what Drain would do), or "<name> stage <Stage>" to advance it',
-    options: { reason: { type: 'string', arg: 'text', help: 'with stage: why (recorded in the StageStarted Event)' } },
+    options: { reason: { type: 'string', arg: 'text', help: 'with stage: why (written to spec.reason; the StageStarted Event names it)' } },
     notes: `<action> is status, plan or stage. plan: the preview computed while Idle (per node, entry and wave: pods; skipped, kept, PDB blockers). Stages go forward only: ${MAINTENANCE_STAGES.join(' → ')}.`,
   },
   help: { args: ['<command>?'], summary: "this help, or one command's", options: {} },
@@ -157,9 +158,9 @@ export function usage(name?: CommandName): string {
   return [`usage: ${synopsis(name)}`, '', spec.summary, ...(spec.notes ? [spec.notes] : []), ...(opts.length ? ['', 'options:', ...opts] : [])].join('\n');
 }
 
-/** The short hint under a usage error. */
+/** The hint that ends a usage error's one line (where the usage is shown). */
 export function usageHint(name?: string): string {
-  return name && isCommand(name) ? `usage: ${synopsis(name)}` : `usage: ${PROGRAM} <command> ... (${PROGRAM} --help lists the commands)`;
+  return name && isCommand(name) ? `(${PROGRAM} ${name} --help shows its usage)` : `(${PROGRAM} --help lists the commands)`;
 }
 
 /** parseArgs' error, in one line and in our words. */
@@ -293,7 +294,9 @@ export function parseCommand(argv: string[]): Command {
       const stage = pos[2];
       if (stage === undefined) throw new UsageError(`maintenance ${nmName} stage needs <stage> (${MAINTENANCE_STAGES.join(', ')})`, name);
       if (!(MAINTENANCE_STAGES as readonly string[]).includes(stage)) throw new UsageError(`unknown stage ${stage}; one of ${MAINTENANCE_STAGES.join(', ')}`, name);
-      return { cmd: 'maintenance', name: nmName, action, stage, reason: str('reason') };
+      const why = str('reason');
+      if (why !== undefined && why.length > MAX_MAINTENANCE_REASON) throw new UsageError(`--reason is longer than ${MAX_MAINTENANCE_REASON} characters (it is written to spec.reason)`, name);
+      return { cmd: 'maintenance', name: nmName, action, stage, reason: why };
     }
   }
 }

@@ -1,5 +1,6 @@
 // The CLI's entry: parse (no I/O, no client libraries loaded), then run the command with
-// connections made on demand; every failure ends as one line on stderr.
+// connections made on demand; every failure ends as one line on stderr (a usage error's names
+// where --help shows the usage).
 // Exit codes: 0 done, 1 failed or refused, 2 bad command line.
 import { parseCommand, usage, usageHint, type Command } from './args.js';
 import type { Io } from './drain.js';
@@ -13,8 +14,7 @@ export async function run(argv: string[], io: Io = { out: (l) => console.log(l),
     cmd = parseCommand(argv);
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
-    io.err(`${PREFIX}${err.message}`);
-    io.err(usageHint(err.command));
+    io.err(`${PREFIX}${err.message} ${usageHint(err.command)}`);
     return 2;
   }
   if (cmd.cmd === 'help') {
@@ -37,11 +37,11 @@ export async function run(argv: string[], io: Io = { out: (l) => console.log(l),
   try {
     return await execute(session, cmd, io);
   } catch (err) {
-    io.err(`${PREFIX}${oneLine(err, session.ctx)}`);
     if (err instanceof UsageError) {
-      io.err(usageHint(err.command));
+      io.err(`${PREFIX}${oneLine(err, session.ctx)} ${usageHint(err.command)}`);
       return 2;
     }
+    io.err(`${PREFIX}${oneLine(err, session.ctx)}`);
     return 1;
   } finally {
     await session.close();

@@ -1,5 +1,5 @@
 // The CLI given bad input, aimed at the guard's nodes with a real worker on the task queue it uses:
-// a mistake on the command line is exit 2 with what was wrong and a usage hint; a missing object, a
+// a mistake on the command line is exit 2 with one line (what was wrong, where --help shows the usage); a missing object, a
 // missing kubeconfig or an unreachable Temporal is exit 1 with one line naming it; never a stack
 // trace, and nothing disrupted.
 import { WorkflowNotFoundError } from '@temporalio/common';
@@ -20,7 +20,7 @@ async function noDrainStarted(): Promise<void> {
   for (const n of g.nodes) await expect(g.f.client.workflow.getHandle(drainWorkflowId(n)).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
 }
 
-describe('a mistake on the command line: exit 2, refused before connecting', () => {
+describe('#24.11 a mistake on the command line: exit 2, one line, refused before connecting', () => {
   test.each([
     [['drain', '@node', '--nodee'], 'unknown option --nodee for drain'],
     [['drain', '--node', '@node'], 'unknown option --node for drain'],
@@ -33,6 +33,7 @@ describe('a mistake on the command line: exit 2, refused before connecting', () 
     [['cycle', '@group', '--method', 'Yolo'], 'Yolo'],
     [['status'], 'status needs <ref>'],
     [['frob'], 'unknown command "frob"'],
+    [['maintenance', 'nothing-here', 'stage', 'Bogus'], 'unknown stage Bogus; one of Idle, Cordon, Drain, Complete'],
   ])('%j', async (args, mention) => {
     const m = await g.mark();
     const argv = args.map((a) => (a === '@node' ? g.nodes[0]! : a === '@group' ? g.group : a));

@@ -358,3 +358,76 @@ describe('with the real maintenance workflow', () => {
     }
   }, 180_000);
 });
+
+describe('#24 the CLI against the real maintenance workflow', () => {
+  let b: RunningBridge;
+  let stop: () => Promise<void>;
+  const cli = async (...argv: string[]) => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await run(argv, { out: (l) => out.push(l), err: (l) => err.push(l) });
+    return { code, out: out.join('\n'), err };
+  };
+  /** An Idle maintenance selecting no node, once its workflow is mirrored. */
+  const idle = async (prefix: string, reason: string) => {
+    const name = uniqueName(prefix);
+    const created = await nm.create(name, { nodeSelector: noNodes, reason });
+    const id = maintenanceWorkflowId(created.metadata);
+    await waitFor(`${name}: Idle mirrored`, async () => (await nm.get(name))?.status?.stageStatuses?.some((s) => s.name === 'Idle'));
+    return { name, id, uid: created.metadata.uid };
+  };
+  /** The object once status.observedGeneration and every condition's equal metadata.generation (and `ok` holds). */
+  const observed = (name: string, ok: (o: NonNullable<Awaited<ReturnType<typeof nm.get>>>) => boolean = () => true) =>
+    waitFor(`${name}: its generation observed`, async () => {
+      const o = await nm.get(name);
+      const gen = o?.metadata.generation;
+      return o && o.status?.observedGeneration === gen && o.status!.conditions?.length && o.status!.conditions.every((c) => c.observedGeneration === gen) && ok(o) ? o : undefined;
+    }, { timeoutMs: 20_000 });
+
+  beforeAll(async () => {
+    await f.stopBridges();
+    const taskQueue = uniqueName('it-bridge-nm-24-tq');
+    const { worker, connection } = await createWorker({ deps: { kube: f.c }, settings: { ...temporalSettings(), taskQueue } });
+    const working = worker.run();
+    b = await f.bridge({ maintenances: true, queryIntervalMs: 200, taskQueue, tag: 'issue-24' });
+    stop = async () => {
+      await f.stopBridge(b).catch(() => undefined);
+      worker.shutdown();
+      await working.catch(() => undefined);
+      await connection.close();
+    };
+    await waitFor('leads', async () => b.isLeader(), { timeoutMs: 40_000 });
+  }, 60_000);
+  afterAll(() => stop?.());
+
+  test('#24.4 stage Complete from Idle ends the workflow at once: observedGeneration (status and conditions) still reaches metadata.generation; an edit after the end is observed too, with a SpecChangeRefused Warning', async () => {
+    const m = await idle('nm-24-4', 'short one');
+    const r = await cli('maintenance', m.name, 'stage', 'Complete');
+    expect({ code: r.code, err: r.err }).toEqual({ code: 0, err: [] });
+    await waitFor('workflow completed', async () => (await f.client.workflow.getHandle(m.id).describe()).status.name === 'COMPLETED');
+    const done = await observed(m.name, (o) => o.status!.conditions!.some((c) => c.type === 'Ready' && c.reason === 'Completed'));
+    expect(done.metadata.generation).toBe(2);
+    // The workflow wrote that generation itself (setStage): it was applied, no Warning.
+    expect((await nm.events(m.name, m.uid)).filter((e) => e.reason === 'SpecChangeRefused')).toEqual([]);
+
+    // Sibling: an edit once the workflow has ended can apply to nothing, and is observed all the same.
+    await nm.patch(m.name, { spec: { reason: 'edited after the end' } });
+    const edited = await observed(m.name, (o) => o.metadata.generation === 3);
+    expect(edited.status!.conditions!.find((c) => c.type === 'Ready')).toMatchObject({ reason: 'Completed', observedGeneration: 3 });
+    const warn = await waitFor('SpecChangeRefused', async () => (await nm.events(m.name, m.uid)).find((e) => e.reason === 'SpecChangeRefused'));
+    expect(warn).toMatchObject({ type: 'Warning', message: `generation 3 not applied: workflow ${m.id} has completed` });
+  });
+
+  test('#24.8 stage <S> --reason R: spec.reason becomes R, and the StageStarted Event names R and "(setStage by <identity>)", every run', async () => {
+    for (const round of [1, 2, 3]) {
+      const m = await idle(`nm-24-8-${round}`, 'as created');
+      const r = await cli('maintenance', m.name, 'stage', 'Cordon', '--reason', `firmware ${round}`);
+      expect({ round, code: r.code, err: r.err }).toEqual({ round, code: 0, err: [] });
+      const ev = await waitFor('StageStarted Cordon', async () => (await nm.events(m.name, m.uid)).find((e) => e.reason === 'StageStarted' && e.message?.startsWith('stage Cordon started')));
+      expect({ round, message: ev.message }).toEqual({ round, message: `stage Cordon started: firmware ${round} (setStage by ${callerIdentity()})` });
+      const o = await observed(m.name, (x) => x.status!.stageStatuses!.some((s) => s.name === 'Cordon'));
+      expect((o.spec as { reason?: string }).reason).toBe(`firmware ${round}`);
+      expect(o.status!.stageStatuses!.at(-1)).toMatchObject({ name: 'Cordon', requestedBy: callerIdentity() });
+    }
+  });
+});

@@ -303,6 +303,21 @@ describe('with a scripted cycle workflow on a worker', () => {
     await f.stopBridge(b);
   });
 
+  test('#24.4 an edit of a request whose workflow has ended is observed (status and conditions), with a SpecChangeRefused Warning', async () => {
+    const b = await f.bridge({ taskQueue });
+    const name = uniqueName('cnr');
+    await f.createCnr(name, validSpec(GROUP));
+    const id = (await started(name)).status!.workflowId!;
+    await f.client.workflow.getHandle(id).signal('scriptFinish', { result: cycle('Successful', 'cycled 1 node', [node('n1', 'Successful')], 1, { completedAt: T }) });
+    await waitStatus(name, 'Successful', (o) => o.status?.phase === 'Successful', 5000);
+    await f.patchCnr(name, { spec: { cycleSettings: { concurrency: 3 } } });
+    const o = await waitStatus(name, 'generation 2 observed', (x) => x.metadata.generation === 2 && x.status?.observedGeneration === 2 && !!x.status.conditions?.every((c) => c.observedGeneration === 2));
+    expect(o.status!.phase).toBe('Successful');
+    const warn = await waitFor('SpecChangeRefused', async () => (await f.events(name)).find((e) => e.reason === 'SpecChangeRefused'));
+    expect(warn).toMatchObject({ type: 'Warning', message: `generation 2 not applied: workflow ${id} has completed` });
+    await f.stopBridge(b);
+  });
+
   test('a failed workflow: phase Failed with its message and a Warning Event', async () => {
     const b = await f.bridge({ taskQueue });
     const name = uniqueName('cnr');

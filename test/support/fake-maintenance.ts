@@ -51,6 +51,10 @@ export class FakeCluster extends CallLog {
   readonly previews = new Map<string, NodePreview>();
   /** The NodeDisruptionBudget the coordinators ask; default: none selects the nodes. Its calls are logged there. */
   budget = new FakeBudget();
+  /** spec.reason as setStage last wrote it. */
+  reason?: string;
+  /** Awaited by writeMaintenanceStage after its write, before it answers (the bridge's echo of the write can come first). */
+  afterStageWrite: (i: { stage: string; reason?: string }, generation: number) => Promise<void> = async () => undefined;
   /** Awaited by every node write before it applies (a test holds a write in flight with it). */
   beforeNodeWrite: (i: HoldInput) => Promise<void> = async () => undefined;
 
@@ -93,10 +97,12 @@ export class FakeCluster extends CallLog {
         this.finalizer = true;
         return true;
       }),
-      writeMaintenanceStage: this.logged('writeMaintenanceStage', async (i: { stage: string }) => {
+      writeMaintenanceStage: this.logged('writeMaintenanceStage', async (i: { stage: string; reason?: string }) => {
         if (i.stage !== 'Idle') this.finalizer = true;
-        if (this.stage !== i.stage) this.generation++;
+        if (this.stage !== i.stage || (i.reason !== undefined && i.reason !== this.reason)) this.generation++;
         this.stage = i.stage;
+        if (i.reason !== undefined) this.reason = i.reason;
+        await this.afterStageWrite(i, this.generation);
         return { generation: this.generation, exists: true };
       }),
       writeMaintenanceNodeState: this.logged('writeMaintenanceNodeState', async (i: HoldInput): Promise<HoldResult> => {

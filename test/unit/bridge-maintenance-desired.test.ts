@@ -180,6 +180,14 @@ describe('Events from status transitions', () => {
     expect(maintenanceEvents(idle, cordon, 'kernel').map((e) => e.message)).toEqual(['stage Cordon started: kernel (setStage by alice@ops-box)']);
   });
 
+  test('#24.8 StageStarted names the reason the workflow acts on (a setStage --reason), not the cached spec.reason it replaced', () => {
+    const prev = mirrored(state());
+    const cordon = state({ stage: 'Cordon', reason: 'firmware', stageStatuses: [...state().stageStatuses, { name: 'Cordon', startTimestamp: '2026-01-01T00:01:00Z', requestedBy: 'alice@ops-box' }] });
+    // The cache may still hold the object from before setStage's write (spec.reason 'kernel upgrade').
+    const d = desiredMaintenance({ obj: nm({}, { status: prev }), workflow: wf({ state: cordon }), now });
+    expect(d.events.map((e) => e.message)).toEqual(['stage Cordon started: firmware (setStage by alice@ops-box)']);
+  });
+
   test('NM-1.8 Drained is recorded when the condition turns True, not while it stays', () => {
     const draining = mirrored(state({ conditions: [{ type: 'Drained', status: 'False', reason: 'Draining', message: 'draining' }] }));
     const drained = mirrored(state({ conditions: [{ type: 'Drained', status: 'True', reason: 'Drained', message: 'every selected node is drained' }] }), draining);

@@ -7,6 +7,7 @@ import type { CycleStatus, CycleNodeStatus } from '../../workflows/cycle/types.j
 import { drainMessage, emptyStatus, type DrainStatus } from '../../workflows/drain/status.js';
 import {
   canonical,
+  closedGeneration,
   closedNodes,
   closedState,
   drainBlockers,
@@ -448,5 +449,19 @@ describe('mayCreateNodeStatuses', () => {
     expect(mayCreateNodeStatuses({ metadata: {}, status: { workflowId: wf.workflowId, phase: 'Failed' } }, wf.workflowId)).toBe(false);
     // A Failed status of no workflow (an invalid spec, since fixed) does not stop the new workflow's.
     expect(mayCreateNodeStatuses({ metadata: {}, status: { phase: 'Failed' } }, wf.workflowId)).toBe(true);
+  });
+});
+
+describe('#24.4 a closed workflow: every generation counts as observed', () => {
+  test('a newer generation is observed; applied only when the workflow acted on it itself', () => {
+    expect(closedGeneration(2, 1)).toEqual({ generation: 2, applied: false });
+    expect(closedGeneration(2, 1, 2)).toEqual({ generation: 2, applied: true }); // setStage wrote it, then the workflow ended
+    expect(closedGeneration(3, 1, 2)).toEqual({ generation: 3, applied: false });
+    expect(closedGeneration(2, undefined)).toEqual({ generation: 2, applied: false });
+  });
+
+  test('nothing to do when the generation is observed already, or unknown', () => {
+    expect(closedGeneration(2, 2)).toBeUndefined();
+    expect(closedGeneration(undefined, 1)).toBeUndefined();
   });
 });

@@ -2,6 +2,7 @@
 // with which words; references (requests, nodes, drain IDs) and the workflow IDs they map to.
 import type { V1Pod } from '@kubernetes/client-node';
 import { parseCommand, usage, type Command } from '../../starter/cli/args.js';
+import { run } from '../../starter/cli/main.js';
 import { UsageError } from '../../starter/cli/errors.js';
 import { podsLeft } from '../../starter/cli/pods.js';
 import { parseRef } from '../../starter/cli/refs.js';
@@ -182,5 +183,38 @@ describe('pods left after a drain', () => {
     ];
     expect(podsLeft(pods, new Set(['app/kept']))).toEqual(['app/old (terminating)', 'app/web-1']);
     expect(podsLeft([pod('agent', { owner: 'DaemonSet' })], new Set())).toEqual([]);
+  });
+});
+
+describe('#24.11 a bad command line is one line on stderr (README: "every error is one line"), exit 2', () => {
+  const runLine = async (argv: string[]) => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await run(argv, { out: (l) => out.push(l), err: (l) => err.push(...l.split('\n')) });
+    return { code, out, err };
+  };
+
+  test.each([
+    [['maintenance', 'rack-7', 'stage', 'Bogus'], 'unknown stage Bogus; one of Idle, Cordon, Drain, Complete', 'maintenance'],
+    [['maintenance', 'rack-7', 'stage', 'Drain', '--reason', '@1025 characters'], '--reason is longer than 1024 characters', 'maintenance'],
+    [['maintenance', 'rack-7', 'go'], 'unknown action "go"', 'maintenance'],
+    [['maintenance'], 'maintenance needs <name> <action>', 'maintenance'],
+    [['cycle', 'workers', '--concurrency', 'two'], '--concurrency must be a positive integer', 'cycle'],
+    [['drain', '--nodee'], 'unknown option --nodee for drain', 'drain'],
+    [['follow'], 'follow needs <ref>', 'follow'],
+    [['status', 'a/b/c'], 'is not', 'status'],
+    [['inventory', 'extra'], 'unexpected argument', 'inventory'],
+    [['skip-pod', 'drain/n1', 'web-0', '--reason', 'r'], 'expected a pod as <namespace>/<name>', 'skip-pod'],
+    [['force-delete-pod', 'drain/n1'], 'force-delete-pod needs <namespace>/<pod>', 'force-delete-pod'],
+    [['retry-now', 'drain/n1', '--node'], 'option --node needs a value', 'retry-now'],
+    [['help', 'frob'], 'unknown command "frob"', undefined],
+    [['frob'], 'unknown command "frob"', undefined],
+    [[], 'no command given', undefined],
+  ] as const)('%j', async (argv, mention, command) => {
+    const r = await runLine(argv.map((a) => (a === '@1025 characters' ? 'x'.repeat(1025) : a)));
+    expect({ code: r.code, out: r.out, lines: r.err.length }).toEqual({ code: 2, out: [], lines: 1 });
+    expect(r.err[0]).toMatch(/^slipway: /);
+    expect(r.err[0]).toContain(mention);
+    expect(r.err[0]).toContain(command ? `(slipway ${command} --help shows its usage)` : '(slipway --help lists the commands)');
   });
 });

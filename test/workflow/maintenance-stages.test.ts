@@ -188,3 +188,25 @@ test.concurrent('NM-2.16 specChanged refuses a drainPlan edit and a stage going 
     expect(fake.nodes.get('spec-1')).toMatchObject({ cordoned: false, heldBy: [] });
   }, { workflowIds: maintenanceTestIds(['spec'], nodes) });
 });
+
+test.concurrent('#24.8 setStage --reason whose write the bridge echoes (specChanged) before the write answers: the stage keeps who asked and the reason, and spec.reason is written', async () => {
+  const nodes = ['echo-1'];
+  const fake = new FakeCluster(nodes);
+  await env().withWorker(fake.activities(), async (tq) => {
+    const h = await startMaintenance(env(), tq, 'echo', { reason: 'as created' });
+    await maintenanceStatusWhen(h, 'Idle', (x) => x.stage === 'Idle');
+    // What the bridge does once it sees the write: the object's new generation, as specChanged.
+    fake.afterStageWrite = async (i, generation) => {
+      await h.executeUpdate(maintenanceSpecChangedUpdate, { args: [{ spec: { nodeSelector: SELECTOR, stage: i.stage as 'Cordon', reason: fake.reason ?? 'as created' }, generation }] });
+    };
+    const r = await h.executeUpdate(setStageUpdate, { args: [{ stage: 'Cordon', reason: 'firmware', requestedBy: 'alice@ops-box' }] });
+    expect(r).toEqual({ stage: 'Cordon', generation: 2 });
+    const s = await maintenanceStatusWhen(h, 'Cordon entered', (x) => x.stageStatuses.some((e) => e.name === 'Cordon'));
+    expect(s.stageStatuses.map((x) => [x.name, x.requestedBy])).toEqual([['Idle', undefined], ['Cordon', 'alice@ops-box']]);
+    expect(fake.reason).toBe('firmware');
+    expect((s as { reason?: string }).reason).toBe('firmware');
+    await waitFor('cordoned', async () => fake.nodes.get('echo-1')!.cordoned);
+    await h.signal(maintenanceDeletingSignal);
+    await h.result();
+  }, { workflowIds: maintenanceTestIds(['echo'], nodes) });
+});

@@ -27,7 +27,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { effectivePlan, type PlanEntry } from '../../api/drain-plan.js';
 import type { Selection } from '../../activities/maintenance/select.js';
 import type { PreviewWatchHint } from '../../activities/maintenance/preview-watch.js';
-import type { NodeMaintenanceSpecInput, NodeSelector } from '../../api/node-maintenance.js';
+import { MAX_MAINTENANCE_REASON, type NodeMaintenanceSpecInput, type NodeSelector } from '../../api/node-maintenance.js';
 import { maintenanceEventRef, maintenanceNodeWorkflowId, maintenanceObjectAttr } from '../ids.js';
 import {
   maintenanceDeletingSignal,
@@ -76,6 +76,8 @@ export async function nodeMaintenanceWorkflow(input: MaintenanceInput): Promise<
     m.enter(next);
     next = await STAGE_HANDLERS[next](m);
   }
+  // A setStage that ended it (Complete from Idle) answers its caller before the workflow closes.
+  await condition(allHandlersFinished);
   m.publish();
   return m.status();
 }
@@ -115,6 +117,8 @@ export class Maintenance implements Facts {
   readonly stageStatuses: StageStatus[] = [];
   /** Who asked for `desired` by setStage (recorded in the stage's entry when it starts). */
   desiredBy?: string;
+  /** A setStage whose write of spec.stage is under way (its echo from the bridge is the same request). */
+  private setting?: { stage: string; requestedBy?: string };
   selectsAll?: { total: number; acknowledged: boolean };
   drainedAt?: string;
   message = '';
@@ -208,22 +212,31 @@ export class Maintenance implements Facts {
     setHandler(
       setStageUpdate,
       async ({ stage, reason, requestedBy }) => {
-        const w = await steps.writeMaintenanceStage.executeWithOptions({ summary: `spec.stage = ${stage}` }, [{ name: this.name, uid: this.uid, stage }]);
-        if (!w.exists) throw ApplicationFailure.nonRetryable(`NodeMaintenance ${this.name} no longer exists`, 'NotFound');
-        this.moveTo(stage as Stage, reason, requestedBy);
-        this.observedGeneration = w.generation ?? this.observedGeneration;
-        return { stage: this.desired, generation: w.generation };
+        // The bridge sees this write and sends it back as specChanged, maybe before the write's
+        // answer is here: that echo is this request (its attribution and reason, which the write
+        // puts in spec.reason so the echo cannot undo it).
+        this.setting = { stage, requestedBy };
+        try {
+          const w = await steps.writeMaintenanceStage.executeWithOptions({ summary: `spec.stage = ${stage}` }, [{ name: this.name, uid: this.uid, stage, reason }]);
+          if (!w.exists) throw ApplicationFailure.nonRetryable(`NodeMaintenance ${this.name} no longer exists`, 'NotFound');
+          this.moveTo(stage as Stage, reason, requestedBy);
+          this.observedGeneration = Math.max(w.generation ?? 0, this.observedGeneration ?? 0) || undefined;
+          return { stage: this.desired, generation: w.generation };
+        } finally {
+          if (this.setting?.stage === stage) this.setting = undefined;
+        }
       },
-      { validator: ({ stage }) => this.checkStage(stage) },
+      { validator: ({ stage, reason }) => this.checkStage(stage, reason) },
     );
     setHandler(
       maintenanceSpecChangedUpdate,
       ({ spec, generation, allowAllNodes }) => {
-        this.observedGeneration = generation ?? this.observedGeneration;
+        this.observedGeneration = Math.max(generation ?? 0, this.observedGeneration ?? 0) || undefined;
         if (allowAllNodes !== undefined) this.allowAllNodes = allowAllNodes;
         // While Idle the selector and drain options may still change (the CRD freezes them after).
         this.spec = this.stage === 'Idle' ? { ...spec, drainPlan: this.spec.drainPlan } : { ...this.spec, reason: spec.reason };
-        this.moveTo(spec.stage ?? 'Idle', spec.reason);
+        const stage = spec.stage ?? 'Idle';
+        this.moveTo(stage, spec.reason, this.setting?.stage === stage ? this.setting.requestedBy : undefined);
         return { stage: this.desired, generation };
       },
       { validator: ({ spec }) => this.checkSpecChange(spec) },
@@ -249,8 +262,9 @@ export class Maintenance implements Facts {
   }
 
   // ---- Validators (NM-2.15, NM-2.16): a refused change leaves no trace in history.
-  private checkStage(stage: string): void {
+  private checkStage(stage: string, reason?: string): void {
     if (!isStage(stage)) throw new Error(`unknown stage ${stage}; one of ${STAGES.join(', ')}`);
+    if (reason !== undefined && reason.length > MAX_MAINTENANCE_REASON) throw new Error(`reason is longer than ${MAX_MAINTENANCE_REASON} characters (spec.reason)`);
     if (this.deleting) throw new Error('being deleted: Complete is already in effect');
     if (this.completed || this.stage === 'Complete') throw new Error('maintenance is complete');
     if (stageRank(stage) < stageRank(this.desired)) throw new Error(`cannot go back from ${this.desired} to ${stage}`);

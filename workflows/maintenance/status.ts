@@ -25,6 +25,8 @@ export interface Facts {
   stageStatuses: StageStatus[];
   selectsAll?: { total: number; acknowledged: boolean };
   observedGeneration?: number;
+  /** The reason in effect (spec.reason, or setStage's). */
+  reason?: string;
   completed: boolean;
   deleting: boolean;
   /** When every node was first seen drained: Drained stays True from then on, through Complete (NM-1.8). */
@@ -106,6 +108,7 @@ export function maintenanceStatus(f: Facts): MaintenanceStatus {
     conditions: conditions(f, drained, drainMessage, blocked),
     message: oneLine(f, drained, drainMessage, blocked),
     observedGeneration: f.observedGeneration,
+    ...(f.reason !== undefined && { reason: f.reason }),
     completed: f.completed,
   };
 }

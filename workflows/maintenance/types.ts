@@ -62,6 +62,8 @@ export interface MaintenanceStatus {
   message: string;
   /** The last spec generation acted on. */
   observedGeneration?: number;
+  /** The reason in effect (spec.reason, or the one setStage wrote there): the StageStarted Event names it. */
+  reason?: string;
   /** Set once the workflow has finished Complete (the bridge may drop the finalizer). */
   completed: boolean;
 }
