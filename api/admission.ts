@@ -38,3 +38,20 @@ export function patterned(pattern: string, maxLength: number, what: string) {
     })
     .meta({ pattern });
 }
+
+/**
+ * A CEL rule on a list that compares its entries with each other (order, uniqueness). The apiserver
+ * names the list, and fieldPath cannot hold an index, so the message names the first entry at fault
+ * by its full path, as zod does: "spec.drainPlan[1]: entries must be ordered …". `bad` is a CEL
+ * condition on entry `e` at index `i` (two-variable comprehensions, Kubernetes ≥ 1.32); `path` is
+ * the list's path from the object ('spec.drainPlan'), `below` a field of the entry to name.
+ */
+export function entryRule(path: string, bad: string, message: string, below = ''): { rule: string; messageExpression: string } {
+  return {
+    rule: `!self.exists(i, e, ${bad})`,
+    messageExpression: `${celString(`${path}[`)} + string(self.transformList(i, e, ${bad}, i)[0]) + ${celString(`]${below}: ${message}`)}`,
+  };
+}
+
+/** entryRule's condition "an earlier entry equals entry i" (or has the same `field`): the later of two is at fault. */
+export const repeatsEarlier = (field?: string) => `self.exists(j, x, j < i && ${field ? `x.${field} == e.${field}` : 'x == e'})`;

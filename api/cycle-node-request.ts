@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { kubeEnum, patterned } from './admission.js';
 import { DrainOptions } from './drain-options.js';
 import { duration, DURATION_BOUNDS } from './duration.js';
-import { HealthCheck, PreTerminationCheck, regexCompilesRule } from './health-check.js';
+import { HealthCheck, PreTerminationCheck } from './health-check.js';
 import { DNS_LABEL_PATTERN, DNS_SUBDOMAIN_PATTERN, isEmptySelector, LabelKey, labelMap, LabelSelector, LabelValue } from './label-selector.js';
 
 export { HealthCheck, PreTerminationCheck };
@@ -68,7 +68,7 @@ const CycleNodeRequestSpecFields = z
  * edit is refused at admission. Before that, an invalid request can still be fixed. One rule per
  * field, so the message names it and each stays within the CEL cost budget.
  */
-export function immutableSpecRules(): Array<{ rule: string; message: string }> {
+export function immutableSpecRules(): Array<{ rule: string; message: string; fieldPath: string }> {
   const same = (path: string) => `(has(self.spec.${path}) == has(oldSelf.spec.${path})) && (!has(self.spec.${path}) || self.spec.${path} == oldSelf.spec.${path})`;
   const started = '!has(oldSelf.status) || !has(oldSelf.status.workflowId)';
   const top = Object.keys(CycleNodeRequestSpecFields.shape).filter((k) => k !== 'cycleSettings');
@@ -76,6 +76,7 @@ export function immutableSpecRules(): Array<{ rule: string; message: string }> {
   return [...top, ...settings].map((path) => ({
     rule: path.includes('.') ? `${started} || !has(self.spec.cycleSettings) || !has(oldSelf.spec.cycleSettings) || (${same(path)})` : `${started} || (${same(path)})`,
     message: `spec.${path} cannot change once the cycle has started: only spec.cycleSettings.concurrency can`,
+    fieldPath: `.spec.${path}`,
   }));
 }
 
@@ -87,9 +88,8 @@ export const CycleNodeRequestSpec = CycleNodeRequestSpecFields
   })
   .meta({
     'x-kubernetes-validations': [
-      { rule: "self.nodeGroupName != '' || (has(self.nodeGroupsList) && size(self.nodeGroupsList) > 0)", message: 'name at least one node group (nodeGroupName or nodeGroupsList)' },
-      { rule: '(has(self.selector.matchLabels) && size(self.selector.matchLabels) > 0) || (has(self.selector.matchExpressions) && size(self.selector.matchExpressions) > 0)', message: 'selector must not be empty: it would match every node' },
-      regexCompilesRule(),
+      { rule: "self.nodeGroupName != '' || (has(self.nodeGroupsList) && size(self.nodeGroupsList) > 0)", message: 'name at least one node group (nodeGroupName or nodeGroupsList)', fieldPath: '.nodeGroupName' },
+      { rule: '(has(self.selector.matchLabels) && size(self.selector.matchLabels) > 0) || (has(self.selector.matchExpressions) && size(self.selector.matchExpressions) > 0)', message: 'selector must not be empty: it would match every node', fieldPath: '.selector' },
     ],
   });
 export type CycleNodeRequestSpec = z.infer<typeof CycleNodeRequestSpec>;

@@ -4,7 +4,7 @@
 // The zod type is the CRD's schema: whatever it refuses, admission refuses too (test/support/
 // bad-drain-rules.ts is the corpus both are tested against).
 import { z } from 'zod';
-import { celString, issueMessages, kubeEnum } from './admission.js';
+import { celString, entryRule, issueMessages, kubeEnum, repeatsEarlier } from './admission.js';
 import { isEmptySelector, LabelSelector } from './label-selector.js';
 
 export const DrainBehavior = kubeEnum(['Drain', 'Skip', 'WaitCompleted']);
@@ -22,7 +22,7 @@ export const DrainRulePodSelector = z
     ],
   });
 
-const unique = (field: string) => ({ rule: 'self.all(x, self.exists_one(y, x == y))', message: `entries in ${field} must be unique` });
+const unique = (field: string) => entryRule(`spec.${field}`, repeatsEarlier(), `entries in ${field} must be unique`);
 
 export const DrainRuleSpec = z
   .object({

@@ -5,7 +5,7 @@
 // optional per-zone limit. The spec is checked twice from the same text (zod here, CEL/patterns in
 // the CRD); status is the durable ledger of who disrupts which node (activities/budget/).
 import { z } from 'zod';
-import { celString } from './admission.js';
+import { celString, entryRule, repeatsEarlier } from './admission.js';
 import { Condition } from './cycle-node-request.js';
 import { duration } from './duration.js';
 import { LabelKey, LabelSelector } from './label-selector.js';
@@ -125,7 +125,7 @@ export const NodeDisruptionBudgetSpec = z
       .array(BudgetWindow)
       .max(16)
       .optional()
-      .meta({ 'x-kubernetes-validations': [{ rule: 'self.all(x, self.exists_one(y, y.schedule == x.schedule))', message: DUPLICATE_WINDOW_MESSAGE }] }),
+      .meta({ 'x-kubernetes-validations': [entryRule('spec.schedules', repeatsEarlier('schedule'), DUPLICATE_WINDOW_MESSAGE, '.schedule')] }),
     perZone: PerZone.optional(),
   })
   .superRefine((s, ctx) => {
