@@ -44,12 +44,15 @@ export function patterned(pattern: string, maxLength: number, what: string) {
  * names the list, and fieldPath cannot hold an index, so the message names the first entry at fault
  * by its full path, as zod does: "spec.drainPlan[1]: entries must be ordered …". `bad` is a CEL
  * condition on entry `e` at index `i` (two-variable comprehensions, Kubernetes ≥ 1.32); `path` is
- * the list's path from the object ('spec.drainPlan'), `below` a field of the entry to name.
+ * the list's path from the object ('spec.drainPlan'), `maxItems` the list's, `below` a field of the
+ * entry to name. The index is looked up in a list of literals: the cost estimate takes string(int)
+ * for a string of any length, and the concatenation then exceeds the CRD's budget a hundredfold.
  */
-export function entryRule(path: string, bad: string, message: string, below = ''): { rule: string; messageExpression: string } {
+export function entryRule(path: string, maxItems: number, bad: string, message: string, below = ''): { rule: string; messageExpression: string } {
+  const digits = `[${Array.from({ length: maxItems }, (_, i) => `'${i}'`).join(', ')}]`;
   return {
     rule: `!self.exists(i, e, ${bad})`,
-    messageExpression: `${celString(`${path}[`)} + string(self.transformList(i, e, ${bad}, i)[0]) + ${celString(`]${below}: ${message}`)}`,
+    messageExpression: `${celString(`${path}[`)} + ${digits}[self.transformList(i, e, ${bad}, i)[0]] + ${celString(`]${below}: ${message}`)}`,
   };
 }
 

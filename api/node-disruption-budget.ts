@@ -113,6 +113,7 @@ export const PerZone = z.object({
   maxDisrupted: MaxDisrupted,
 });
 
+const MAX_WINDOWS = 16;
 export const DUPLICATE_WINDOW_MESSAGE = 'two windows have the same schedule; merge them (when windows overlap, the lowest limit applies)';
 
 export const NodeDisruptionBudgetSpec = z
@@ -123,9 +124,9 @@ export const NodeDisruptionBudgetSpec = z
     /** Windows in force override maxDisrupted; several in force: the lowest. */
     schedules: z
       .array(BudgetWindow)
-      .max(16)
+      .max(MAX_WINDOWS)
       .optional()
-      .meta({ 'x-kubernetes-validations': [entryRule('spec.schedules', repeatsEarlier('schedule'), DUPLICATE_WINDOW_MESSAGE, '.schedule')] }),
+      .meta({ 'x-kubernetes-validations': [entryRule('spec.schedules', MAX_WINDOWS, repeatsEarlier('schedule'), DUPLICATE_WINDOW_MESSAGE, '.schedule')] }),
     perZone: PerZone.optional(),
   })
   .superRefine((s, ctx) => {

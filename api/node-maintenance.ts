@@ -154,6 +154,7 @@ export const MaintenancePlanEntry = z
   .meta({ 'x-kubernetes-validations': [{ rule: 'has(self.podPriority)', message: 'podPriority is required', fieldPath: '.podPriority' }] });
 export type MaintenancePlanEntry = PlanEntry;
 
+const MAX_PLAN_ENTRIES = 64;
 const PLAN_ORDER_MESSAGE = 'entries must be ordered Default, DaemonSet, Static, then by podPriority ascending, with podSelector entries before the entry without one at equal priority';
 const DUPLICATE_MESSAGE = 'Duplicate entries are not allowed';
 // key(e) as one integer (NM-4.4): (typeRank·2³² + podPriority + 2³¹)·2 + (podSelector ? 0 : 1); ≤ 2.6e10, no overflow.
@@ -192,13 +193,13 @@ export const NodeMaintenanceSpecFields = z
     /** The KEP's 12 default entries when absent (NM-1.3); ordered, no duplicates, immutable (NM-4.4–4.6). */
     drainPlan: z
       .array(MaintenancePlanEntry)
-      .max(64)
+      .max(MAX_PLAN_ENTRIES)
       .default(() => DEFAULT_DRAIN_PLAN.map((e) => ({ ...e })))
       .meta({
         'x-kubernetes-validations': [
           // Entry i is out of order when it sorts before entry i - 1; the later of two equal entries is the duplicate.
-          entryRule('spec.drainPlan', `i > 0 && ${celKey('self[i - 1]')} > ${celKey('e')}`, PLAN_ORDER_MESSAGE),
-          entryRule('spec.drainPlan', repeatsEarlier(), DUPLICATE_MESSAGE),
+          entryRule('spec.drainPlan', MAX_PLAN_ENTRIES, `i > 0 && ${celKey('self[i - 1]')} > ${celKey('e')}`, PLAN_ORDER_MESSAGE),
+          entryRule('spec.drainPlan', MAX_PLAN_ENTRIES, repeatsEarlier(), DUPLICATE_MESSAGE),
         ],
       }),
     reason: z.string().max(1024).optional(),
