@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { kubeEnum, patterned } from './admission.js';
 import { DrainOptions } from './drain-options.js';
 import { duration, DURATION_BOUNDS } from './duration.js';
-import { HealthCheck, PreTerminationCheck } from './health-check.js';
+import { HealthCheck, PreTerminationCheck, regexCompilesRules } from './health-check.js';
 import { DNS_LABEL_PATTERN, DNS_SUBDOMAIN_PATTERN, isEmptySelector, LabelKey, labelMap, LabelSelector, LabelValue } from './label-selector.js';
 
 export { HealthCheck, PreTerminationCheck };
@@ -40,6 +40,9 @@ export type CycleSettings = z.infer<typeof CycleSettings>;
 export const NodeGroupProviderName = kubeEnum(['kwok', 'aws']);
 export type NodeGroupProviderName = z.infer<typeof NodeGroupProviderName>;
 
+/** Health checks and pre-termination checks, each. */
+const MAX_CHECKS = 16;
+
 const CycleNodeRequestSpecFields = z
   .object({
     /** The cloud node group (an Auto Scaling group; for kwok, the slipway.dev/node-group label value). */
@@ -54,8 +57,8 @@ const CycleNodeRequestSpecFields = z
     nodeNames: z.array(NodeName).max(1000).optional(),
     validationOptions: z.object({ skipMissingNamedNodes: z.boolean().default(false) }).optional(),
     cycleSettings: CycleSettings.default({ method: 'Drain', cyclingTimeout: '3h' }),
-    healthChecks: z.array(HealthCheck).max(16).optional(),
-    preTerminationChecks: z.array(PreTerminationCheck).max(16).optional(),
+    healthChecks: z.array(HealthCheck).max(MAX_CHECKS).optional().meta({ 'x-kubernetes-validations': regexCompilesRules('healthChecks', MAX_CHECKS) }),
+    preTerminationChecks: z.array(PreTerminationCheck).max(MAX_CHECKS).optional().meta({ 'x-kubernetes-validations': regexCompilesRules('preTerminationChecks', MAX_CHECKS, '.healthCheck') }),
     skipInitialHealthChecks: z.boolean().default(false),
     skipPreTerminationChecks: z.boolean().default(false),
     /** The drain engine's options: eviction timeout policy, volume timeout, drain plan, limits. DrainRules apply too. */

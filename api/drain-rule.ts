@@ -23,7 +23,7 @@ export const DrainRulePodSelector = z
   });
 
 const MAX_ENTRIES = 32;
-const unique = (field: string) => entryRule(`spec.${field}`, MAX_ENTRIES, repeatsEarlier(), `entries in ${field} must be unique`);
+const unique = (field: string) => entryRule(field, MAX_ENTRIES, repeatsEarlier(), `entries in ${field} must be unique`);
 
 export const DrainRuleSpec = z
   .object({

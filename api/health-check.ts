@@ -49,13 +49,6 @@ function isPortableRegex(r: string): boolean {
   }
 }
 
-/**
- * The CEL rules sit on the string itself, so a refusal names it with its index
- * (spec.healthChecks[0].regexMatch). ''.matches(self) compiles self: a malformed expression is an
- * evaluation error, which refuses the object with RE2's reason at this node. Evaluation errors are
- * not ratcheted, and items of the atomic lists of checks have no oldSelf: a request stored before
- * this check with a regexMatch RE2 cannot compile is refused on every write until that is fixed.
- */
 export const PortableRegex = z
   .string()
   .max(1024)
@@ -65,9 +58,28 @@ export const PortableRegex = z
   .meta({
     'x-kubernetes-validations': [
       { rule: `!self.matches(${celString(NOT_BOTH.source)})`, messageExpression: `'"' + self + '" is not ' + ${celString(REGEX_RULE)}` },
-      { rule: "''.matches(self) || !''.matches(self)", message: REGEX_RULE },
     ],
   });
+
+/**
+ * CEL on a list of checks: every regexMatch compiles as RE2. ''.matches(r) compiles r; a malformed
+ * expression is an evaluation error, which refuses the object with RE2's reason, naming the node the
+ * rule sits on and saying the rule's message (not a messageExpression, not a fieldPath). An
+ * evaluation error is not ratcheted, so the rule skips a list that is unchanged (optionalOldSelf):
+ * otherwise a request stored before this rule could never be written again, not its status, not
+ * its finalizers. Items of the atomic list have no oldSelf, so the rules sit on the list, one per
+ * index, each message naming its entry: "healthChecks[0].regexMatch: …" (#24.10).
+ */
+export function regexCompilesRules(list: string, maxItems: number, below = ''): Array<{ rule: string; optionalOldSelf: true; message: string }> {
+  return Array.from({ length: maxItems }, (_, i) => {
+    const r = `self[${i}]${below}.regexMatch`;
+    return {
+      rule: `(oldSelf.hasValue() && oldSelf.value() == self) || size(self) <= ${i} || !has(${r}) || ''.matches(${r}) || !''.matches(${r})`,
+      optionalOldSelf: true as const,
+      message: `${list}[${i}]${below}.regexMatch: ${REGEX_RULE}`,
+    };
+  });
+}
 
 const StatusCodes = z.array(z.int32().min(100).max(599)).min(1).max(16).default([200]);
 

@@ -126,7 +126,7 @@ export const NodeDisruptionBudgetSpec = z
       .array(BudgetWindow)
       .max(MAX_WINDOWS)
       .optional()
-      .meta({ 'x-kubernetes-validations': [entryRule('spec.schedules', MAX_WINDOWS, repeatsEarlier('schedule'), DUPLICATE_WINDOW_MESSAGE, '.schedule')] }),
+      .meta({ 'x-kubernetes-validations': [entryRule('schedules', MAX_WINDOWS, repeatsEarlier('schedule'), DUPLICATE_WINDOW_MESSAGE, '.schedule')] }),
     perZone: PerZone.optional(),
   })
   .superRefine((s, ctx) => {

@@ -198,8 +198,8 @@ export const NodeMaintenanceSpecFields = z
       .meta({
         'x-kubernetes-validations': [
           // Entry i is out of order when it sorts before entry i - 1; the later of two equal entries is the duplicate.
-          entryRule('spec.drainPlan', MAX_PLAN_ENTRIES, `i > 0 && ${celKey('self[i - 1]')} > ${celKey('e')}`, PLAN_ORDER_MESSAGE),
-          entryRule('spec.drainPlan', MAX_PLAN_ENTRIES, repeatsEarlier(), DUPLICATE_MESSAGE),
+          entryRule('drainPlan', MAX_PLAN_ENTRIES, `i > 0 && ${celKey('self[i - 1]')} > ${celKey('e')}`, PLAN_ORDER_MESSAGE),
+          entryRule('drainPlan', MAX_PLAN_ENTRIES, repeatsEarlier(), DUPLICATE_MESSAGE),
         ],
       }),
     reason: z.string().max(1024).optional(),

@@ -4,8 +4,8 @@
 // The apiserver names the schema node a check sits on: a keyword's node (pattern, enum, maxItems…),
 // a CEL rule's node plus its fieldPath when the rule is false, the rule's node alone when the rule
 // fails to evaluate (a regular expression that does not compile). A rule on a list cannot name an
-// entry, so its message does: "spec.drainPlan[1]: …" (api/admission.ts entryRule). A rule on a map
-// cannot name a key, so its message quotes it: label key "bad key!" ….
+// entry, so its message does, from the list's name: "drainPlan[1]: …" (api/admission.ts entryRule),
+// "healthChecks[0].regexMatch: …". A rule on a map cannot name a key, so its message quotes it.
 import { crdManifest, type JsonSchema } from '../../api/crd.js';
 import { CRDS } from '../../api/crds.js';
 
@@ -34,15 +34,18 @@ export function segments(path: string): Array<string | number> {
  */
 export const dotted = (path: string) => segments(path).map((x, i) => (typeof x === 'number' ? `[${x}]` : i ? `.${x}` : x)).join('');
 
+/** The path from the list's own name: spec.template.healthChecks, spec.template.healthChecks[0].regexMatch → healthChecks[0].regexMatch. */
+const fromList = (field: string, path: string) => `${String(segments(field).at(-1))}${dotted(path).slice(dotted(field).length)}`;
+
 /**
  * Whether a refusal naming `field` with `message` names `path` exactly: the field is the path, or the
- * field is the list (map) the path is in and the message names the entry by its full path (quotes
- * the key).
+ * field is the list (map) the path is in and the message names the entry from the list's name on
+ * ("drainPlan[1]: …"; quotes the key).
  */
 export function namesPath(field: string, message: string, path: string): boolean {
   const [f, p] = [dotted(field), dotted(path)];
   if (f === p) return true;
-  if (/^\[\d+\]/.test(p.slice(f.length)) && p.startsWith(f)) return message.includes(`${path}: `) || message.includes(`${p}: `);
+  if (/^\[\d+\]/.test(p.slice(f.length)) && p.startsWith(f)) return message.includes(`${fromList(field, path)}: `);
   return p.startsWith(`${f}.`) && message.includes(`"${p.slice(f.length + 1)}"`);
 }
 
@@ -57,7 +60,7 @@ const full = (p: Part) => (texts(p) ? alternatives(texts(p)!) : ANY);
  * part alone could say anything). A message that is all computed (an evaluation error) says anything.
  */
 export function canSay(parts: Part[], said: string): boolean {
-  if (parts.every((p) => 'any' in p)) return true;
+  if (parts.every((p) => 'any' in p) || (parts.length === 2 && 'any' in parts[0]! && 'text' in parts[1]! && parts[1].text.startsWith(' evaluating rule: '))) return true;
   const some = (xs: string[]) => alternatives(xs.filter((x) => x !== ''));
   for (let s = 0; s < parts.length; s++) {
     const one = texts(parts[s]!);
@@ -86,10 +89,12 @@ function refusalNamesPath(r: Refusal, path: string): boolean {
   const rest = p.startsWith(f) ? p.slice(f.length) : '';
   if (r.holds === 'map' && rest.startsWith('.')) return canSay(r.parts, `"${rest.slice(1)}"`);
   if (r.holds !== 'list' || !/^\[\d+\]/.test(rest)) return false;
-  // The message begins with the path, its index computed: spec.drainPlan[<digits>]: ….
+  // The message says the entry from the list's name on: literally, or beginning with it, its index computed (drainPlan[<digits>]: …).
+  const named = fromList(r.field, path);
+  if (r.parts.some((x) => 'text' in x && x.text.includes(`${named}: `))) return true;
   let head = '';
   for (const x of r.parts) {
-    if ('text' in x && x.text.includes(': ')) return new RegExp(`^${head}${esc(x.text.slice(0, x.text.indexOf(': ')))}$`).test(p);
+    if ('text' in x && x.text.includes(': ')) return new RegExp(`^${head}${esc(x.text.slice(0, x.text.indexOf(': ')))}$`).test(named);
     head += 'any' in x ? '\\d+' : full(x);
   }
   return false;
@@ -159,8 +164,8 @@ function ruleRefusals(rule: Record<string, string>, path: string, holds: Refusal
   const field = rule.fieldPath ? `${path}${rule.fieldPath}` : path;
   const out: Refusal[] = [{ field, parts: rule.messageExpression ? messageParts(rule.messageExpression) : [{ text: rule.message ?? `failed rule: ${rule.rule}` }], ...(!rule.fieldPath && holds && { holds }) }];
   // matches() with an expression that is not a literal fails to evaluate on a malformed one: that
-  // error names the rule's own node, whatever its fieldPath, and says what RE2 says.
-  if (/\.matches\((?!')/.test(rule.rule!)) out.push({ field: path, parts: [{ any: true }] });
+  // error names the rule's own node, whatever its fieldPath: "<RE2's reason> evaluating rule: <message>".
+  if (/\.matches\((?!')/.test(rule.rule!)) out.push({ field: path, parts: [{ any: true }, { text: ` evaluating rule: ${rule.message ?? rule.rule}` }], ...(holds && { holds }) });
   return out;
 }
 

@@ -43,10 +43,11 @@ describe('#24.10 every admission refusal names the exact field path', () => {
     });
   });
 
-  test('a list rule names the entry by its full path; a map rule quotes the key', () => {
-    expect(namesPath('spec.drainPlan', 'spec.drainPlan[1]: entries must be ordered', 'spec.drainPlan[1]')).toBe(true);
+  test('a list rule names the entry from the list\'s name on; a map rule quotes the key', () => {
+    expect(namesPath('spec.drainPlan', 'drainPlan[1]: entries must be ordered', 'spec.drainPlan[1]')).toBe(true);
     expect(namesPath('spec.drainPlan', 'entries must be ordered', 'spec.drainPlan[1]')).toBe(false);
-    expect(namesPath('spec.drainPlan', 'spec.drainPlan[0]: entries must be ordered', 'spec.drainPlan[1]')).toBe(false);
+    expect(namesPath('spec.drainPlan', 'drainPlan[0]: entries must be ordered', 'spec.drainPlan[1]')).toBe(false);
+    expect(namesPath('spec.template.healthChecks', 'missing closing ]: `[` evaluating rule: healthChecks[1].regexMatch: a regular expression', 'spec.template.healthChecks[1].regexMatch')).toBe(true);
     expect(namesPath('spec.selector.matchLabels', 'label key "bad key!" is not valid', 'spec.selector.matchLabels[bad key!]')).toBe(true);
     expect(namesPath('spec.selector.matchLabels.slipway.dev/node-group', 'Invalid value: "a b"', 'spec.selector.matchLabels[slipway.dev/node-group]')).toBe(true);
     expect(namesPath('spec', 'missing closing ]', 'spec.healthChecks[0].regexMatch')).toBe(false);

@@ -118,8 +118,8 @@ describe('DrainRule CRD', () => {
   test('CEL rules: order only with Drain, unique nodes and pods, In/NotIn values, non-empty entries, label keys', () => {
     expect(rules(at(spec, 'drain'))).toEqual([{ rule: "!has(self.order) || self.behavior == 'Drain'", message: 'order is allowed only with behavior Drain', fieldPath: '.order' }]);
     // Uniqueness sits on the list; the message names the later of two equal entries (#24.10).
-    expect(rules(at(spec, 'pods'))).toEqual([entryRule('spec.pods', 32, repeatsEarlier(), 'entries in pods must be unique')]);
-    expect(rules(at(spec, 'nodes'))).toEqual([entryRule('spec.nodes', 32, repeatsEarlier(), 'entries in nodes must be unique')]);
+    expect(rules(at(spec, 'pods'))).toEqual([entryRule('pods', 32, repeatsEarlier(), 'entries in pods must be unique')]);
+    expect(rules(at(spec, 'nodes'))).toEqual([entryRule('nodes', 32, repeatsEarlier(), 'entries in nodes must be unique')]);
     expect(rules(at(spec, 'pods', '[*]')).map((r) => r.message)).toEqual(['a pods entry needs a selector or a namespaceSelector']);
     expect(rules(at(spec, 'nodes', '[*]')).map((r) => r.message)).toEqual(['a nodes entry needs a selector']);
     const valuesRule = "self.operator in ['In', 'NotIn'] ? (has(self.values) && size(self.values) > 0) : (!has(self.values) || size(self.values) == 0)";

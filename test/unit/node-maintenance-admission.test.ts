@@ -128,7 +128,7 @@ describe('NodeMaintenance CRD', () => {
   test('NM-4.4 the order rule compares each entry\'s integer key with the one before, naming the entry; the status fields are the spec\'s', () => {
     const rules = prop(spec, 'drainPlan')['x-kubernetes-validations'] as Array<{ rule: string; messageExpression: string }>;
     expect(rules[0]!.rule).toMatch(/^!self\.exists\(i, e, i > 0 && .*4294967296.*2147483648\) \* 2 \+ \(has\(self\[i - 1\]\.podSelector\) \? 0 : 1\) > .*\(has\(e\.podSelector\) \? 0 : 1\)\)$/);
-    expect(rules[0]!.messageExpression).toMatch(/^'spec\.drainPlan\[' \+ \['0', '1', .*, '63'\]\[self\.transformList\(i, e, .*, i\)\[0\]\] \+ '\]: entries must be ordered/);
+    expect(rules[0]!.messageExpression).toMatch(/^'drainPlan\[' \+ \['0', '1', .*, '63'\]\[self\.transformList\(i, e, .*, i\)\[0\]\] \+ '\]: entries must be ordered/);
     const status = (m.spec.versions[0]!.schema.openAPIV3Schema.properties as Record<string, JsonSchema>).status!;
     expect(Object.keys(status.properties as object).sort()).toEqual(
       ['conditions', 'drainPlan', 'drainStatus', 'message', 'nodeStatuses', 'nodeStatusesOmitted', 'observedGeneration', 'runId', 'selectedNodes', 'stageStatuses', 'workflowId'],
