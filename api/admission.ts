@@ -38,3 +38,23 @@ export function patterned(pattern: string, maxLength: number, what: string) {
     })
     .meta({ pattern });
 }
+
+/**
+ * A CEL rule on a list that compares its entries with each other (order, uniqueness). The apiserver
+ * names the list, and fieldPath cannot hold an index, so the message names the first entry at fault
+ * by its path from the list's own name (a list may sit at different depths in different kinds):
+ * "spec.drainPlan: Invalid value: "array": drainPlan[1]: entries must be ordered …". `bad` is a CEL
+ * condition on entry `e` at index `i` (two-variable comprehensions, Kubernetes ≥ 1.32); `list` is
+ * the list's field name, `maxItems` its bound, `below` a field of the entry to name. The index is looked up in a list of literals: the cost estimate takes string(int)
+ * for a string of any length, and the concatenation then exceeds the CRD's budget a hundredfold.
+ */
+export function entryRule(list: string, maxItems: number, bad: string, message: string, below = ''): { rule: string; messageExpression: string } {
+  const digits = `[${Array.from({ length: maxItems }, (_, i) => `'${i}'`).join(', ')}]`;
+  return {
+    rule: `!self.exists(i, e, ${bad})`,
+    messageExpression: `${celString(`${list}[`)} + ${digits}[self.transformList(i, e, ${bad}, i)[0]] + ${celString(`]${below}: ${message}`)}`,
+  };
+}
+
+/** entryRule's condition "an earlier entry equals entry i" (or has the same `field`): the later of two is at fault. */
+export const repeatsEarlier = (field?: string) => `self.exists(j, x, j < i && ${field ? `x.${field} == e.${field}` : 'x == e'})`;

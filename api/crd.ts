@@ -28,7 +28,7 @@ export interface CrdDefinition {
   printerColumns?: PrinterColumn[];
   categories?: string[];
   /** CEL rules on the whole object (they may read status, and oldSelf on updates). */
-  validations?: Array<{ rule: string; message: string }>;
+  validations?: Array<{ rule: string; message: string; fieldPath?: string }>;
 }
 
 const INT32_MIN = -2147483648;

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { kubeEnum, patterned } from './admission.js';
 import { DrainOptions } from './drain-options.js';
 import { duration, DURATION_BOUNDS } from './duration.js';
-import { HealthCheck, PreTerminationCheck, regexCompilesRule } from './health-check.js';
+import { HealthCheck, PreTerminationCheck, regexCompilesRules } from './health-check.js';
 import { DNS_LABEL_PATTERN, DNS_SUBDOMAIN_PATTERN, isEmptySelector, LabelKey, labelMap, LabelSelector, LabelValue } from './label-selector.js';
 
 export { HealthCheck, PreTerminationCheck };
@@ -40,6 +40,9 @@ export type CycleSettings = z.infer<typeof CycleSettings>;
 export const NodeGroupProviderName = kubeEnum(['kwok', 'aws']);
 export type NodeGroupProviderName = z.infer<typeof NodeGroupProviderName>;
 
+/** Health checks and pre-termination checks, each. */
+const MAX_CHECKS = 16;
+
 const CycleNodeRequestSpecFields = z
   .object({
     /** The cloud node group (an Auto Scaling group; for kwok, the slipway.dev/node-group label value). */
@@ -54,8 +57,8 @@ const CycleNodeRequestSpecFields = z
     nodeNames: z.array(NodeName).max(1000).optional(),
     validationOptions: z.object({ skipMissingNamedNodes: z.boolean().default(false) }).optional(),
     cycleSettings: CycleSettings.default({ method: 'Drain', cyclingTimeout: '3h' }),
-    healthChecks: z.array(HealthCheck).max(16).optional(),
-    preTerminationChecks: z.array(PreTerminationCheck).max(16).optional(),
+    healthChecks: z.array(HealthCheck).max(MAX_CHECKS).optional().meta({ 'x-kubernetes-validations': regexCompilesRules('healthChecks', MAX_CHECKS) }),
+    preTerminationChecks: z.array(PreTerminationCheck).max(MAX_CHECKS).optional().meta({ 'x-kubernetes-validations': regexCompilesRules('preTerminationChecks', MAX_CHECKS, '.healthCheck') }),
     skipInitialHealthChecks: z.boolean().default(false),
     skipPreTerminationChecks: z.boolean().default(false),
     /** The drain engine's options: eviction timeout policy, volume timeout, drain plan, limits. DrainRules apply too. */
@@ -68,7 +71,7 @@ const CycleNodeRequestSpecFields = z
  * edit is refused at admission. Before that, an invalid request can still be fixed. One rule per
  * field, so the message names it and each stays within the CEL cost budget.
  */
-export function immutableSpecRules(): Array<{ rule: string; message: string }> {
+export function immutableSpecRules(): Array<{ rule: string; message: string; fieldPath: string }> {
   const same = (path: string) => `(has(self.spec.${path}) == has(oldSelf.spec.${path})) && (!has(self.spec.${path}) || self.spec.${path} == oldSelf.spec.${path})`;
   const started = '!has(oldSelf.status) || !has(oldSelf.status.workflowId)';
   const top = Object.keys(CycleNodeRequestSpecFields.shape).filter((k) => k !== 'cycleSettings');
@@ -76,6 +79,7 @@ export function immutableSpecRules(): Array<{ rule: string; message: string }> {
   return [...top, ...settings].map((path) => ({
     rule: path.includes('.') ? `${started} || !has(self.spec.cycleSettings) || !has(oldSelf.spec.cycleSettings) || (${same(path)})` : `${started} || (${same(path)})`,
     message: `spec.${path} cannot change once the cycle has started: only spec.cycleSettings.concurrency can`,
+    fieldPath: `.spec.${path}`,
   }));
 }
 
@@ -87,9 +91,8 @@ export const CycleNodeRequestSpec = CycleNodeRequestSpecFields
   })
   .meta({
     'x-kubernetes-validations': [
-      { rule: "self.nodeGroupName != '' || (has(self.nodeGroupsList) && size(self.nodeGroupsList) > 0)", message: 'name at least one node group (nodeGroupName or nodeGroupsList)' },
-      { rule: '(has(self.selector.matchLabels) && size(self.selector.matchLabels) > 0) || (has(self.selector.matchExpressions) && size(self.selector.matchExpressions) > 0)', message: 'selector must not be empty: it would match every node' },
-      regexCompilesRule(),
+      { rule: "self.nodeGroupName != '' || (has(self.nodeGroupsList) && size(self.nodeGroupsList) > 0)", message: 'name at least one node group (nodeGroupName or nodeGroupsList)', fieldPath: '.nodeGroupName' },
+      { rule: '(has(self.selector.matchLabels) && size(self.selector.matchLabels) > 0) || (has(self.selector.matchExpressions) && size(self.selector.matchExpressions) > 0)', message: 'selector must not be empty: it would match every node', fieldPath: '.selector' },
     ],
   });
 export type CycleNodeRequestSpec = z.infer<typeof CycleNodeRequestSpec>;

@@ -4,7 +4,7 @@
 // The zod type is the CRD's schema: whatever it refuses, admission refuses too (test/support/
 // bad-drain-rules.ts is the corpus both are tested against).
 import { z } from 'zod';
-import { celString, issueMessages, kubeEnum } from './admission.js';
+import { celString, entryRule, issueMessages, kubeEnum, repeatsEarlier } from './admission.js';
 import { isEmptySelector, LabelSelector } from './label-selector.js';
 
 export const DrainBehavior = kubeEnum(['Drain', 'Skip', 'WaitCompleted']);
@@ -22,7 +22,8 @@ export const DrainRulePodSelector = z
     ],
   });
 
-const unique = (field: string) => ({ rule: 'self.all(x, self.exists_one(y, x == y))', message: `entries in ${field} must be unique` });
+const MAX_ENTRIES = 32;
+const unique = (field: string) => entryRule(field, MAX_ENTRIES, repeatsEarlier(), `entries in ${field} must be unique`);
 
 export const DrainRuleSpec = z
   .object({
@@ -35,8 +36,8 @@ export const DrainRuleSpec = z
       .meta({
         'x-kubernetes-validations': [{ rule: "!has(self.order) || self.behavior == 'Drain'", message: 'order is allowed only with behavior Drain', fieldPath: '.order' }],
       }),
-    nodes: z.array(DrainRuleNodeSelector).min(1).max(32).optional().meta({ 'x-kubernetes-validations': [unique('nodes')] }),
-    pods: z.array(DrainRulePodSelector).min(1).max(32).optional().meta({ 'x-kubernetes-validations': [unique('pods')] }),
+    nodes: z.array(DrainRuleNodeSelector).min(1).max(MAX_ENTRIES).optional().meta({ 'x-kubernetes-validations': [unique('nodes')] }),
+    pods: z.array(DrainRulePodSelector).min(1).max(MAX_ENTRIES).optional().meta({ 'x-kubernetes-validations': [unique('pods')] }),
   })
   .superRefine((spec, ctx) => {
     if (spec.drain.order !== undefined && spec.drain.behavior !== 'Drain') {

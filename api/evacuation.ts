@@ -74,6 +74,16 @@ export const EvacuationSpec = z
       .default([])
       .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'] }),
   })
+  // The map lists' one entry per name, as the apiserver refuses a second: naming the entry.
+  .superRefine((s, ctx) => {
+    for (const field of ['requesters', 'evacuators'] as const) {
+      const seen = new Set<string>();
+      s[field].forEach((e, i) => {
+        if (seen.has(e.name)) ctx.addIssue({ code: 'custom', path: [field, i], message: `Duplicate value: ${JSON.stringify({ name: e.name })}` });
+        seen.add(e.name);
+      });
+    }
+  })
   .meta({
     // On the spec (not on the fields), so that removing a field is refused as well as changing it.
     'x-kubernetes-validations': [

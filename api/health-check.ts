@@ -62,24 +62,23 @@ export const PortableRegex = z
   });
 
 /**
- * CEL on the request's spec: every regexMatch compiles as RE2. ''.matches(r) compiles r; a malformed
- * expression is an evaluation error, which refuses the object with RE2's reason. An evaluation error
- * is not ratcheted, so the rule skips a spec whose checks are unchanged (optionalOldSelf): otherwise
- * a request stored before this rule could never be written again, not its status, not its
- * finalizers. It sits on the spec because the lists of checks are atomic (no oldSelf inside them).
+ * CEL on a list of checks: every regexMatch compiles as RE2. ''.matches(r) compiles r; a malformed
+ * expression is an evaluation error, which refuses the object with RE2's reason, naming the node the
+ * rule sits on and saying the rule's message (not a messageExpression, not a fieldPath). An
+ * evaluation error is not ratcheted, so the rule skips a list that is unchanged (optionalOldSelf):
+ * otherwise a request stored before this rule could never be written again, not its status, not
+ * its finalizers. Items of the atomic list have no oldSelf, so the rules sit on the list, one per
+ * index, each message naming its entry: "healthChecks[0].regexMatch: …" (#24.10).
  */
-export function regexCompilesRule(): { rule: string; optionalOldSelf: true; message: string; fieldPath: string } {
-  const compiles = (r: string) => `(!has(${r}) || ''.matches(${r}) || !''.matches(${r}))`;
-  const same = (f: string) => `(has(oldSelf.value().${f}) == has(self.${f}) && (!has(self.${f}) || oldSelf.value().${f} == self.${f}))`;
-  return {
-    rule:
-      `(oldSelf.hasValue() && ${same('healthChecks')} && ${same('preTerminationChecks')}) || ` +
-      `((!has(self.healthChecks) || self.healthChecks.all(h, ${compiles('h.regexMatch')})) && ` +
-      `(!has(self.preTerminationChecks) || self.preTerminationChecks.all(p, ${compiles('p.healthCheck.regexMatch')})))`,
-    optionalOldSelf: true,
-    message: REGEX_RULE,
-    fieldPath: '.healthChecks',
-  };
+export function regexCompilesRules(list: string, maxItems: number, below = ''): Array<{ rule: string; optionalOldSelf: true; message: string }> {
+  return Array.from({ length: maxItems }, (_, i) => {
+    const r = `self[${i}]${below}.regexMatch`;
+    return {
+      rule: `(oldSelf.hasValue() && oldSelf.value() == self) || size(self) <= ${i} || !has(${r}) || ''.matches(${r}) || !''.matches(${r})`,
+      optionalOldSelf: true as const,
+      message: `${list}[${i}]${below}.regexMatch: ${REGEX_RULE}`,
+    };
+  });
 }
 
 const StatusCodes = z.array(z.int32().min(100).max(599)).min(1).max(16).default([200]);

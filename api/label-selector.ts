@@ -101,6 +101,7 @@ export const LabelSelectorRequirement = z
       {
         rule: "self.operator in ['In', 'NotIn'] ? (has(self.values) && size(self.values) > 0) : (!has(self.values) || size(self.values) == 0)",
         messageExpression: `'operator ' + self.operator + ' on "' + self.key + '" ' + (self.operator in ['In', 'NotIn'] ? 'needs values' : 'takes no values')`,
+        fieldPath: '.values',
       },
     ],
   });

@@ -5,7 +5,7 @@
 // optional per-zone limit. The spec is checked twice from the same text (zod here, CEL/patterns in
 // the CRD); status is the durable ledger of who disrupts which node (activities/budget/).
 import { z } from 'zod';
-import { celString } from './admission.js';
+import { celString, entryRule, repeatsEarlier } from './admission.js';
 import { Condition } from './cycle-node-request.js';
 import { duration } from './duration.js';
 import { LabelKey, LabelSelector } from './label-selector.js';
@@ -113,6 +113,7 @@ export const PerZone = z.object({
   maxDisrupted: MaxDisrupted,
 });
 
+const MAX_WINDOWS = 16;
 export const DUPLICATE_WINDOW_MESSAGE = 'two windows have the same schedule; merge them (when windows overlap, the lowest limit applies)';
 
 export const NodeDisruptionBudgetSpec = z
@@ -123,9 +124,9 @@ export const NodeDisruptionBudgetSpec = z
     /** Windows in force override maxDisrupted; several in force: the lowest. */
     schedules: z
       .array(BudgetWindow)
-      .max(16)
+      .max(MAX_WINDOWS)
       .optional()
-      .meta({ 'x-kubernetes-validations': [{ rule: 'self.all(x, self.exists_one(y, y.schedule == x.schedule))', message: DUPLICATE_WINDOW_MESSAGE }] }),
+      .meta({ 'x-kubernetes-validations': [entryRule('schedules', MAX_WINDOWS, repeatsEarlier('schedule'), DUPLICATE_WINDOW_MESSAGE, '.schedule')] }),
     perZone: PerZone.optional(),
   })
   .superRefine((s, ctx) => {

@@ -24,6 +24,8 @@ export const GROUP_TEMPLATE_HASH_ANNOTATION = 'slipway.dev/group-template-hash';
 
 const NamespaceName = patterned(DNS_LABEL_PATTERN, 63, 'a namespace name (a DNS label: lowercase letters, digits and "-")');
 
+const TOGETHER_MESSAGE = 'schedule and duration go together: a window opens at schedule and stays open for duration';
+
 export const DriftObserverSettings = z
   .object({
     /** Look for drift at most this often. */
@@ -34,9 +36,15 @@ export const DriftObserverSettings = z
     duration: duration(WINDOW_DURATION_BOUNDS).optional(),
   })
   .superRefine((s, ctx) => {
-    if ((s.schedule === undefined) !== (s.duration === undefined)) ctx.addIssue({ code: 'custom', path: [s.schedule === undefined ? 'schedule' : 'duration'], message: 'schedule and duration go together: a window opens at schedule and stays open for duration' });
+    if ((s.schedule === undefined) !== (s.duration === undefined)) ctx.addIssue({ code: 'custom', path: [s.schedule === undefined ? 'schedule' : 'duration'], message: TOGETHER_MESSAGE });
   })
-  .meta({ 'x-kubernetes-validations': [{ rule: 'has(self.schedule) == has(self.duration)', message: 'schedule and duration go together: a window opens at schedule and stays open for duration' }] });
+  // Two rules, so that the refusal names the missing one (as zod does).
+  .meta({
+    'x-kubernetes-validations': [
+      { rule: '!has(self.schedule) || has(self.duration)', message: TOGETHER_MESSAGE, fieldPath: '.duration' },
+      { rule: '!has(self.duration) || has(self.schedule)', message: TOGETHER_MESSAGE, fieldPath: '.schedule' },
+    ],
+  });
 export type DriftObserverSettings = z.infer<typeof DriftObserverSettings>;
 
 export const NodeGroupSpec = z.object({

@@ -5,7 +5,7 @@
 // here; every rule is written twice from the same text, as CEL (admission) and as zod (the bridge,
 // the CLI), and test/support/bad-node-maintenances.ts is the corpus both are tested against.
 import { z } from 'zod';
-import { celString, kubeEnum } from './admission.js';
+import { celString, entryRule, kubeEnum, repeatsEarlier } from './admission.js';
 import { Condition } from './cycle-node-request.js';
 import { DrainOptions } from './drain-options.js';
 import { DEFAULT_DRAIN_PLAN, planOrderError, type PlanEntry } from './drain-plan.js';
@@ -83,6 +83,7 @@ export const NodeSelectorRequirement = z
         messageExpression:
           `'operator ' + self.operator + ' on "' + self.key + '" ' + ` +
           `(self.operator in ${SET_OPS} ? 'needs values' : self.operator in ${NO_VALUE_OPS} ? 'takes no values' : 'takes exactly one integer value')`,
+        fieldPath: '.values',
       },
     ],
   });
@@ -102,7 +103,7 @@ export const NodeFieldSelectorRequirement = z
     if ((r.values?.length ?? 0) === 0) ctx.addIssue({ code: 'custom', path: ['values'], message: `operator ${r.operator} on "${r.key}" needs values` });
   })
   .meta({
-    'x-kubernetes-validations': [{ rule: 'has(self.values) && size(self.values) > 0', messageExpression: `'operator ' + self.operator + ' on "' + self.key + '" needs values'` }],
+    'x-kubernetes-validations': [{ rule: 'has(self.values) && size(self.values) > 0', messageExpression: `'operator ' + self.operator + ' on "' + self.key + '" needs values'`, fieldPath: '.values' }],
   });
 export type NodeFieldSelectorRequirement = z.infer<typeof NodeFieldSelectorRequirement>;
 
@@ -155,11 +156,12 @@ export const MaintenancePlanEntry = z
   .meta({ 'x-kubernetes-validations': [{ rule: 'has(self.podPriority)', message: 'podPriority is required', fieldPath: '.podPriority' }] });
 export type MaintenancePlanEntry = PlanEntry;
 
+const MAX_PLAN_ENTRIES = 64;
 const PLAN_ORDER_MESSAGE = 'entries must be ordered Default, DaemonSet, Static, then by podPriority ascending, with podSelector entries before the entry without one at equal priority';
 const DUPLICATE_MESSAGE = 'Duplicate entries are not allowed';
 // key(e) as one integer (NM-4.4): (typeRank·2³² + podPriority + 2³¹)·2 + (podSelector ? 0 : 1); ≤ 2.6e10, no overflow.
-const CEL_KEY =
-  "((e.podType == 'DaemonSet' ? 1 : e.podType == 'Static' ? 2 : 0) * 4294967296 + (has(e.podPriority) ? e.podPriority : 0) + 2147483648) * 2 + (has(e.podSelector) ? 0 : 1)";
+const celKey = (e: string) =>
+  `((${e}.podType == 'DaemonSet' ? 1 : ${e}.podType == 'Static' ? 2 : 0) * 4294967296 + (has(${e}.podPriority) ? ${e}.podPriority : 0) + 2147483648) * 2 + (has(${e}.podSelector) ? 0 : 1)`;
 
 /** The drain engine's options minus drainPlan (spec.drainPlan is the plan), plus the evacuation deadline (NM-5.1). */
 export const MaintenanceDrainOptions = DrainOptions.omit({ drainPlan: true })
@@ -193,12 +195,13 @@ export const NodeMaintenanceSpecFields = z
     /** The KEP's 12 default entries when absent (NM-1.3); ordered, no duplicates, immutable (NM-4.4–4.6). */
     drainPlan: z
       .array(MaintenancePlanEntry)
-      .max(64)
+      .max(MAX_PLAN_ENTRIES)
       .default(() => DEFAULT_DRAIN_PLAN.map((e) => ({ ...e })))
       .meta({
         'x-kubernetes-validations': [
-          { rule: `self.map(e, ${CEL_KEY}).isSorted()`, message: PLAN_ORDER_MESSAGE },
-          { rule: 'self.all(x, self.exists_one(y, x == y))', message: DUPLICATE_MESSAGE },
+          // Entry i is out of order when it sorts before entry i - 1; the later of two equal entries is the duplicate.
+          entryRule('drainPlan', MAX_PLAN_ENTRIES, `i > 0 && ${celKey('self[i - 1]')} > ${celKey('e')}`, PLAN_ORDER_MESSAGE),
+          entryRule('drainPlan', MAX_PLAN_ENTRIES, repeatsEarlier(), DUPLICATE_MESSAGE),
         ],
       }),
     reason: z.string().max(MAX_MAINTENANCE_REASON).optional(),

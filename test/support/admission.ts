@@ -6,10 +6,12 @@ import { crdManifest } from '../../api/crd.js';
 import { CRDS } from '../../api/crds.js';
 import { CYCLE_NODE_REQUEST } from '../../api/cycle-node-request.js';
 import { DRAIN_RULE } from '../../api/drain-rule.js';
+import { EVACUATION } from '../../api/evacuation.js';
 import { NODE_DISRUPTION_BUDGET } from '../../api/node-disruption-budget.js';
 import { NODE_GROUP } from '../../api/node-group-kind.js';
 import { NODE_MAINTENANCE } from '../../api/node-maintenance.js';
 import { FIELD_MANAGER, installCrds } from '../../starter/install-crds.js';
+import { namesPath } from './admission-paths.js';
 import type { RefusedCase } from './bad-drain-rules.js';
 import { waitFor } from './wait.js';
 
@@ -79,6 +81,14 @@ export function admissionClient(kc: KubeConfig) {
           body: { apiVersion: `${NODE_GROUP.group}/${NODE_GROUP.version}`, kind: NODE_GROUP.kind, metadata: { name }, spec },
         }),
       ),
+    /** Creates an Evacuation (dry run unless `store`). */
+    evacuation: (namespace: string, name: string, spec: unknown, { store = false } = {}) =>
+      answer(() =>
+        custom.createNamespacedCustomObjectWithHttpInfo({
+          group: EVACUATION.group, version: EVACUATION.version, plural: EVACUATION.plural, namespace, ...(!store && { dryRun: 'All' }),
+          body: { apiVersion: `${EVACUATION.group}/${EVACUATION.version}`, kind: EVACUATION.kind, metadata: { name, namespace }, spec },
+        }),
+      ),
     /** Creates a CycleNodeRequest (dry run unless `store`). */
     cycleRequest: (namespace: string, name: string, spec: unknown, { store = false } = {}) =>
       answer(() =>
@@ -93,10 +103,13 @@ export function admissionClient(kc: KubeConfig) {
 /** A refusal as one text: the apiserver's message and each cause as `field: message`. */
 export const refusalText = (a: Admission): string => [a.message, ...a.causes.map((x) => `${x.field}: ${x.message}`)].join('\n');
 
-/** The refusal's cause for the case's field that says the case's words, if any. */
+/**
+ * The refusal's cause that names the case's exact field (#24.10: the field itself, or the list or
+ * map whose message names the entry or key; see namesPath) and says the case's words, if any.
+ */
 export function causeFor(a: Admission, c: RefusedCase): { field?: string; message?: string } | undefined {
   const words = typeof c.message === 'string' ? c.message : c.message.apiserver;
-  return a.causes.find((x) => (x.field ?? '').startsWith(c.field) && `${x.field}: ${x.message}`.includes(words));
+  return a.causes.find((x) => namesPath(x.field ?? '', x.message ?? '', c.field) && `${x.field}: ${x.message}`.includes(words));
 }
 
 /**

@@ -20,14 +20,14 @@ const KEY = 'is not valid: an optional DNS subdomain prefix of at most 253 chara
 
 export const BAD_DRAIN_RULES: RefusedCase[] = [
   // Label keys in matchLabels (a map: the apiserver names the map, zod the key).
-  { name: 'a key with a space and "!"', spec: { drain: { behavior: 'Skip' }, pods: sel({ matchLabels: { 'bad key!': 'x' } }) }, field: 'spec.pods[0].selector.matchLabels', message: `label key "bad key!" ${KEY}` },
-  { name: 'a key with two slashes', spec: { drain: { behavior: 'Drain' }, nodes: sel({ matchLabels: { 'a/b/c': 'x' } }) }, field: 'spec.nodes[0].selector.matchLabels', message: `label key "a/b/c" ${KEY}` },
-  { name: 'a key with an upper-case prefix', spec: { drain: { behavior: 'Drain' }, pods: sel({ matchLabels: { 'Example.com/app': 'x' } }) }, field: 'spec.pods[0].selector.matchLabels', message: `label key "Example.com/app" ${KEY}` },
-  { name: 'a key with an empty prefix', spec: { drain: { behavior: 'Drain' }, pods: sel({ matchLabels: { '/app': 'x' } }) }, field: 'spec.pods[0].selector.matchLabels', message: `label key "/app" ${KEY}` },
-  { name: 'a key whose name has 64 characters', spec: { drain: { behavior: 'Drain' }, pods: sel({ matchLabels: { [long(64)]: 'x' } }) }, field: 'spec.pods[0].selector.matchLabels', message: `label key "${long(64)}" ${KEY}` },
-  { name: 'a key whose prefix has 254 characters', spec: { drain: { behavior: 'Drain' }, pods: sel({ matchLabels: { [`${long(254)}/x`]: 'x' } }) }, field: 'spec.pods[0].selector.matchLabels', message: `label key "${long(254)}/x" ${KEY}` },
-  { name: 'a key ending in "-"', spec: { drain: { behavior: 'Drain' }, pods: [{ namespaceSelector: { matchLabels: { 'team-': 'x' } } }] }, field: 'spec.pods[0].namespaceSelector.matchLabels', message: `label key "team-" ${KEY}` },
-  { name: 'an empty key', spec: { drain: { behavior: 'Drain' }, pods: sel({ matchLabels: { '': 'x' } }) }, field: 'spec.pods[0].selector.matchLabels', message: `label key "" ${KEY}` },
+  { name: 'a key with a space and "!"', spec: { drain: { behavior: 'Skip' }, pods: sel({ matchLabels: { 'bad key!': 'x' } }) }, field: `spec.pods[0].selector.matchLabels[bad key!]`, message: `label key "bad key!" ${KEY}` },
+  { name: 'a key with two slashes', spec: { drain: { behavior: 'Drain' }, nodes: sel({ matchLabels: { 'a/b/c': 'x' } }) }, field: `spec.nodes[0].selector.matchLabels[a/b/c]`, message: `label key "a/b/c" ${KEY}` },
+  { name: 'a key with an upper-case prefix', spec: { drain: { behavior: 'Drain' }, pods: sel({ matchLabels: { 'Example.com/app': 'x' } }) }, field: `spec.pods[0].selector.matchLabels[Example.com/app]`, message: `label key "Example.com/app" ${KEY}` },
+  { name: 'a key with an empty prefix', spec: { drain: { behavior: 'Drain' }, pods: sel({ matchLabels: { '/app': 'x' } }) }, field: `spec.pods[0].selector.matchLabels[/app]`, message: `label key "/app" ${KEY}` },
+  { name: 'a key whose name has 64 characters', spec: { drain: { behavior: 'Drain' }, pods: sel({ matchLabels: { [long(64)]: 'x' } }) }, field: `spec.pods[0].selector.matchLabels[${long(64)}]`, message: `label key "${long(64)}" ${KEY}` },
+  { name: 'a key whose prefix has 254 characters', spec: { drain: { behavior: 'Drain' }, pods: sel({ matchLabels: { [`${long(254)}/x`]: 'x' } }) }, field: `spec.pods[0].selector.matchLabels[${long(254)}/x]`, message: `label key "${long(254)}/x" ${KEY}` },
+  { name: 'a key ending in "-"', spec: { drain: { behavior: 'Drain' }, pods: [{ namespaceSelector: { matchLabels: { 'team-': 'x' } } }] }, field: `spec.pods[0].namespaceSelector.matchLabels[team-]`, message: `label key "team-" ${KEY}` },
+  { name: 'an empty key', spec: { drain: { behavior: 'Drain' }, pods: sel({ matchLabels: { '': 'x' } }) }, field: `spec.pods[0].selector.matchLabels[]`, message: `label key "" ${KEY}` },
   // Label values in matchLabels.
   { name: 'a value starting with "-"', spec: { drain: { behavior: 'Drain' }, pods: sel({ matchLabels: { app: '-x' } }) }, field: 'spec.pods[0].selector.matchLabels.app', message: '"-x"' },
   { name: 'a value with a space', spec: { drain: { behavior: 'Drain' }, nodes: sel({ matchLabels: { pool: 'a b' } }) }, field: 'spec.nodes[0].selector.matchLabels.pool', message: '"a b"' },
@@ -38,10 +38,10 @@ export const BAD_DRAIN_RULES: RefusedCase[] = [
   { name: 'an expression value with "!"', spec: { drain: { behavior: 'Drain' }, pods: expr({ key: 'app', operator: 'In', values: ['ok', 'no!'] }) }, field: 'spec.pods[0].selector.matchExpressions[0].values[1]', message: '"no!"' },
   { name: 'an unknown operator', spec: { drain: { behavior: 'Drain' }, pods: expr({ key: 'app', operator: 'Like', values: ['x'] }) }, field: 'spec.pods[0].selector.matchExpressions[0].operator', message: 'Unsupported value: "Like": supported values: "In", "NotIn", "Exists", "DoesNotExist"' },
   { name: 'a lower-case operator', spec: { drain: { behavior: 'Drain' }, pods: expr({ key: 'app', operator: 'exists' }) }, field: 'spec.pods[0].selector.matchExpressions[0].operator', message: 'Unsupported value: "exists"' },
-  { name: 'In without values', spec: { drain: { behavior: 'Drain' }, pods: expr({ key: 'app', operator: 'In' }) }, field: 'spec.pods[0].selector.matchExpressions[0]', message: 'operator In on "app" needs values' },
-  { name: 'NotIn with an empty list', spec: { drain: { behavior: 'Drain' }, nodes: expr({ key: 'app', operator: 'NotIn', values: [] }) }, field: 'spec.nodes[0].selector.matchExpressions[0]', message: 'operator NotIn on "app" needs values' },
-  { name: 'Exists with values', spec: { drain: { behavior: 'Drain' }, nodes: expr({ key: 'app', operator: 'Exists', values: ['x'] }) }, field: 'spec.nodes[0].selector.matchExpressions[0]', message: 'operator Exists on "app" takes no values' },
-  { name: 'DoesNotExist with values', spec: { drain: { behavior: 'Drain' }, pods: [{ namespaceSelector: { matchExpressions: [{ key: 'app', operator: 'DoesNotExist', values: ['x'] }] } }] }, field: 'spec.pods[0].namespaceSelector.matchExpressions[0]', message: 'operator DoesNotExist on "app" takes no values' },
+  { name: 'In without values', spec: { drain: { behavior: 'Drain' }, pods: expr({ key: 'app', operator: 'In' }) }, field: 'spec.pods[0].selector.matchExpressions[0].values', message: 'operator In on "app" needs values' },
+  { name: 'NotIn with an empty list', spec: { drain: { behavior: 'Drain' }, nodes: expr({ key: 'app', operator: 'NotIn', values: [] }) }, field: 'spec.nodes[0].selector.matchExpressions[0].values', message: 'operator NotIn on "app" needs values' },
+  { name: 'Exists with values', spec: { drain: { behavior: 'Drain' }, nodes: expr({ key: 'app', operator: 'Exists', values: ['x'] }) }, field: 'spec.nodes[0].selector.matchExpressions[0].values', message: 'operator Exists on "app" takes no values' },
+  { name: 'DoesNotExist with values', spec: { drain: { behavior: 'Drain' }, pods: [{ namespaceSelector: { matchExpressions: [{ key: 'app', operator: 'DoesNotExist', values: ['x'] }] } }] }, field: 'spec.pods[0].namespaceSelector.matchExpressions[0].values', message: 'operator DoesNotExist on "app" takes no values' },
   { name: 'an expression without an operator', spec: { drain: { behavior: 'Drain' }, pods: expr({ key: 'app' }) }, field: 'spec.pods[0].selector.matchExpressions[0].operator', message: 'Required value' },
   // drain: behavior and order.
   { name: 'order 2^31', spec: { drain: { behavior: 'Drain', order: 2 ** 31 } }, field: 'spec.drain.order', message: '2147483647' },
@@ -57,8 +57,8 @@ export const BAD_DRAIN_RULES: RefusedCase[] = [
   { name: '33 pods entries', spec: { drain: { behavior: 'Drain' }, pods: Array.from({ length: 33 }, (_, i) => ({ selector: { matchLabels: { app: `a${i}` } } })) }, field: 'spec.pods', message: '32 items' },
   { name: 'a nodes entry without a selector', spec: { drain: { behavior: 'Drain' }, nodes: [{}] }, field: 'spec.nodes[0]', message: 'a nodes entry needs a selector' },
   { name: 'an empty pods entry', spec: { drain: { behavior: 'Drain' }, pods: [{}] }, field: 'spec.pods[0]', message: 'a pods entry needs a selector or a namespaceSelector' },
-  { name: 'duplicate pods entries', spec: { drain: { behavior: 'Drain' }, pods: [...sel({ matchLabels: { app: 'db' } }), ...sel({ matchLabels: { app: 'web' } }), ...sel({ matchLabels: { app: 'db' } })] }, field: 'spec.pods', message: 'entries in pods must be unique' },
-  { name: 'duplicate nodes entries', spec: { drain: { behavior: 'Drain' }, nodes: [...sel({ matchLabels: { pool: 'a' } }), ...sel({ matchLabels: { pool: 'a' } })] }, field: 'spec.nodes', message: 'entries in nodes must be unique' },
+  { name: 'duplicate pods entries', spec: { drain: { behavior: 'Drain' }, pods: [...sel({ matchLabels: { app: 'db' } }), ...sel({ matchLabels: { app: 'web' } }), ...sel({ matchLabels: { app: 'db' } })] }, field: 'spec.pods[2]', message: 'entries in pods must be unique' },
+  { name: 'duplicate nodes entries', spec: { drain: { behavior: 'Drain' }, nodes: [...sel({ matchLabels: { pool: 'a' } }), ...sel({ matchLabels: { pool: 'a' } })] }, field: 'spec.nodes[1]', message: 'entries in nodes must be unique' },
   { name: '65 matchLabels', spec: { drain: { behavior: 'Drain' }, pods: sel({ matchLabels: labels(65) }) }, field: 'spec.pods[0].selector.matchLabels', message: 'must have at most 64 items' },
   { name: '65 matchExpressions', spec: { drain: { behavior: 'Drain' }, pods: sel({ matchExpressions: Array.from({ length: 65 }, (_, i) => ({ key: `k${i}`, operator: 'Exists' })) }) }, field: 'spec.pods[0].selector.matchExpressions', message: '64 items' },
 ];

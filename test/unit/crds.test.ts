@@ -2,6 +2,7 @@
 // are structural with the CEL rules in place, the converter refuses what it cannot express, and
 // the same zod types validate DrainRules at drain time.
 import { z } from 'zod';
+import { entryRule, repeatsEarlier } from '../../api/admission.js';
 import { crdManifest, structuralSchema, type CrdDefinition, type JsonSchema } from '../../api/crd.js';
 import { CRDS, POLICIES } from '../../api/crds.js';
 import { DrainRuleSpec, parseDrainRule, validateDrainRule } from '../../api/drain-rule.js';
@@ -116,8 +117,9 @@ describe('DrainRule CRD', () => {
 
   test('CEL rules: order only with Drain, unique nodes and pods, In/NotIn values, non-empty entries, label keys', () => {
     expect(rules(at(spec, 'drain'))).toEqual([{ rule: "!has(self.order) || self.behavior == 'Drain'", message: 'order is allowed only with behavior Drain', fieldPath: '.order' }]);
-    expect(rules(at(spec, 'pods')).map((r) => r.message)).toEqual(['entries in pods must be unique']);
-    expect(rules(at(spec, 'nodes')).map((r) => r.message)).toEqual(['entries in nodes must be unique']);
+    // Uniqueness sits on the list; the message names the later of two equal entries (#24.10).
+    expect(rules(at(spec, 'pods'))).toEqual([entryRule('pods', 32, repeatsEarlier(), 'entries in pods must be unique')]);
+    expect(rules(at(spec, 'nodes'))).toEqual([entryRule('nodes', 32, repeatsEarlier(), 'entries in nodes must be unique')]);
     expect(rules(at(spec, 'pods', '[*]')).map((r) => r.message)).toEqual(['a pods entry needs a selector or a namespaceSelector']);
     expect(rules(at(spec, 'nodes', '[*]')).map((r) => r.message)).toEqual(['a nodes entry needs a selector']);
     const valuesRule = "self.operator in ['In', 'NotIn'] ? (has(self.values) && size(self.values) > 0) : (!has(self.values) || size(self.values) == 0)";
