@@ -270,7 +270,10 @@ describe('a Skip DrainRule with no selector at all', () => {
     try {
       const result = await (await f.startDrain()).result();
       expect(result.status.evicted).toBe(0);
-      expect(result.status.message).toBe(`Drain completed: 0 Pods evicted; 2 Pods skipped (2 by DrainRule ${rule})`);
+      const [first, ...stayed] = result.status.message.split('\n');
+      expect(first).toBe(`Drain completed: 0 Pods evicted; 2 Pods skipped (2 by DrainRule ${rule})`);
+      // #24.2: and which pods stayed, by that rule.
+      expect(stayed).toEqual([expect.stringMatching(new RegExp(`^\\* Pods ${f.ns}/web-\\S+, ${f.ns}/web-\\S+: skipped \\(DrainRule ${rule}\\), left on the node$`))]);
     } finally {
       await deleteDrainRule(f.c, rule);
     }

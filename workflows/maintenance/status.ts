@@ -3,6 +3,7 @@
 import { reached } from '../../api/drain-plan.js';
 import { budgetWaitSuffix, drainStatusMessage, firstNotReady, reachedDrainTargets, sumCounts, type ProgressNode } from './progress.js';
 import { nodeMessage } from './targets.js';
+import { fewNames } from '../drain/status.js';
 import type { PlanEntry } from '../../api/drain-plan.js';
 import type { MaintenancePreview } from '../../shared/maintenance-preview.js';
 import type { Condition, MaintenanceNodeStatus, MaintenanceStatus, NodeCounts, NodeReport, Stage, StageStatus } from './types.js';
@@ -109,7 +110,7 @@ export function maintenanceStatus(f: Facts): MaintenanceStatus {
 function conditions(f: Facts, drained: boolean, drainMessage: string): Condition[] {
   const out: Condition[] = [];
   const drainedBefore = f.stageStatuses.some((s) => s.name === 'Drain');
-  if (drained) out.push({ type: 'Drained', status: 'True', reason: f.nodes.size ? 'Drained' : 'NoNodes', message: 'every selected node is drained' });
+  if (drained) out.push({ type: 'Drained', status: 'True', reason: f.nodes.size ? 'Drained' : 'NoNodes', message: `every selected node is drained${stayedNote(f)}` });
   else if (f.stage === 'Drain') out.push({ type: 'Drained', status: 'False', reason: 'Draining', message: drainMessage });
   else if (f.stage === 'Complete' && drainedBefore) out.push({ type: 'Drained', status: 'False', reason: 'Canceled', message: 'Complete began before the nodes were drained' });
   else out.push({ type: 'Drained', status: 'False', reason: 'NotDraining', message: `stage ${f.stage}` });
@@ -129,6 +130,13 @@ function conditions(f: Facts, drained: boolean, drainMessage: string): Condition
     else out.push({ type: 'SelectsAllNodes', status: 'False', reason: 'SomeNodes', message: '' });
   }
   return out;
+}
+
+/** "; Pods stay on node a, named in nodeStatuses": drained nodes whose drain left pods on them (skipped, kept, or coming back). */
+function stayedNote(f: Facts): string {
+  const on = [...f.nodes].filter(([, r]) => r?.drained && r.blockers).map(([n]) => n).sort();
+  if (!on.length) return '';
+  return `; Pods stay on ${on.length === 1 ? 'node' : `${on.length} nodes:`} ${fewNames(on, 3)}, named in nodeStatuses`;
 }
 
 /** "Cordon: 2 nodes cordoned", less those a NodeDisruptionBudget still holds back (issue 15). */
