@@ -12,6 +12,7 @@ import {
 } from '../../api/cycle-node-request.js';
 import type { CycleStatus, CycleNodeStatus } from '../../workflows/cycle/types.js';
 import type { TaskFailure } from './task-failure.js';
+import { returnReason } from '../../workflows/drain/status.js';
 
 type Phase = CycleRequestPhase;
 const TERMINAL: ReadonlySet<Phase> = new Set<Phase>(['Successful', 'Failed']);
@@ -376,7 +377,7 @@ export function podLeftEvents(prev: CycleNodeRequestStatus | undefined, nodes: r
       (n.returning ?? []).map((r) => ({
         type: 'Warning' as const,
         reason: 'PodLeftOnNode',
-        message: `Pod ${r.pod} was on node ${n.nodeName} when the node was deleted: ${r.reason.replace(/; left on the node$/, '')}`,
+        message: `Pod ${r.pod} was on node ${n.nodeName} when the node was deleted: ${returnReason(r.reason)}`,
         dedup: `${workflowId}/PodLeftOnNode/${n.nodeName}/${r.pod}`,
       })),
     );

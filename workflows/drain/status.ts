@@ -141,7 +141,7 @@ export function deletedSummary(forced: DrainStatus['forced']): string {
 }
 
 /** A reason of status.returning without its own "left on the node" ending (the summary says it). */
-const returnReason = (r: string) => r.replace(/; left on the node$/, '');
+export const returnReason = (r: string): string => r.replace(/; left on the node$/, '');
 
 /**
  * What stayed on the node, on one line, naming a few pods per reason and counting the rest:
