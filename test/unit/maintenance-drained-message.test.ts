@@ -22,9 +22,11 @@ describe('#24.2 a drained NodeMaintenance node says what stayed on it', () => {
     expect(s.nodeStatuses.find((n) => n.nodeRef.name === 'n1')!.drainMessage).toBe('Drained\n* Pod app/keep-1: skipped (DrainRule keep), left on the node');
     expect(s.nodeStatuses.find((n) => n.nodeRef.name === 'n2')!.drainMessage).toBe('Drained');
     expect(s.conditions.find((c) => c.type === 'Drained')).toMatchObject({ status: 'True', message: 'every selected node is drained; Pods stay on node n1, named in nodeStatuses' });
+    expect(s.message).toBe('Drained: 2 nodes; Pods stay on node n1, named in nodeStatuses');
   });
 
   test('nothing stayed: the condition is as before', () => {
     expect(maintenanceStatus(facts([drained('n1', [])])).conditions.find((c) => c.type === 'Drained')!.message).toBe('every selected node is drained');
+    expect(maintenanceStatus(facts([drained('n1', [])])).message).toBe('Drained: 1 node');
   });
 });

@@ -155,7 +155,7 @@ function oneLine(f: Facts, drained: boolean, drainMessage: string): string {
     case 'Cordon':
       return cordonLine(f, n);
     case 'Drain':
-      return drained ? `Drained: ${n} node${n === 1 ? '' : 's'}` : `Drain: ${drainMessage}`;
+      return drained ? `Drained: ${n} node${n === 1 ? '' : 's'}${stayedNote(f)}` : `Drain: ${drainMessage}`;
     case 'Complete':
       return f.completed ? 'Complete: nodes released' : 'Complete: releasing nodes';
   }
