@@ -206,7 +206,7 @@ export function drainMessage(s: DrainStatus): string {
     if (skipped) done[0] += `; ${skipped}`;
     if (s.returning.length) done[0] += `; ${s.returning.length} ${pods(s.returning.length)} left on the Node`;
     if (s.nodeGone === 'during') done[0] += ` (Node ${s.node} was deleted during the drain)`;
-    return [...done, ...stayedLines(s)].join('\n');
+    return [...done, ...(s.nodeGone ? [] : stayedLines(s))].join('\n');
   }
   if (s.phase === 'WaitingForVolumeDetach') return s.volumes?.message ?? 'Waiting for Node volumes to be detached';
   if (s.targets && s.finished && s.phase === 'Draining') return `Drain targets reached (${targetsText(s.targets)}); waiting for the next targets${returningLine(s.returning).map((l) => `\n${l}`).join('')}`;
