@@ -180,7 +180,7 @@ describe('pods that come back to the cordoned node', () => {
     }
     const result = await done;
     expect(Date.now() - started).toBeLessThan(90_000);
-    expect([...seen].find((m) => /came back after eviction \([12] of 3 times\); evicted again after a pause/.test(m))).toBeDefined();
+    expect([...seen].find((m) => /came back after eviction \(Pods of ReplicaSet \S+ evicted [23] times in this drain; [12] of at most 3 returns evicted\); evicted again after a pause/.test(m))).toBeDefined();
     expect(result.status.phase).toBe('Drained');
     expect(result.status.returning).toHaveLength(1);
     expect(result.status.returning[0]!.reason).toContain('returns after eviction: tolerates node.kubernetes.io/unschedulable');
