@@ -160,6 +160,8 @@ export const CycleNodeStatusStatus = z.object({
   evicted: z.int32().optional(),
   /** The drain's current blocker, in Cluster API's message shape. */
   drainMessage: z.string().optional(),
+  /** Pods that kept coming back after eviction, left on the node when it was deleted, and why (the drain's status.returning). */
+  returning: z.array(z.object({ pod: z.string(), reason: z.string() })).optional(),
 });
 export type CycleNodeStatusStatus = z.infer<typeof CycleNodeStatusStatus>;
 

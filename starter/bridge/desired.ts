@@ -15,6 +15,7 @@ import {
   mayCreateNodeStatuses,
   mergePatchOf,
   nodeStatus,
+  podLeftEvents,
   requestStatus,
   stateFromStatus,
   statusChanged,
@@ -112,7 +113,7 @@ function mirror(obj: CycleNodeRequestObject, w: WorkflowView, nodeStatusOf: Desi
   const nodes = w.closed ? closedNodes(w.closed) : w.state?.nodes;
   return {
     status: changed ? { next, patch: mergePatchOf(obj.status, next) } : undefined,
-    events: changed ? statusEvents(obj.status, next, w.workflowId, taskFailure) : [],
+    events: changed ? [...statusEvents(obj.status, next, w.workflowId, taskFailure), ...podLeftEvents(obj.status, nodes ?? [], w.workflowId)] : [],
     nodeStatuses: nodes ? nodeStatusWrites(obj, nodes, mayCreateNodeStatuses(obj, w.workflowId), nodeStatusOf) : [],
   };
 }

@@ -12,6 +12,7 @@ import {
 } from '../../api/cycle-node-request.js';
 import type { CycleStatus, CycleNodeStatus } from '../../workflows/cycle/types.js';
 import type { TaskFailure } from './task-failure.js';
+import { returnReason } from '../../workflows/drain/status.js';
 
 type Phase = CycleRequestPhase;
 const TERMINAL: ReadonlySet<Phase> = new Set<Phase>(['Successful', 'Failed']);
@@ -243,6 +244,7 @@ export function nodeStatus(n: CycleNodeStatus): CycleNodeStatusStatus {
     timeoutAt: n.timeoutAt,
     evicted: n.evicted,
     drainMessage: n.drainMessage,
+    returning: n.returning?.length ? n.returning : undefined,
   });
 }
 
@@ -336,6 +338,25 @@ export function statusEvents(prev: CycleNodeRequestStatus | undefined, next: Cyc
     });
   }
   return out;
+}
+
+/**
+ * A Warning `PodLeftOnNode` for each pod a node's drain left on it (it kept coming back after
+ * eviction) when the node has just been cycled, i.e. deleted with the pod on it: once per pod and
+ * node (the dedup key names both), so whoever reads the request's Events learns of it.
+ */
+export function podLeftEvents(prev: CycleNodeRequestStatus | undefined, nodes: readonly CycleNodeStatus[], workflowId: string): StatusEvent[] {
+  const cycledBefore = new Set((prev?.workflowId === workflowId ? (prev.nodes ?? []) : []).filter((n) => n.phase === 'Successful').map((n) => n.name));
+  return nodes
+    .filter((n) => n.phase === 'Successful' && !cycledBefore.has(n.nodeName))
+    .flatMap((n) =>
+      (n.returning ?? []).map((r) => ({
+        type: 'Warning' as const,
+        reason: 'PodLeftOnNode',
+        message: `Pod ${r.pod} was on node ${n.nodeName} when the node was deleted: ${returnReason(r.reason)}`,
+        dedup: `${workflowId}/PodLeftOnNode/${n.nodeName}/${r.pod}`,
+      })),
+    );
 }
 
 /** A closed workflow's nodes as it reported them itself (result or final query), for CycleNodeStatus. */

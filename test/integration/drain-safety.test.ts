@@ -180,7 +180,7 @@ describe('pods that come back to the cordoned node', () => {
     }
     const result = await done;
     expect(Date.now() - started).toBeLessThan(90_000);
-    expect([...seen].find((m) => /came back after eviction \([12] of 3 times\); evicted again after a pause/.test(m))).toBeDefined();
+    expect([...seen].find((m) => /came back after eviction \(Pods of ReplicaSet \S+ evicted [23] times in this drain; [12] of at most 3 returns evicted\); evicted again after a pause/.test(m))).toBeDefined();
     expect(result.status.phase).toBe('Drained');
     expect(result.status.returning).toHaveLength(1);
     expect(result.status.returning[0]!.reason).toContain('returns after eviction: tolerates node.kubernetes.io/unschedulable');
@@ -270,7 +270,10 @@ describe('a Skip DrainRule with no selector at all', () => {
     try {
       const result = await (await f.startDrain()).result();
       expect(result.status.evicted).toBe(0);
-      expect(result.status.message).toBe(`Drain completed: 0 Pods evicted; 2 Pods skipped (2 by DrainRule ${rule})`);
+      const [first, ...stayed] = result.status.message.split('\n');
+      expect(first).toBe(`Drain completed: 0 Pods evicted; 2 Pods skipped (2 by DrainRule ${rule})`);
+      // #24.2: and which pods stayed, by that rule.
+      expect(stayed).toEqual([expect.stringMatching(new RegExp(`^\\* Pods ${f.ns}/web-\\S+, ${f.ns}/web-\\S+: skipped \\(DrainRule ${rule}\\), left on the node$`))]);
     } finally {
       await deleteDrainRule(f.c, rule);
     }

@@ -102,7 +102,7 @@ describe('a node that becomes unreachable mid-cycle', () => {
       expect(result.phase).toBe('Successful');
       const entry = result.nodes.find((n) => n.nodeName === lost)!;
       expect(entry.phase).toBe('Successful');
-      expect(entry.message).toBe(`1 pod evicted; 1 Pod skipped (1 terminating on an unreachable node); volumes not waited for: node ${lost} is unreachable`);
+      expect(entry.message).toMatch(new RegExp(`^1 Pod evicted; 1 Pod skipped \\(1 terminating on an unreachable node: ${f.ns}/\\S+\\); volumes not waited for: node ${lost} is unreachable$`));
       // Evicted with the short grace, never their 20 s; the node deleted once (its instance: kwok's node is the instance).
       const audit = (await readAudit()).filter((e) => new Date(e.requestReceivedTimestamp) >= startedAt);
       expect(evictionsOf(audit).filter((e) => e.responseStatus?.code === 201 && stuck.includes(e.objectRef!.name!)).map((e) => e.objectRef!.name).sort()).toEqual([...stuck].sort());

@@ -112,3 +112,30 @@ test('a deleted request keeps its finalizer while its workflow runs, and drops i
   expect(desired(input(deleting, undefined)).finalizers).toEqual(['other']);
   expect(desired(input(request({ deletionTimestamp: now, finalizers: ['other'] }), undefined))).toEqual({ events: [], nodeStatuses: [] });
 });
+
+describe('#24.2 a pod left on a cycled node', () => {
+  const reason = 'returns after eviction: tolerates node.kubernetes.io/unschedulable (Pods of ReplicaSet app/sticky evicted 4 times in this drain); left on the node';
+  const message = '4 Pods evicted; 1 Pod left on the Node: app/sticky-4 (returns after eviction ...)';
+  const cycled = (nodes: CycleStatus['nodes']): CycleStatus => ({ ...running, phase: 'WaitingTermination' as CycleStatus['phase'], message: 'draining', nodes, nodesCycled: 1 });
+  const n1 = { nodeName: 'n1', phase: 'Successful' as const, message, returning: [{ pod: 'app/sticky-4', reason }] };
+
+  test('a Warning PodLeftOnNode on the request per pod, once the node is cycled (deleted) with it; its CycleNodeStatus names it too', () => {
+    const before = desired(input(request(), { workflowId: WF, generation: 1, state: running }));
+    const obj = request({}, { status: before.status!.next });
+    const d = desired(input(obj, { workflowId: WF, generation: 1, state: cycled([n1, running.nodes[1]!]) }));
+    expect(d.events.filter((e) => e.reason === 'PodLeftOnNode')).toEqual([
+      {
+        type: 'Warning',
+        reason: 'PodLeftOnNode',
+        message: 'Pod app/sticky-4 was on node n1 when the node was deleted: returns after eviction: tolerates node.kubernetes.io/unschedulable (Pods of ReplicaSet app/sticky evicted 4 times in this drain)',
+        dedup: `${WF}/PodLeftOnNode/n1/app/sticky-4`,
+      },
+    ]);
+    expect(d.status!.next.nodes![0]).toMatchObject({ name: 'n1', phase: 'Successful', message });
+    expect(d.nodeStatuses.find((w) => w.name === 'r-n1')!.patch).toMatchObject({ message, returning: [{ pod: 'app/sticky-4', reason }] });
+    // Once per pod and node: a later change of the request (another node moves on) does not repeat it.
+    const later = desired(input(request({}, { status: d.status!.next }), { workflowId: WF, generation: 1, state: cycled([n1, { nodeName: 'n2', phase: 'DeletingNode' }]) }));
+    expect(later.status).toBeDefined();
+    expect(later.events.filter((e) => e.reason === 'PodLeftOnNode')).toEqual([]);
+  });
+});

@@ -224,6 +224,8 @@ describe('CycleNodeStatus status and patches', () => {
       drainMessage: 'Drain not completed yet',
     });
     expect(nodeStatus({ nodeName: 'n2', phase: 'Pending' })).toEqual({ phase: 'Pending' });
+    const returning = [{ pod: 'ns/sticky-4', reason: 'returns after eviction' }];
+    expect(nodeStatus({ nodeName: 'n3', phase: 'Successful', message: '1 Pod left on the Node: ns/sticky-4', returning })).toEqual({ phase: 'Successful', message: '1 Pod left on the Node: ns/sticky-4', returning });
   });
 
   test('mergePatchOf nulls the keys that went away', () => {
@@ -301,6 +303,10 @@ describe('drainBlockers', () => {
     const returning = [{ pod: 'ns/sticky-1', reason: 'returns after eviction: tolerates node.kubernetes.io/unschedulable (ReplicaSet ns/sticky evicted 3 times in this drain); left on the node' }];
     const paused = { reason: 'came back after eviction (1 of 3 times); evicted again after a pause', pdbs: [], pods: ['ns/sticky-2'] };
     expect(drainBlockers(rendered({ blocked: [paused] }, { returning }))).toEqual([]);
+    // #24.2: a drained node's lines naming the pods it keeps (skipped, returning) block nothing.
+    const kept = drainMessage({ ...emptyStatus('n1'), phase: 'Drained', evicted: 3, skipped: [{ pod: 'ns/keep', reason: 'DrainRule keep' }], returning });
+    expect(kept.split('\n')).toHaveLength(3);
+    expect(drainBlockers(kept)).toEqual([]);
     const held = drainMessage({ ...emptyStatus('n1'), phase: 'Draining', heldBy: ['DrainRule bad is invalid: spec.drain.order: too big'] });
     expect(drainBlockers(held)).toEqual(['DrainRule bad is invalid: spec.drain.order: too big']);
   });

@@ -1,5 +1,5 @@
 import { truncate } from '../../shared/drain.js';
-import { drainMarkdown, drainMessage, emptyStatus, groupBlocked, pdbNames, waveStatus, type DrainStatus } from '../../workflows/drain/status.js';
+import { drainMarkdown, drainMessage, emptyStatus, groupBlocked, outcomeSummary, pdbNames, stayedSummary, waveStatus, type DrainStatus } from '../../workflows/drain/status.js';
 import { planWave } from '../../workflows/drain/waves.js';
 import type { PodVerdict } from '../../shared/drain.js';
 
@@ -142,9 +142,23 @@ describe('drainMessage', () => {
     expect(drainMessage({ ...emptyStatus('n'), phase: 'Drained', evicted: 1 })).toBe('Drain completed: 1 Pod evicted');
   });
 
-  test('a drained node with forced actions counts them', () => {
+  test('a drained node with forced deletions counts them by how', () => {
     const forced = [{ pod: 'a/x', action: 'ForceDelete' as const, by: 'signal' as const, at: 't', reason: 'r' }];
-    expect(drainMessage({ ...emptyStatus('n'), phase: 'Drained', evicted: 2, forced })).toBe('Drain completed: 2 Pods evicted, 1 forced');
+    expect(drainMessage({ ...emptyStatus('n'), phase: 'Drained', evicted: 2, forced })).toBe('Drain completed: 2 Pods evicted, 1 force-deleted');
+  });
+
+  test('#24.3 a drain that skipped one pod and force-deleted another says "1 force-deleted" and "1 Pod skipped", never "2 forced"', () => {
+    const forced = [
+      { pod: 'app/keep', action: 'Skip' as const, by: 'signal' as const, at: 't', reason: 'kept by hand' },
+      { pod: 'app/stuck', action: 'ForceDelete' as const, by: 'signal' as const, at: 't', reason: 'disk gone' },
+    ];
+    const s: DrainStatus = { ...emptyStatus('n'), phase: 'Drained', evicted: 1, forced, skipped: [{ pod: 'app/keep', reason: 'kept by hand' }] };
+    const first = drainMessage(s).split('\n')[0]!;
+    expect(first).toBe('Drain completed: 1 Pod evicted, 1 force-deleted; 1 Pod skipped (1 kept by hand)');
+    expect(first).not.toMatch(/forced/);
+    // A pod deleted by the podEvictionTimeout policy is counted apart from a force-delete.
+    const timeout = [...forced, { pod: 'app/db', action: 'DeleteAfterTimeout' as const, by: 'policy' as const, at: 't', reason: 'r' }];
+    expect(outcomeSummary({ ...s, forced: timeout })).toBe('1 Pod evicted, 1 force-deleted, 1 deleted after podEvictionTimeout; 1 Pod skipped (1 kept by hand: app/keep)');
   });
 
   test('a drain that skipped pods says how many and by what, so a Skip rule for every pod is not a silent no-op', () => {
@@ -154,9 +168,33 @@ describe('drainMessage', () => {
       { pod: 'a/z', reason: 'DrainRule keep-all' },
       { pod: 'kube-system/agent', reason: 'DaemonSet-managed' },
     ];
-    expect(drainMessage({ ...emptyStatus('n'), phase: 'Drained', evicted: 0, skipped })).toBe(
+    expect(drainMessage({ ...emptyStatus('n'), phase: 'Drained', evicted: 0, skipped }).split('\n')[0]).toBe(
       'Drain completed: 0 Pods evicted; 4 Pods skipped (3 by DrainRule keep-all, 1 DaemonSet-managed)',
     );
+  });
+
+  test('#24.2 a drained node names what stayed on it and why, after the counts: skipped pods by reason, pods that kept returning', () => {
+    const skipped = [
+      { pod: 'app/keep-1', reason: 'DrainRule keep' },
+      { pod: 'kube-system/agent', reason: 'DaemonSet-managed' },
+    ];
+    const returning = [{ pod: 'app/sticky-4', reason: 'returns after eviction: tolerates node.kubernetes.io/unschedulable (Pods of ReplicaSet app/sticky evicted 4 times in this drain); left on the node' }];
+    expect(drainMessage({ ...emptyStatus('n'), phase: 'Drained', evicted: 6, skipped, returning }).split('\n')).toEqual([
+      'Drain completed: 6 Pods evicted; 2 Pods skipped (1 DaemonSet-managed, 1 by DrainRule keep); 1 Pod left on the Node',
+      '* Pod kube-system/agent: skipped (DaemonSet-managed), left on the node',
+      '* Pod app/keep-1: skipped (DrainRule keep), left on the node',
+      `* Pod app/sticky-4: ${returning[0]!.reason}`,
+    ]);
+  });
+
+  test('#24.2 what stayed is bounded: a few pods named per reason, at most five reasons, the rest counted', () => {
+    const skipped = Array.from({ length: 8 }, (_, i) => ({ pod: `app/p${i}`, reason: `reason ${i % 7}` }));
+    skipped.push(...Array.from({ length: 5 }, (_, i) => ({ pod: `ds/a${i}`, reason: 'DaemonSet-managed' })));
+    const lines = drainMessage({ ...emptyStatus('n'), phase: 'Drained', evicted: 0, skipped }).split('\n');
+    expect(lines).toHaveLength(7);
+    expect(lines[1]).toBe('* Pods ds/a0, ds/a1, ds/a2, ... (2 more): skipped (DaemonSet-managed), left on the node');
+    expect(lines[6]).toBe('* 3 more Pods left on the node for other reasons');
+    expect(stayedSummary({ skipped, returning: [] })).toBe('13 Pods skipped (5 DaemonSet-managed: ds/a0, ds/a1 and 3 more; 2 reason 0: app/p0, app/p7; 1 reason 1: app/p1; 5 for other reasons)');
   });
 
   test('pods that keep coming back are named, with the reason, when the drain ends and while it runs', () => {

@@ -33,8 +33,33 @@ describe('ReturnsLedger', () => {
     const again = pod('r-last');
     const v = l.judge([again], t + 3_600_000);
     expect(v.left.get(again.uid)).toBe(
-      `returns after eviction: tolerates node.kubernetes.io/unschedulable (ReplicaSet app/web-1 evicted ${MAX_RETURN_EVICTIONS} times in this drain); left on the node`,
+      `returns after eviction: tolerates node.kubernetes.io/unschedulable (Pods of ReplicaSet app/web-1 evicted ${MAX_RETURN_EVICTIONS} times in this drain); left on the node`,
     );
+  });
+
+  test(`#24.3 "evicted N times" counts every eviction of the controller's pods in this drain: the first one and the ${MAX_RETURN_EVICTIONS} returns`, () => {
+    const l = new ReturnsLedger();
+    const first = pod('a');
+    l.start([first, pod('b', { controller: 'ReplicaSet app/other' })]);
+    l.record([first], 0); // the pod on the node when draining started: evicted once
+    let t = 0;
+    for (let n = 0; n < MAX_RETURN_EVICTIONS; n++) {
+      t += returnBackoffMs(n);
+      const arrival = pod(`r${n}`);
+      expect(l.judge([arrival], t)).toEqual({ left: new Map(), paused: new Map() }); // the first eviction does not use up a return
+      l.record([arrival], t);
+    }
+    const again = pod('r-last');
+    expect(l.judge([again], t + 3_600_000).left.get(again.uid)).toContain(`(Pods of ReplicaSet app/web-1 evicted ${MAX_RETURN_EVICTIONS + 1} times in this drain)`);
+    // The pause's words count the same way: after the first eviction and one return, 2 evictions.
+    const m = new ReturnsLedger();
+    m.start([first]);
+    m.record([first], 0);
+    m.record([pod('r0')], 0);
+    expect(m.judge([pod('r1')], 1).paused.get('r1')!.reason).toBe(`came back after eviction (Pods of ReplicaSet app/web-1 evicted 2 times in this drain; 1 of at most ${MAX_RETURN_EVICTIONS} returns evicted); evicted again after a pause`);
+    // Carried across continue-as-new.
+    const back = new ReturnsLedger(JSON.parse(JSON.stringify(l.carry())));
+    expect(back.judge([again], t + 3_600_000).left.get(again.uid)).toContain(`evicted ${MAX_RETURN_EVICTIONS + 1} times`);
   });
 
   test('arrivals of another controller are counted apart; skipped and terminating arrivals are not judged', () => {

@@ -11,6 +11,8 @@ import { cycleNodeRequestWorkflow } from '../../workflows/index.js';
 import { cycleStatusQuery, specChangedUpdate } from '../../workflows/messages.js';
 import { FakeCycle } from '../support/fake-cycle.js';
 import { pod } from '../support/fake-drain.js';
+import type { PodVerdict } from '../../shared/drain.js';
+import { nodeStatus, podLeftEvents, requestStatus } from '../../starter/bridge/status.js';
 import { waitFor } from '../support/wait.js';
 import { useWorkflowEnv } from '../support/workflow-env.js';
 
@@ -64,6 +66,30 @@ describe('cycleNodeRequestWorkflow', () => {
     expect(fake.drains.get('ok-0')!.evictionsAsked()).toEqual(['app/web']);
     expect(await lockReleased(env().client, fake)).toBe(true);
   });
+
+  test.concurrent('#24.2 #24.3 a node whose pod kept coming back: its status, the request\'s message and a PodLeftOnNode Event name the pod left on it, with every eviction counted', async () => {
+    const fake = new FakeCycle('sticky', 1);
+    const drain = fake.drains.get('sticky-0')!;
+    let n = 0;
+    const sticky = (): PodVerdict => pod(`sticky-${n++}`, { controller: 'ReplicaSet app/sticky', toleratesUnschedulable: true });
+    drain.pods.push(sticky(), pod('keep', { action: 'Skip', reason: 'DrainRule keep' }));
+    drain.recreate = (left) => (left.controller === 'ReplicaSet app/sticky' ? sticky() : undefined);
+    const result = await runRequest(fake, 'sticky', { cycleSettings: { method: 'Drain' } });
+    expect(drain.evictionsAsked()).toEqual(['app/sticky-0', 'app/sticky-1', 'app/sticky-2', 'app/sticky-3']);
+    const node = result.nodes[0]!;
+    const reason = 'returns after eviction: tolerates node.kubernetes.io/unschedulable (Pods of ReplicaSet app/sticky evicted 4 times in this drain); left on the node';
+    expect(node).toMatchObject({ phase: 'Successful', evicted: 4, returning: [{ pod: 'app/sticky-4', reason }] });
+    expect(node.message).toBe(
+      '4 Pods evicted; 1 Pod skipped (1 by DrainRule keep: app/keep); 1 Pod left on the Node: app/sticky-4 (returns after eviction: tolerates node.kubernetes.io/unschedulable (Pods of ReplicaSet app/sticky evicted 4 times in this drain))',
+    );
+    expect(result.message).toBe('1 node cycled; 1 Pod was left on a node when deleted, having come back after every eviction: sticky-0 (app/sticky-4)');
+    // What the bridge makes of it: the request's node entry, the CycleNodeStatus, and the Event.
+    const wf = { workflowId: fake.request('sticky').workflowId };
+    const status = requestStatus({ prev: undefined, workflow: wf, state: result, observedGeneration: 1, now: new Date() });
+    expect(status.nodes![0]!.message).toContain('1 Pod left on the Node: app/sticky-4');
+    expect(nodeStatus(node).returning).toEqual([{ pod: 'app/sticky-4', reason }]);
+    expect(podLeftEvents(undefined, result.nodes, wf.workflowId)).toEqual([expect.objectContaining({ type: 'Warning', reason: 'PodLeftOnNode', message: expect.stringContaining('Pod app/sticky-4 was on node sticky-0 when the node was deleted') })]);
+  }, 30_000);
 
   test.concurrent('while nodes drain, the request\'s message counts the nodes still draining (not the batch\'s count at its start)', async () => {
     const fake = new FakeCycle('count', 2);

@@ -94,6 +94,24 @@ describe('operator signals', () => {
     expect(fake.evictionsAsked().filter((k) => k === 'app/web')).toHaveLength(1);
   });
 
+  test.concurrent('#24.3 a skip and a force-delete end as "1 force-deleted" and "1 Pod skipped", the skipped pod named, never "2 forced"', async () => {
+    const fake = new FakeDrain('skip-and-force', [pod('web'), pod('db'), pod('api')]);
+    fake.refusals.set('app/web', PDB);
+    fake.refusals.set('app/db', PDB);
+    const result = await runDrain(env(), fake, {
+      during: async (h) => {
+        await statusWhen(h, 'both blocked', (s) => (s.wave?.blocked.flatMap((g) => g.pods).length ?? 0) === 2);
+        await h.signal(skipPodSignal, { namespace: 'app', name: 'web', reason: 'moved by hand' });
+        await h.signal(forceDeletePodSignal, { namespace: 'app', name: 'db', reason: 'disk gone' });
+      },
+    });
+    expect(result.status.forced.map((f) => f.action).sort()).toEqual(['ForceDelete', 'Skip']);
+    expect(result.status.message.split('\n')).toEqual([
+      'Drain completed: 1 Pod evicted, 1 force-deleted; 1 Pod skipped (1 moved by hand)',
+      '* Pod app/web: skipped (moved by hand), left on the node',
+    ]);
+  });
+
   test.concurrent('who asked for a forced action (requestedBy) is kept with it in status and named in the Event on the pod', async () => {
     const fake = blocked('force-who');
     const result = await runDrain(env(), fake, {

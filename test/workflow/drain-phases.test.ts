@@ -224,7 +224,8 @@ describe('Draining', () => {
     expect(fake.evictionsAsked().filter((k) => k.startsWith('app/sticky'))).toEqual(['app/sticky-0', 'app/sticky-1', 'app/sticky-2', 'app/sticky-3']);
     expect(result.status.phase).toBe('Drained');
     expect(result.status.returning).toEqual([
-      { pod: 'app/sticky-4', reason: 'returns after eviction: tolerates node.kubernetes.io/unschedulable (ReplicaSet app/sticky evicted 3 times in this drain); left on the node' },
+      // #24.3: 4 evictions of the ReplicaSet's pods in this drain (the first and 3 returns), not 3.
+      { pod: 'app/sticky-4', reason: 'returns after eviction: tolerates node.kubernetes.io/unschedulable (Pods of ReplicaSet app/sticky evicted 4 times in this drain); left on the node' },
     ]);
     expect(result.status.message).toContain('1 Pod left on the Node');
     expect(fake.on('app/sticky-4')).toBeDefined();

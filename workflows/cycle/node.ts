@@ -20,7 +20,7 @@ import { ownersText, PRE_TERMINATE_HOOK_PREFIX } from '../../api/lifecycle-hooks
 import type { DrainOptionsInput } from '../../api/drain-options.js';
 import type { GroupNode, ResolvedCycle } from '../../activities/cycle/resolve.js';
 import { drainWorkflow } from '../drain/drain.js';
-import { skippedSummary, type DrainStatus } from '../drain/status.js';
+import { fewNames, outcomeSummary, type DrainStatus } from '../drain/status.js';
 import { nodeDrainWorkflowId } from '../ids.js';
 import { nodeCycleStatusQuery, nodeProgressSignal } from '../messages.js';
 import { NodeGroupAttr, NodesAttr, PhaseAttr } from '../search-attributes.js';
@@ -132,6 +132,8 @@ async function cycle(c: NodeCycle): Promise<CycleNodeStatus> {
   if (removing) await removing;
   const drained = await drainNode(c);
   c.st.evicted = drained.evicted;
+  // Pods that kept coming back are on the node when it is deleted: named for the request (and its Event).
+  if (drained.returning.length) c.st.returning = drained.returning;
   await takeAway(c);
   await c.finish('Successful', drainedMessage(drained));
   return c.st;
@@ -176,12 +178,28 @@ function removePodLabels({ input, phase }: NodeCycle): Promise<unknown> | undefi
   ]);
 }
 
-/** What the drain did, kept in the node's final message: pods left behind and a skipped volume wait say why (an unreachable node). */
-export function drainedMessage(s: Pick<DrainStatus, 'evicted' | 'skipped' | 'volumes'>): string {
-  const parts = [`${s.evicted} ${s.evicted === 1 ? 'pod' : 'pods'} evicted`];
-  if (s.skipped.length) parts.push(skippedSummary(s.skipped));
+/**
+ * What the drain did, kept in the node's final message (one line): the pods evicted and deleted, the
+ * pods that stayed on the node and why, named (a few, the rest counted), and a skipped volume wait.
+ */
+export function drainedMessage(s: Pick<DrainStatus, 'evicted' | 'forced' | 'skipped' | 'returning' | 'volumes'>): string {
+  const parts = [outcomeSummary(s)];
   if (s.volumes && (s.volumes.timedOut || s.volumes.message.startsWith('not waited for'))) parts.push(`volumes ${s.volumes.message.replace(/\s*\n\s*/g, ' ')}`);
   return parts.join('; ');
+}
+
+/**
+ * The request's Successful message: the nodes cycled and, when pods kept coming back to a node
+ * until it was deleted, how many, on which nodes (a few named, the rest counted).
+ */
+export function cycledMessage(nodes: readonly CycleNodeStatus[]): string {
+  const cycled = nodes.filter((n) => n.phase === 'Successful');
+  const base = `${cycled.length} ${cycled.length === 1 ? 'node' : 'nodes'} cycled`;
+  const left = cycled.filter((n) => n.returning?.length);
+  if (!left.length) return base;
+  const k = left.reduce((sum, n) => sum + n.returning!.length, 0);
+  const where = fewNames(left.map((n) => `${n.nodeName} (${fewNames(n.returning!.map((r) => r.pod))})`));
+  return `${base}; ${k} ${k === 1 ? 'Pod was' : 'Pods were'} left on ${left.length === 1 ? 'a node' : `${left.length} nodes`} when deleted, having come back after every eviction: ${where}`;
 }
 
 /** DrainingPods: the drain engine as a child; it waits and reports (never loops back), cyclingTimeout bounds it. Returns the drain's status. */

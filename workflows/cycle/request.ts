@@ -35,7 +35,7 @@ import { FORCED_OBJECT_EVENT_REASON, forcedLine, freshForced } from '../drain/st
 import { immutableChanges } from './spec-change.js';
 import { NodeGroupAttr, NodesAttr, PhaseAttr } from '../search-attributes.js';
 import { HeldLocks } from './lock.js';
-import { cycleNodeWorkflow } from './node.js';
+import { cycledMessage, cycleNodeWorkflow } from './node.js';
 import { nodeCycleWorkflowId, type CycleRequestInput, type CycleStatus, type CycleNodeStatus } from './types.js';
 import { longSteps, steps } from '../proxies.js';
 import { cycleRequester } from '../../api/evacuation.js';
@@ -481,7 +481,11 @@ export class Request {
     });
     // This run also hears the child's result (the end report may be lost if the child is killed).
     child.result().then(
-      (res) => this.nodeCycled(n.name, res.message),
+      (res) => {
+        const cur = this.index.get(n.name);
+        if (cur && res.returning && !cur.returning) cur.returning = res.returning;
+        this.nodeCycled(n.name, res.message);
+      },
       (err: Error & { cause?: Error }) => this.nodeFailed(n.name, err.cause?.message ?? err.message),
     );
   }
@@ -513,7 +517,7 @@ export class Request {
     if (this.c.budgets) await this.releaseBudgetSlots(this.st.nodes.map((n) => n.nodeName)); // anything a lost report left
     await this.locks.release();
     this.countCycled();
-    this.phase('Successful', `${this.st.nodesCycled} ${this.st.nodesCycled === 1 ? 'node' : 'nodes'} cycled`);
+    this.phase('Successful', cycledMessage(this.st.nodes));
     this.st.completedAt = new Date().toISOString();
     return 'Successful';
   }

@@ -14,8 +14,11 @@ export const MAX_RETURN_EVICTIONS = 3;
 export const returnBackoffMs = (n: number) => (n <= 0 ? 0 : Math.min(60_000, 1000 * 2 ** n));
 
 interface Count {
+  /** Its arrivals evicted (the returns): at most MAX_RETURN_EVICTIONS. */
   evictions: number;
   lastAtMs: number;
+  /** Every eviction of its pods in this drain, the first ones included: what status reports. */
+  all?: number;
 }
 
 /** What the ledger carries across continue-as-new. */
@@ -58,20 +61,20 @@ export class ReturnsLedger {
       if (!this.isArrival(p) || p.terminating || p.action === 'Skip') continue;
       const c = this.counts.get(ownerOf(p));
       if (!c) continue;
-      if (c.evictions >= MAX_RETURN_EVICTIONS) out.left.set(p.uid, leftReason(p, c.evictions));
+      if (c.evictions >= MAX_RETURN_EVICTIONS) out.left.set(p.uid, leftReason(p, c));
       else if (nowMs < c.lastAtMs + returnBackoffMs(c.evictions)) {
-        out.paused.set(p.uid, { atMs: c.lastAtMs + returnBackoffMs(c.evictions), reason: `came back after eviction (${c.evictions} of ${MAX_RETURN_EVICTIONS} times); evicted again after a pause` });
+        out.paused.set(p.uid, { atMs: c.lastAtMs + returnBackoffMs(c.evictions), reason: `came back after eviction (${evictedText(p, c)}; ${c.evictions} of at most ${MAX_RETURN_EVICTIONS} returns evicted); evicted again after a pause` });
       }
     }
     return out;
   }
 
-  /** Count the arrivals just evicted (or deleted), per controller. */
+  /** Count the pods just evicted, per controller: every eviction for status, the arrivals' for the cap and the pause. */
   record(evicted: PodVerdict[], nowMs: number): void {
     for (const p of evicted) {
-      if (!this.isArrival(p)) continue;
       const c = this.counts.get(ownerOf(p)) ?? { evictions: 0, lastAtMs: 0 };
-      this.counts.set(ownerOf(p), { evictions: c.evictions + 1, lastAtMs: nowMs });
+      const all = (c.all ?? c.evictions) + 1;
+      this.counts.set(ownerOf(p), this.isArrival(p) ? { evictions: c.evictions + 1, lastAtMs: nowMs, all } : { ...c, all });
     }
   }
 
@@ -80,7 +83,13 @@ export class ReturnsLedger {
   }
 }
 
-function leftReason(p: PodVerdict, n: number): string {
+/** "Pods of ReplicaSet app/x evicted 4 times in this drain": every eviction of them, the first ones and the returns. */
+function evictedText(p: PodVerdict, c: Count): string {
+  const n = c.all ?? c.evictions;
+  return `${p.controller ? `Pods of ${p.controller}` : ownerOf(p)} evicted ${n} ${n === 1 ? 'time' : 'times'} in this drain`;
+}
+
+function leftReason(p: PodVerdict, c: Count): string {
   const why = p.toleratesUnschedulable ? `: tolerates ${UNSCHEDULABLE_TAINT}` : '';
-  return `returns after eviction${why} (${ownerOf(p)} evicted ${n} times in this drain); left on the node`;
+  return `returns after eviction${why} (${evictedText(p, c)}); left on the node`;
 }

@@ -137,12 +137,73 @@ export function waveStatus(plan: WavePlan, blocked: Map<string, string>, skipped
 /** "3 Pods skipped (2 by DrainRule keep, 1 DaemonSet-managed)": a drain that skipped everything says so. */
 export function skippedSummary(skipped: DrainStatus['skipped']): string {
   if (!skipped.length) return '';
-  const by = new Map<string, number>();
-  for (const s of skipped) by.set(s.reason, (by.get(s.reason) ?? 0) + 1);
-  // The largest group first: a rule that skips everything leads the line.
-  const parts = [...by.entries()].sort(([a, m], [b, n]) => n - m || (a < b ? -1 : a > b ? 1 : 0)).map(([r, n]) => `${n} ${r.startsWith('DrainRule ') ? `by ${r}` : r}`);
+  const parts = byReason(skipped).map((g) => `${g.pods.length} ${skipWhy(g.reason)}`);
   return `${skipped.length} ${pods(skipped.length)} skipped (${truncate(parts, 3)})`;
 }
+
+/** A skip reason as words after a count: "by DrainRule keep", "DaemonSet-managed". */
+const skipWhy = (r: string) => (r.startsWith('DrainRule ') ? `by ${r}` : r);
+
+/** Pods grouped by identical reason, the largest group first (then by reason): a rule that skips everything leads. */
+function byReason(list: ReadonlyArray<{ pod: string; reason: string }>): Array<{ reason: string; pods: string[] }> {
+  const by = new Map<string, string[]>();
+  for (const x of list) by.set(x.reason, [...(by.get(x.reason) ?? []), x.pod]);
+  return [...by.entries()]
+    .sort(([a, m], [b, n]) => n.length - m.length || (a < b ? -1 : a > b ? 1 : 0))
+    .map(([reason, ps]) => ({ reason, pods: [...ps].sort() }));
+}
+
+/** "a/x, a/y and 2 more": a few names, the rest counted. */
+export const fewNames = (names: string[], max = 2): string => (names.length <= max ? names.join(', ') : `${names.slice(0, max).join(', ')} and ${names.length - max} more`);
+
+/**
+ * Pods deleted instead of evicted, by how: "1 force-deleted, 1 deleted after podEvictionTimeout".
+ * A skip is not a deletion: skipped pods are counted with the skipped ones (they stay on the node).
+ */
+export function deletedSummary(forced: DrainStatus['forced']): string {
+  const n = (a: ForcedAction['action']) => forced.filter((f) => f.action === a).length;
+  return [n('ForceDelete') && `${n('ForceDelete')} force-deleted`, n('DeleteAfterTimeout') && `${n('DeleteAfterTimeout')} deleted after podEvictionTimeout`].filter(Boolean).join(', ');
+}
+
+/** A reason of status.returning without its own "left on the node" ending (the summary says it). */
+export const returnReason = (r: string): string => r.replace(/; left on the node$/, '');
+
+/**
+ * What stayed on the node, on one line, naming a few pods per reason and counting the rest:
+ * "1 Pod skipped (1 by DrainRule keep: app/keep-1); 1 Pod left on the Node: app/sticky-4 (returns after eviction ...)".
+ */
+export function stayedSummary(s: Pick<DrainStatus, 'skipped' | 'returning'>): string {
+  const out: string[] = [];
+  if (s.skipped.length) {
+    const groups = byReason(s.skipped);
+    const parts = groups.slice(0, 3).map((g) => `${g.pods.length} ${skipWhy(g.reason)}: ${fewNames(g.pods)}`);
+    const other = groups.slice(3).reduce((k, g) => k + g.pods.length, 0);
+    if (other) parts.push(`${other} for other reasons`);
+    out.push(`${s.skipped.length} ${pods(s.skipped.length)} skipped (${parts.join('; ')})`);
+  }
+  const r = s.returning;
+  if (r.length) out.push(`${r.length} ${pods(r.length)} left on the Node: ${fewNames(r.map((x) => x.pod), 3)} (${returnReason(r[0]!.reason)}${r.length > 1 ? '; and others alike' : ''})`);
+  return out.join('; ');
+}
+
+/** The drain's outcome on one line: "6 Pods evicted, 1 force-deleted; 1 Pod skipped (...); 1 Pod left on the Node: ...". */
+export function outcomeSummary(s: Pick<DrainStatus, 'evicted' | 'forced' | 'skipped' | 'returning'>): string {
+  const deleted = deletedSummary(s.forced);
+  const stayed = stayedSummary(s);
+  return `${s.evicted} ${pods(s.evicted)} evicted${deleted ? `, ${deleted}` : ''}${stayed ? `; ${stayed}` : ''}`;
+}
+
+/** Lines naming the pods a drained node keeps, grouped by reason (at most five groups, the rest counted). */
+const stayedLines = (s: DrainStatus): string[] => {
+  const groups = [
+    ...byReason(s.skipped).map((g) => ({ pods: g.pods, why: `skipped (${g.reason}), left on the node` })),
+    ...byReason(s.returning).map((g) => ({ pods: g.pods, why: g.reason })),
+  ];
+  const lines = groups.slice(0, 5).map((g) => `* ${pods(g.pods.length)} ${truncate(g.pods)}: ${g.why}`);
+  const other = groups.slice(5).reduce((k, g) => k + g.pods.length, 0);
+  if (other) lines.push(`* ${other} more ${pods(other)} left on the node for other reasons`);
+  return lines;
+};
 
 const heldLines = (s: DrainStatus) => [
   `Drain held: ${s.heldBy.length === 1 ? 'an invalid DrainRule could decide' : `${s.heldBy.length} invalid DrainRules could decide`} about Pods on Node ${s.node}; nothing is evicted until ${s.heldBy.length === 1 ? 'it is' : 'they are'} fixed or deleted:`,
@@ -163,12 +224,14 @@ export function drainMessage(s: DrainStatus): string {
   if (s.budgetWait && s.phase === 'Pending') return s.budgetWait;
   if (s.phase === 'Drained' && s.nodeGone === 'before') return `Node ${s.node} not found; nothing to drain`;
   if (s.phase === 'Drained') {
-    const done = [`Drain completed: ${s.evicted} ${pods(s.evicted)} evicted${s.forced.length ? `, ${s.forced.length} forced` : ''}`];
+    // The first line counts; the lines after it name what stayed on the node, and why.
+    const deleted = deletedSummary(s.forced);
+    const done = [`Drain completed: ${s.evicted} ${pods(s.evicted)} evicted${deleted ? `, ${deleted}` : ''}`];
     const skipped = skippedSummary(s.skipped);
     if (skipped) done[0] += `; ${skipped}`;
     if (s.returning.length) done[0] += `; ${s.returning.length} ${pods(s.returning.length)} left on the Node`;
     if (s.nodeGone === 'during') done[0] += ` (Node ${s.node} was deleted during the drain)`;
-    return [...done, ...returningLine(s.returning)].join('\n');
+    return [...done, ...(s.nodeGone ? [] : stayedLines(s))].join('\n');
   }
   if (s.phase === 'WaitingForVolumeDetach') return s.volumes?.message ?? 'Waiting for Node volumes to be detached';
   if (s.targets && s.finished && s.phase === 'Draining') return `Drain targets reached (${targetsText(s.targets)}); waiting for the next targets${returningLine(s.returning).map((l) => `\n${l}`).join('')}`;

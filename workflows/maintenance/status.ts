@@ -4,6 +4,7 @@ import { reached } from '../../api/drain-plan.js';
 import { drainBlockers, nodesMessage } from '../../shared/drain-blockers.js';
 import { budgetWaitSuffix, drainStatusMessage, firstNotReady, reachedDrainTargets, sumCounts, type ProgressNode } from './progress.js';
 import { nodeMessage } from './targets.js';
+import { fewNames } from '../drain/status.js';
 import type { PlanEntry } from '../../api/drain-plan.js';
 import type { MaintenancePreview } from '../../shared/maintenance-preview.js';
 import type { Condition, MaintenanceNodeStatus, MaintenanceStatus, NodeCounts, NodeReport, Stage, StageStatus } from './types.js';
@@ -128,7 +129,7 @@ function blockedLine(blocked: readonly MaintenanceNodeStatus[]): string {
 function conditions(f: Facts, drained: boolean, drainMessage: string, blocked: readonly MaintenanceNodeStatus[]): Condition[] {
   const out: Condition[] = [];
   const drainedBefore = f.stageStatuses.some((s) => s.name === 'Drain');
-  if (drained) out.push({ type: 'Drained', status: 'True', reason: f.nodes.size ? 'Drained' : 'NoNodes', message: 'every selected node is drained' });
+  if (drained) out.push({ type: 'Drained', status: 'True', reason: f.nodes.size ? 'Drained' : 'NoNodes', message: `every selected node is drained${stayedNote(f)}` });
   else if (f.stage === 'Drain' && blocked.length) out.push({ type: 'Drained', status: 'False', reason: 'DrainBlocked', message: blockedMessage(drainMessage, blocked) });
   else if (f.stage === 'Drain') out.push({ type: 'Drained', status: 'False', reason: 'Draining', message: drainMessage });
   else if (f.stage === 'Complete' && drainedBefore) out.push({ type: 'Drained', status: 'False', reason: 'Canceled', message: 'Complete began before the nodes were drained' });
@@ -151,6 +152,13 @@ function conditions(f: Facts, drained: boolean, drainMessage: string, blocked: r
   return out;
 }
 
+/** "; Pods stay on node a, named in nodeStatuses": drained nodes whose drain left pods on them (skipped, kept, or coming back). */
+function stayedNote(f: Facts): string {
+  const on = [...f.nodes].filter(([, r]) => r?.drained && r.blockers).map(([n]) => n).sort();
+  if (!on.length) return '';
+  return `; Pods stay on ${on.length === 1 ? 'node' : `${on.length} nodes:`} ${fewNames(on, 3)}, named in nodeStatuses`;
+}
+
 /** "Cordon: 2 nodes cordoned", less those a NodeDisruptionBudget still holds back (issue 15). */
 function cordonLine(f: Facts, n: number): string {
   const live = [...f.nodes.values()].filter((r) => !r?.gone);
@@ -168,7 +176,7 @@ function oneLine(f: Facts, drained: boolean, drainMessage: string, blocked: read
     case 'Cordon':
       return cordonLine(f, n);
     case 'Drain':
-      return drained ? `Drained: ${n} node${n === 1 ? '' : 's'}` : `Drain: ${drainMessage}${blocked.length ? `; ${blockedLine(blocked)}` : ''}`;
+      return drained ? `Drained: ${n} node${n === 1 ? '' : 's'}${stayedNote(f)}` : `Drain: ${drainMessage}${blocked.length ? `; ${blockedLine(blocked)}` : ''}`;
     case 'Complete':
       return f.completed ? 'Complete: nodes released' : 'Complete: releasing nodes';
   }
