@@ -71,10 +71,31 @@ python_tools() {
   GOBIN="$BIN" go install "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_CLI_FALLBACK"
 }
 
+monitoring_tools() {
+  # promtool (the monitoring rules' checker and unit tests): from Debian's prometheus package,
+  # unpacked, not installed (no service started); the prometheus-operator CRDs (ServiceMonitor,
+  # PrometheusRule) for the dry-run of install-monitoring.yaml: from its Go module.
+  if [ -x "$BIN/promtool" ] && "$BIN/promtool" --version >/dev/null 2>&1; then log "promtool: cached"
+  else
+    log "promtool: unpacking Debian's prometheus package"
+    local dir="$SLIPWAY_HOME/build/prometheus-deb"; rm -rf "$dir"; mkdir -p "$dir"
+    (cd "$dir" && apt-get download prometheus >/dev/null && dpkg-deb -x prometheus_*.deb root)
+    cp "$dir/root/usr/bin/promtool" "$BIN/promtool"
+  fi
+  local crds="$SLIPWAY_HOME/prometheus-operator-crds"
+  if [ -f "$crds/monitoring.coreos.com_servicemonitors.yaml" ]; then log "prometheus-operator CRDs: cached"
+  else
+    log "prometheus-operator CRDs: from the Go module $PROMETHEUS_OPERATOR_VERSION"
+    local d; d=$(GOFLAGS=-mod=mod go mod download -json "github.com/prometheus-operator/prometheus-operator@$PROMETHEUS_OPERATOR_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+    mkdir -p "$crds"
+    cp "$d"/example/prometheus-operator-crd/monitoring.coreos.com_{servicemonitors,prometheusrules}.yaml "$crds/"
+  fi
+}
+
 mkdir -p "$BIN"
 what="${1:-all}"
 case "$what" in
-  k8s) build_k8s ;; etcd) build_etcd ;; kwok) build_kwok ;; python) python_tools ;;
-  all) python_tools; build_etcd; build_kwok; build_k8s ;;
-  *) echo "usage: build.sh [all|k8s|etcd|kwok|python]" >&2; exit 2 ;;
+  k8s) build_k8s ;; etcd) build_etcd ;; kwok) build_kwok ;; python) python_tools ;; monitoring) monitoring_tools ;;
+  all) python_tools; build_etcd; build_kwok; build_k8s; monitoring_tools ;;
+  *) echo "usage: build.sh [all|k8s|etcd|kwok|python|monitoring]" >&2; exit 2 ;;
 esac

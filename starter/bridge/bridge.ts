@@ -21,7 +21,7 @@ import { NotLeaderError, Reconciler, type BridgeStats } from './reconciler.js';
 import { isCycleStatus } from './status.js';
 import { cycleWorkflows } from './temporal.js';
 import { WorkflowTrackers } from './tracker.js';
-import { cycleStateSeen, mirrorLag, reconcileErrors, setBridgeView, type BridgeView } from './metrics.js';
+import { cycleStateSeen, mirrorLag, reconcileHooks, reconcileKindsKnown, setBridgeView, type BridgeView } from './metrics.js';
 
 /** The shortest time between two status queries of one busy workflow. */
 const QUERY_INTERVAL_MS = 250;
@@ -74,7 +74,7 @@ export class Bridge {
       concurrency: o.concurrency,
       resyncIntervalMs: o.resyncIntervalMs,
       quietError: (err) => err instanceof NotLeaderError,
-      onReconcileError: () => reconcileErrors.inc({ kind: 'CycleNodeRequest' }),
+      ...reconcileHooks('CycleNodeRequest'),
       log: o.log,
     }));
     const requests = controller.watchPrimary<CycleNodeRequestObject>({ path: objects.requestsPath(), list: (p) => objects.listRequests(p) });
@@ -117,6 +117,7 @@ export class Bridge {
     this.view = {
       requests: () => requests.values(),
       maintenances: () => maintenance?.maintenances.values() ?? [],
+      budgets: () => budgets?.budgets.values() ?? [],
       queueDepth: () => ({
         CycleNodeRequest: controller.queueDepth(),
         ...(maintenance ? { NodeMaintenance: maintenance.controller.queueDepth() } : {}),
@@ -135,7 +136,7 @@ export class Bridge {
   start(): void {
     setBridgeView(this.view);
     // The kinds' error series exist from the start (at 0), as Prometheus conventions want.
-    for (const kind of Object.keys(this.view.queueDepth())) reconcileErrors.inc({ kind }, 0);
+    reconcileKindsKnown(Object.keys(this.view.queueDepth()));
     this.controller.start(this.reconciler);
     this.trackers.start();
     if (this.nodeGroups) this.nodeGroups.controller.start(this.nodeGroups.reconciler);
@@ -177,7 +178,7 @@ function maintenanceTerm(o: BridgeOptions) {
     concurrency: o.concurrency,
     resyncIntervalMs: o.resyncIntervalMs,
     quietError: (err) => err instanceof NotLeaderError,
-    onReconcileError: () => reconcileErrors.inc({ kind: 'NodeMaintenance' }),
+    ...reconcileHooks('NodeMaintenance'),
     log: o.log,
   });
   const maintenances = controller.watchPrimary<NodeMaintenanceObject>({ path: objects.path(), list: (p) => objects.list(p), labelSelector: o.maintenanceSelector });

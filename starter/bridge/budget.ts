@@ -17,7 +17,7 @@ import type { ObjectCache } from '../controller/cache.js';
 import type { ListPage } from '../controller/reflector.js';
 import { collectionPath } from './objects.js';
 import { NotLeaderError } from './reconciler.js';
-import { reconcileErrors } from './metrics.js';
+import { reconcileHooks } from './metrics.js';
 
 const RESOURCE = { group: GROUP, version: VERSION, plural: NODE_DISRUPTION_BUDGET.plural } as const;
 
@@ -71,7 +71,7 @@ export function budgetTerm(o: { kube: Kube; kc: KubeConfig; client: Client; resy
     kc: o.kc,
     resyncIntervalMs: o.resyncIntervalMs,
     quietError: (err) => err instanceof NotLeaderError,
-    onReconcileError: () => reconcileErrors.inc({ kind: NODE_DISRUPTION_BUDGET.kind }),
+    ...reconcileHooks(NODE_DISRUPTION_BUDGET.kind),
     log: o.log,
   });
   const budgets = controller.watchPrimary<BudgetKubeObject>({

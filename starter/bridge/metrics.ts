@@ -6,14 +6,18 @@
 // only what this process saw begin, so a new leader does not count old cycles again.
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { bridgeRegistry } from '../../shared/metrics.js';
+import type { NodeDisruptionBudgetStatus } from '../../api/node-disruption-budget.js';
 import type { CycleStatus } from '../../workflows/cycle/types.js';
+import type { BudgetKubeObject } from './budget.js';
 import type { NodeMaintenanceObject } from './maintenance-objects.js';
 import type { CycleNodeRequestObject } from './objects.js';
+import { drainBlockers } from './status.js';
 
 /** What a scrape reads from the running term (only the leader runs one). */
 export interface BridgeView {
   requests(): Iterable<CycleNodeRequestObject>;
   maintenances(): Iterable<NodeMaintenanceObject>;
+  budgets(): Iterable<BudgetKubeObject>;
   /** Keys waiting or being reconciled, per kind. */
   queueDepth(): Record<string, number>;
   synced(): boolean;
@@ -132,6 +136,92 @@ export const reconcileErrors = new Counter({
   help: 'Reconciles that failed and were queued again with backoff, per kind (not counting "not the leader").',
   labelNames: ['kind'] as const,
   registers: REGISTERS,
+});
+
+// controller-runtime's pair (controller_runtime_reconcile_total / _time_seconds), labelled by kind.
+export const reconciles = new Counter({
+  name: 'slipway_reconcile_total',
+  help: 'Reconciles per kind and result: success, error (retried with backoff), requeue (retried quietly, e.g. "not the leader").',
+  labelNames: ['kind', 'result'] as const,
+  registers: REGISTERS,
+});
+
+export const reconcileDuration = new Histogram({
+  name: 'slipway_reconcile_duration_seconds',
+  help: 'How long one reconcile took, per kind (whatever its result).',
+  labelNames: ['kind'] as const,
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+  registers: REGISTERS,
+});
+
+const RESULTS = ['success', 'error', 'requeue'] as const;
+
+/** The Controller options that count a kind's reconciles (ControllerOptions.onReconcileError / onReconciled). */
+export function reconcileHooks(kind: string) {
+  return {
+    onReconcileError: () => reconcileErrors.inc({ kind }),
+    onReconciled: (seconds: number, result: (typeof RESULTS)[number]) => {
+      reconciles.inc({ kind, result });
+      reconcileDuration.observe({ kind }, seconds);
+    },
+  };
+}
+
+/** Every kind's series from the term's start, at 0, so a rate() over the first increment is not lost. */
+export function reconcileKindsKnown(kinds: string[]): void {
+  for (const kind of kinds) {
+    reconcileErrors.inc({ kind }, 0);
+    for (const result of RESULTS) reconciles.inc({ kind, result }, 0);
+  }
+}
+
+// ---- what blocks drains, and budgets that admit nobody ---------------------------------------------
+
+/** Why a drain waits, read from its message: a class an alert can name, or undefined when it is not blocked. */
+export const DRAIN_BLOCK_REASONS = ['pdb', 'hook', 'lock', 'evacuator', 'rule', 'other'] as const;
+export type DrainBlockReason = (typeof DRAIN_BLOCK_REASONS)[number];
+
+export function drainBlockReason(message: string | undefined): DrainBlockReason | undefined {
+  if (!message) return undefined;
+  if (/waiting for pre-drain hooks/.test(message)) return 'hook';
+  if (/^Drain held:/m.test(message)) return 'rule';
+  const lines = drainBlockers(message);
+  if (lines.some((l) => /disruption budget/i.test(l))) return 'pdb';
+  if (lines.some((l) => /dependency lock/i.test(l))) return 'lock';
+  if (lines.some((l) => /evacuat/i.test(l))) return 'evacuator';
+  return lines.length ? 'other' : undefined;
+}
+
+new Gauge({
+  name: 'slipway_drain_blocked_nodes',
+  help: 'Nodes whose drain is blocked now, by what blocks it (pdb, hook, lock, evacuator, rule: an invalid DrainRule, other), read from the drain messages of CycleNodeRequests and NodeMaintenances.',
+  labelNames: ['reason'] as const,
+  registers: REGISTERS,
+  collect() {
+    const counts = new Map<string, number>();
+    const count = (message: string | undefined) => {
+      const r = drainBlockReason(message);
+      if (r) counts.set(r, (counts.get(r) ?? 0) + 1);
+    };
+    for (const r of view?.requests() ?? []) for (const n of r.status?.nodes ?? []) if (n.phase === 'DrainingPods') count(n.message);
+    for (const m of view?.maintenances() ?? []) for (const s of m.status?.nodeStatuses ?? []) count(s.drainMessage);
+    setAll(this, 'reason', view ? DRAIN_BLOCK_REASONS : [], counts);
+  },
+});
+
+new Gauge({
+  name: 'slipway_budget_exhausted',
+  help: 'Per NodeDisruptionBudget: 1 while it counts as many disrupted nodes as its limit in force allows (status.disruptedNodes >= status.limit.nodes) and holders wait for room.',
+  labelNames: ['budget'] as const,
+  registers: REGISTERS,
+  collect() {
+    this.reset();
+    for (const b of view?.budgets() ?? []) {
+      const s = (b as { status?: NodeDisruptionBudgetStatus }).status;
+      if (!s?.limit) continue;
+      this.set({ budget: b.metadata?.name ?? '' }, (s.disruptedNodes ?? 0) >= s.limit.nodes && (s.waiting?.length ?? 0) > 0 ? 1 : 0);
+    }
+  },
 });
 
 export const nodesCycled = new Counter({

@@ -14,7 +14,7 @@ import type { ObjectCache } from '../controller/cache.js';
 import type { ListPage } from '../controller/reflector.js';
 import { collectionPath } from './objects.js';
 import { NotLeaderError } from './reconciler.js';
-import { reconcileErrors } from './metrics.js';
+import { reconcileHooks } from './metrics.js';
 
 export const NODE_GROUP_OBSERVER_TYPE = 'nodeGroupObserverWorkflow';
 const RESOURCE = { group: GROUP, version: VERSION, plural: NODE_GROUP.plural } as const;
@@ -85,7 +85,7 @@ export function nodeGroupTerm(o: { kc: KubeConfig; client: Client; taskQueue: st
     kc: o.kc,
     resyncIntervalMs: o.resyncIntervalMs,
     quietError: (err) => err instanceof NotLeaderError,
-    onReconcileError: () => reconcileErrors.inc({ kind: 'NodeGroup' }),
+    ...reconcileHooks('NodeGroup'),
     log: o.log,
   });
   const groups = controller.watchPrimary<NodeGroupKubeObject>({

@@ -35,6 +35,8 @@ export interface ControllerOptions {
   quietError?: (err: unknown) => boolean;
   /** Each failed reconcile that is not quiet (metrics). */
   onReconcileError?: (key: string, err: unknown) => void;
+  /** Each reconcile's end (metrics, controller-runtime's shape): its length and result (requeue: a quiet error). */
+  onReconciled?: (seconds: number, result: 'success' | 'error' | 'requeue') => void;
   log: (msg: string) => void;
 }
 
@@ -98,7 +100,20 @@ export class Controller {
 
   /** Starts the reflectors, the queue and the resync. Reconciles begin once every cache holds a full list. */
   start(reconciler: Reconciler): void {
-    this.queue = new KeyedQueue((key) => reconciler.reconcile(key), {
+    const timed = async (key: string) => {
+      const t0 = performance.now();
+      let result: 'success' | 'error' | 'requeue' = 'error';
+      try {
+        await reconciler.reconcile(key);
+        result = 'success';
+      } catch (err) {
+        if (this.o.quietError?.(err)) result = 'requeue';
+        throw err;
+      } finally {
+        this.o.onReconciled?.((performance.now() - t0) / 1000, result);
+      }
+    };
+    this.queue = new KeyedQueue(timed, {
       concurrency: this.o.concurrency ?? 8,
       onError: (key, err, retryIn) => {
         if (this.o.quietError?.(err)) return;

@@ -6,18 +6,21 @@
 // scrapes all three endpoints during the cycle and after it, and asserts that the counters moved by
 // what happened.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { CYCLE_NODE_REQUEST } from '../../api/cycle-node-request.js';
+import { NODE_DISRUPTION_BUDGET } from '../../api/node-disruption-budget.js';
 import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
 import type { CycleNodeRequestObject } from '../../starter/bridge/objects.js';
 import { WORKER_NODE_FLAGS } from '../../worker/config.js';
 import { createNamespace, deleteGroupNodes, isRunning, testCluster, uniqueName } from '../support/cluster.js';
+import { connectClient } from '../../starter/client.js';
 import { deployApp } from '../support/cycle.js';
+import { monitoringMetricNames } from '../support/monitoring.js';
 import { waitFor } from '../support/wait.js';
 
 const c = testCluster();
@@ -25,6 +28,7 @@ const custom = c.config.makeApiClient(CustomObjectsApi);
 const ns = uniqueName('it-metrics');
 const group = uniqueName('it-metrics-g');
 const taskQueue = uniqueName('it-metrics-tq');
+const budgetName = uniqueName('it-metrics-nb');
 const procs: ChildProcess[] = [];
 const output = new Map<string, string>();
 
@@ -69,15 +73,21 @@ afterAll(async () => {
   const { group: g, version, plural } = CYCLE_NODE_REQUEST;
   const l = (await custom.listNamespacedCustomObject({ group: g, version, plural, namespace: ns }).catch(() => ({ items: [] }))) as { items: CycleNodeRequestObject[] };
   for (const o of l.items) await custom.patchNamespacedCustomObject({ group: g, version, plural, namespace: ns, name: o.metadata.name, body: [{ op: 'remove', path: '/metadata/finalizers' }] }).catch(() => undefined);
+  const { group: bg, version: bv, plural: bp } = NODE_DISRUPTION_BUDGET;
+  await custom.deleteClusterCustomObject({ group: bg, version: bv, plural: bp, name: budgetName }).catch(() => undefined);
   await c.core.deleteNamespace({ name: ns }).catch(() => undefined);
   await deleteGroupNodes(c, group);
 });
 
-test('the worker, its Temporal SDK exporter and the bridge serve /metrics, and a 2-node cycle moves their counters', async () => {
+test('#25.4 the worker, its Temporal SDK exporter and the bridge serve /metrics, a 2-node cycle moves their counters, and every metric the rules and the dashboard use is there', async () => {
   await createNamespace(c, ns);
   await ensureFakeNodeGroup(c.core, group, 2);
   await deployApp(c, ns, group, 4, { minAvailable: 4 });
   await waitFor('4 app pods running', async () => (await c.core.listNamespacedPod({ namespace: ns })).items.filter(isRunning).length === 4, { timeoutMs: 60_000 });
+
+  // A budget over the group (room for the one node a time the cycle takes): the budget gauges have a series.
+  const nb = NODE_DISRUPTION_BUDGET;
+  await custom.createClusterCustomObject({ group: nb.group, version: nb.version, plural: nb.plural, body: { apiVersion: `${nb.group}/${nb.version}`, kind: nb.kind, metadata: { name: budgetName }, spec: { nodeSelector: { matchLabels: { [NODE_GROUP_LABEL]: group } }, maxDisrupted: 1 } } });
 
   const [workerPort, bridgePort, sdkPort, standbyPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const common = { SLIPWAY_TASK_QUEUE: taskQueue };
@@ -121,12 +131,16 @@ test('the worker, its Temporal SDK exporter and the bridge serve /metrics, and a
 
     // During the cycle: the bridge shows the request in a phase that is not yet the end.
     let inFlight = '';
+    const seen = new Set<string>(); // metric names seen on any scrape during and after the cycle
+    const see = (m: Map<string, number>) => { for (const k of m.keys()) seen.add(k.split('{')[0]!); };
     let blockedSeen = 0;
     let pdbDeleted = false;
     await waitFor(
       'request Successful',
       async () => {
         const [bm, wm] = [await scrape(bridge), await scrape(worker)];
+        see(bm);
+        see(wm);
         for (const p of ['Pending', 'Initialised', 'ScalingUp', 'CordoningNode', 'WaitingTermination']) if (v(bm, `slipway_cycle_requests{phase="${p}"}`) === 1) inFlight ||= p;
         blockedSeen = Math.max(blockedSeen, v(wm, 'slipway_drain_pods_blocked_by_pdb'));
         if (blockedSeen > 0 && !pdbDeleted) {
@@ -161,8 +175,34 @@ test('the worker, its Temporal SDK exporter and the bridge serve /metrics, and a
     expect(w1.get('slipway_drain_pods_force_deleted_total{trigger="operator"}')).toBe(0);
     expect(b1.has('slipway_reconcile_queue_depth{kind="CycleNodeRequest"}')).toBe(true);
 
+    // #25.4: the build, and controller-runtime's reconcile pair per kind.
+    const pkgVersion = JSON.parse(readFileSync('package.json', 'utf8')).version as string;
+    for (const m of [w1, b1]) expect([...m.keys()].some((k) => k.startsWith(`slipway_build_info{version="${pkgVersion}",`) && k.includes(`node="${process.versions.node}"`))).toBe(true);
+    expect(v(b1, 'slipway_reconcile_total{kind="CycleNodeRequest",result="success"}')).toBeGreaterThan(0);
+    expect(v(b1, 'slipway_reconcile_duration_seconds_count{kind="CycleNodeRequest"}')).toBeGreaterThan(0);
+    expect(b1.has('slipway_drain_blocked_nodes{reason="pdb"}')).toBe(true);
+    expect(b1.get(`slipway_budget_exhausted{budget="${budgetName}"}`)).toBe(0);
+
+    // What the failure alerts count only exists once it happened (the SDK exports a counter from its
+    // first increment): a drain refusing its input fails its workflow, a workflow type the worker does
+    // not know fails its workflow task.
+    const client = await connectClient();
+    const failed = await client.workflow.start('drainWorkflow', { taskQueue, workflowId: uniqueName('it-metrics-bad-drain'), args: [{ nodeName: 'no-such-node', options: { podEvictionTimeout: { after: 'soon', policy: 'Nope' } } }] });
+    await expect(failed.result()).rejects.toThrow();
+    const unknown = await client.workflow.start('noSuchWorkflow', { taskQueue, workflowId: uniqueName('it-metrics-unknown') });
+    await waitFor('the unknown workflow type failing a task', async () => [...(await scrape(sdk)).keys()].some((k) => k.startsWith('temporal_workflow_task_execution_failed_total{')));
+    await unknown.terminate('test done');
+    await client.connection.close();
+
     // The Temporal SDK's own exporter: the worker's activity and workflow task counters moved.
     const s = await scrape(sdk);
+    see(w1);
+    see(b1);
+    see(s);
+    // #25.4: every metric the rules and the dashboard use is served by one of the three ports
+    // (histograms by their _bucket series).
+    const missing = monitoringMetricNames().filter((n) => !seen.has(n));
+    expect(missing).toEqual([]);
     const sum = (name: RegExp) => [...s].filter(([k]) => name.test(k) && k.includes(`"${taskQueue}"`)).reduce((n, [, x]) => n + x, 0);
     const names = [...new Set([...s.keys()].map((k) => k.split('{')[0]))];
     sdkNames = names.join(' ');

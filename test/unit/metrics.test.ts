@@ -93,3 +93,26 @@ test('/metrics on the probe port serves the registry in Prometheus text format; 
     await bare.close();
   }
 });
+
+describe('#25.4 build info and what blocks a drain', () => {
+  test('slipway_build_info carries the package version, the revision and the Node release', async () => {
+    const { servedRegistry, buildInfo } = await import('../../shared/metrics.js');
+    const text = await servedRegistry(new Registry()).metrics();
+    const pkg = JSON.parse((await import('node:fs')).readFileSync('package.json', 'utf8')) as { version: string };
+    expect(buildInfo().version).toBe(pkg.version);
+    expect(text).toContain(`slipway_build_info{version="${pkg.version}",revision="${buildInfo().revision}",node="${process.versions.node}"} 1`);
+  });
+
+  test('a drain message is classed by what blocks it: pdb, hook, lock, evacuator, an invalid rule, other; progress is no block', async () => {
+    const { drainBlockReason } = await import('../../starter/bridge/metrics.js');
+    const wave = (line: string) => `Drain not completed yet (started at x), wave order 0:\n* ${line}`;
+    expect(drainBlockReason(wave("Pods ns/a, ns/b: Cannot evict pod as it would violate the pod's disruption budget."))).toBe('pdb');
+    expect(drainBlockReason('waiting for pre-drain hooks: acme (Node n1 has annotations pre-drain.delete.hook.slipway.dev/<owner>; …)')).toBe('hook');
+    expect(drainBlockReason(wave('Pod ns/db-0: held by dependency lock app-db (ns/app-1 not yet evicted)'))).toBe('lock');
+    expect(drainBlockReason(wave('Pod ns/db-0: evacuator acme-mover is evacuating (heartbeat 2m ago)'))).toBe('evacuator');
+    expect(drainBlockReason('Drain held: an invalid DrainRule could decide about Pods on Node n1; …:\n* ns/rule: bad selector')).toBe('rule');
+    expect(drainBlockReason(wave('Pod ns/a: conflict, will retry'))).toBe('other');
+    expect(drainBlockReason(wave('Pod ns/a: deletionTimestamp set, but still not removed from the Node'))).toBeUndefined();
+    expect(drainBlockReason(undefined)).toBeUndefined();
+  });
+});
