@@ -100,3 +100,39 @@ test('the image runs the Node the tests run on (stack/node.sh), on glibc: never 
   const engines = (JSON.parse(readFileSync('package.json', 'utf8')) as { engines: { node: string } }).engines.node;
   expect(engines).toBe(`>=${tested}`);
 });
+
+describe('#25.5 the release image', () => {
+  const final = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+  const pkgMeta = JSON.parse(readFileSync('package.json', 'utf8')) as { license: string; description: string };
+
+  test('installs exactly the committed lock: npm ci, never npm install', () => {
+    expect(dockerfile).toMatch(/^RUN npm ci\b/m);
+    expect(dockerfile).not.toMatch(/npm install/);
+    expect(existsSync('package-lock.json')).toBe(true);
+  });
+
+  test('carries the OCI labels, version and revision from build arguments, the licence and description of package.json', () => {
+    const labels = Object.fromEntries(
+      [...final.matchAll(/(org\.opencontainers\.image\.\w+)="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]),
+    );
+    expect(final).toMatch(/^ARG VERSION\b/m);
+    expect(final).toMatch(/^ARG REVISION\b/m);
+    expect(labels).toEqual({
+      'org.opencontainers.image.title': 'slipway',
+      'org.opencontainers.image.description': pkgMeta.description,
+      'org.opencontainers.image.licenses': pkgMeta.license,
+      'org.opencontainers.image.version': '$VERSION',
+      'org.opencontainers.image.revision': '$REVISION',
+      'org.opencontainers.image.source': '$SOURCE',
+    });
+    expect(existsSync('LICENSE')).toBe(true);
+  });
+
+  test('passes the revision to slipway_build_info (SLIPWAY_REVISION) and runs as the non-root user node', () => {
+    expect(final).toMatch(/^ENV SLIPWAY_REVISION=\$REVISION$/m);
+    const users = [...final.matchAll(/^USER (\S+)$/gm)].map((m) => m[1]);
+    expect(users).toEqual(['node']);
+    // USER comes before CMD, so what runs is not root.
+    expect(final.indexOf('\nUSER node')).toBeLessThan(final.indexOf('\nCMD '));
+  });
+});
