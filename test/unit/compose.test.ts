@@ -15,6 +15,7 @@ interface Service {
   depends_on?: string[];
   ports?: string[];
   environment?: Record<string, string>;
+  volumes?: string[];
 }
 const compose = parse(readFileSync('docker-compose.yml', 'utf8')) as { services: Record<string, Service> };
 const services = compose.services;
@@ -62,9 +63,33 @@ test('published ports match the defaults the code uses (Temporal 7233, Web UI 82
   expect(published).toContain(new URL(webUiLink('x', {})).port);
 });
 
-test('the setup service registers every search attribute the workflows use', () => {
-  const cmd = ([] as string[]).concat(services['temporal-setup']!.command ?? []).join(' ');
-  for (const k of ALL_SEARCH_ATTRIBUTES) expect(cmd).toContain(`${k.name}=`);
+describe('#25.5 Temporal in compose: the CLI dev server (temporalio/auto-setup is no longer built)', () => {
+  const temporal = services.temporal!;
+  const args = ([] as string[]).concat(temporal.command ?? []);
+
+  test('runs temporalio/temporal `server start-dev`, the CLI release the local stack runs', () => {
+    const cliVersion = /^TEMPORAL_BIN_VERSION="([^"]+)"$/m.exec(readFileSync('stack/lib.sh', 'utf8'))?.[1];
+    expect(cliVersion).toBeDefined();
+    expect(temporal.image).toBe(`temporalio/temporal:${cliVersion}`);
+    expect(args.slice(0, 2)).toEqual(['server', 'start-dev']);
+    expect(args).toContain('--ip=0.0.0.0');
+    for (const s of Object.values(services)) expect(s.image ?? '').not.toMatch(/auto-setup/);
+  });
+
+  test('registers every search attribute the workflows use, with its type', () => {
+    // SearchAttributeType KEYWORD_LIST → the CLI's KeywordList.
+    const cliType = (t: string) => t.toLowerCase().replace(/(^|_)(\w)/g, (_, __, c: string) => c.toUpperCase());
+    const registered = args.filter((a) => a.startsWith('--search-attribute=')).map((a) => a.slice('--search-attribute='.length));
+    expect(registered.sort()).toEqual(ALL_SEARCH_ATTRIBUTES.map((k) => `${k.name}=${cliType(k.type)}`).sort());
+  });
+
+  test('the worker and the bridge reach a cluster through a mounted kubeconfig named by KUBECONFIG', () => {
+    for (const name of ['worker', 'bridge']) {
+      const s = services[name]!;
+      const mount = (s.volumes ?? []).find((v) => v.includes(':/kube/config'));
+      expect([name, mount?.endsWith(':ro'), s.environment?.KUBECONFIG]).toEqual([name, true, '/kube/config']);
+    }
+  });
 });
 
 test('the Dockerfile copies folders that exist and runs npm scripts that exist', () => {
