@@ -201,31 +201,10 @@ export class Maintenance implements Facts {
     setHandler(maintenanceStatusQuery, () => this.status());
     setHandler(maintenancePlanQuery, () => this.planAnswer());
     // A preview computed after the ask (one already under way read the cluster before it); only while Idle.
-    setHandler(maintenanceRefreshPlanUpdate, async () => {
-      if (this.stage === 'Idle' && !this.deleting) {
-        const want = this.previewsDone + (this.previewing ? 2 : 1);
-        this.refreshAsked = true;
-        await condition(() => this.previewsDone >= want || this.stage !== 'Idle' || this.deleting || this.renewing);
-      }
-      return this.planAnswer();
-    });
+    setHandler(maintenanceRefreshPlanUpdate, () => this.refreshPlan());
     setHandler(
       setStageUpdate,
-      async ({ stage, reason, requestedBy }) => {
-        // The bridge sees this write and sends it back as specChanged, maybe before the write's
-        // answer is here: that echo is this request (its attribution and reason, which the write
-        // puts in spec.reason so the echo cannot undo it).
-        this.setting = { stage, requestedBy };
-        try {
-          const w = await steps.writeMaintenanceStage.executeWithOptions({ summary: `spec.stage = ${stage}` }, [{ name: this.name, uid: this.uid, stage, reason }]);
-          if (!w.exists) throw ApplicationFailure.nonRetryable(`NodeMaintenance ${this.name} no longer exists`, 'NotFound');
-          this.moveTo(stage as Stage, reason, requestedBy);
-          this.observedGeneration = Math.max(w.generation ?? 0, this.observedGeneration ?? 0) || undefined;
-          return { stage: this.desired, generation: w.generation };
-        } finally {
-          if (this.setting?.stage === stage) this.setting = undefined;
-        }
-      },
+      ({ stage, reason, requestedBy }) => this.setStage(stage, reason, requestedBy),
       { validator: ({ stage, reason }) => this.checkStage(stage, reason) },
     );
     setHandler(
@@ -259,6 +238,35 @@ export class Maintenance implements Facts {
       }
       this.dirty = true;
     });
+  }
+
+  /** refreshPlan: a preview computed after the ask (one already under way read the cluster before it); only while Idle. */
+  private async refreshPlan(): Promise<MaintenancePlan> {
+    if (this.stage === 'Idle' && !this.deleting) {
+      const want = this.previewsDone + (this.previewing ? 2 : 1);
+      this.refreshAsked = true;
+      await condition(() => this.previewsDone >= want || this.stage !== 'Idle' || this.deleting || this.renewing);
+    }
+    return this.planAnswer();
+  }
+
+  /**
+   * setStage: writes spec.stage (and spec.reason) to the object, then acts. The bridge sees this
+   * write and sends it back as specChanged, maybe before the write's answer is here: that echo is
+   * this request (its attribution and reason, which the write puts in spec.reason so the echo
+   * cannot undo it).
+   */
+  private async setStage(stage: string, reason: string | undefined, requestedBy: string | undefined): Promise<{ stage: Stage; generation?: number }> {
+    this.setting = { stage, requestedBy };
+    try {
+      const w = await steps.writeMaintenanceStage.executeWithOptions({ summary: `spec.stage = ${stage}` }, [{ name: this.name, uid: this.uid, stage, reason }]);
+      if (!w.exists) throw ApplicationFailure.nonRetryable(`NodeMaintenance ${this.name} no longer exists`, 'NotFound');
+      this.moveTo(stage as Stage, reason, requestedBy);
+      this.observedGeneration = Math.max(w.generation ?? 0, this.observedGeneration ?? 0) || undefined;
+      return { stage: this.desired, generation: w.generation };
+    } finally {
+      if (this.setting?.stage === stage) this.setting = undefined;
+    }
   }
 
   // ---- Validators (NM-2.15, NM-2.16): a refused change leaves no trace in history.
