@@ -5,7 +5,7 @@ import { drainBlockers, nodesMessage } from '../../shared/drain-blockers.js';
 import { budgetWaitSuffix, drainStatusMessage, firstNotReady, reachedDrainTargets, sumCounts, type ProgressNode } from './progress.js';
 import { nodeMessage } from './targets.js';
 import type { PlanEntry } from '../../api/drain-plan.js';
-import type { MaintenancePreview } from '../../shared/maintenance-preview.js';
+import type { MaintenancePreview, PreviewInputs } from '../../shared/maintenance-preview.js';
 import type { Condition, MaintenanceNodeStatus, MaintenanceStatus, NodeCounts, NodeReport, Stage, StageStatus } from './types.js';
 
 /** Status shows at most this many nodes; the rest are counted (NM §1). */
@@ -21,6 +21,8 @@ export interface Facts {
   planned: string[];
   /** The Idle preview: its one-line message and counts replace "Planned". */
   preview?: MaintenancePreview;
+  /** What the latest Idle preview read (for the bridge's feed of changes). */
+  previewInputs?: PreviewInputs;
   selectedTotal: number;
   stageStatuses: StageStatus[];
   selectsAll?: { total: number; acknowledged: boolean };
@@ -107,6 +109,7 @@ export function maintenanceStatus(f: Facts): MaintenanceStatus {
     message: oneLine(f, drained, drainMessage, blocked),
     observedGeneration: f.observedGeneration,
     completed: f.completed,
+    ...(f.stage === 'Idle' && !f.deleting && f.previewInputs ? { previewInputs: f.previewInputs } : {}),
   };
 }
 
