@@ -12,6 +12,8 @@ import { waitFor } from '../support/wait.js';
 import { DRAIN_RULE } from '../../api/drain-rule.js';
 import type { MaintenanceStatus } from '../../workflows/maintenance/types.js';
 import { run } from '../../starter/cli/main.js';
+import { startBridge, type RunningBridge } from '../../starter/bridge/main.js';
+import { uniqueName } from '../support/cluster.js';
 // run() loads these on demand; jest's ESM loader needs them loaded up front.
 import '../../starter/cli/commands.js';
 import '../../starter/cli/session.js';
@@ -85,8 +87,32 @@ describe('the Idle preview', () => {
 describe('#24.5 the Idle preview follows the cluster and says when it was computed', () => {
   const f = new MaintenanceFixture('it-nm-fresh');
   let ruleName = '';
-  beforeAll(() => f.setup(1), 60_000);
+  // The bridge feeds the Idle previews their changes: in this process, on the fixture's queue, only
+  // for this test's maintenances (a label), its lease in the test's namespace.
+  let bridge: RunningBridge | undefined;
+  const logs: string[] = [];
+  const label = { 'slipway.dev/it-preview-feed': 'yes' };
+  beforeAll(async () => {
+    await f.setup(1);
+    bridge = await startBridge({
+      kube: f.c,
+      client: f.client,
+      taskQueue: f.group,
+      namespace: f.ns,
+      leaseNamespace: f.ns,
+      leaseName: uniqueName('it-preview-feed'),
+      retryIntervalMs: 500,
+      queryIntervalMs: 200,
+      maintenances: true,
+      maintenanceSelector: 'slipway.dev/it-preview-feed=yes',
+      nodeGroups: false,
+      budgets: false,
+      log: (l) => logs.push(`${new Date().toISOString()} ${l}`),
+    });
+    await waitFor('the bridge leads', async () => bridge!.isLeader(), { timeoutMs: 40_000 });
+  }, 90_000);
   afterAll(async () => {
+    await bridge?.stop();
     if (ruleName) await f.objects.deleteClusterCustomObject({ group: DRAIN_RULE.group, version: DRAIN_RULE.version, plural: DRAIN_RULE.plural, name: ruleName }).catch(() => undefined);
     await f.teardown();
   }, 60_000);
@@ -100,9 +126,11 @@ describe('#24.5 the Idle preview follows the cluster and says when it was comput
     await f.pod('shop', node, 0);
     await f.waitApps(['shop']);
     const name = `${f.group}-m`;
-    const h = await f.create(name, { nodeSelector: selectNodes(node) });
+    const h = await f.create(name, { nodeSelector: selectNodes(node) }, label);
 
     const first = await f.statusWhen(h, 'the first preview', (s) => line(s).startsWith('Planned: 1 pod'));
+    // The bridge has what the preview read (mirrored from the status query) before the cluster changes.
+    await waitFor('the bridge mirrors the preview', async () => logs.some((l) => l.includes(`/${name}: status Idle`)) && logs.some((l) => l.includes('preview feed: watching')));
     const computedAt = (await h.query(maintenancePlanQuery)).preview!.computedAt;
     expect(first.message).toBe(`Idle: 1 node selected; nothing touched; preview computed at ${computedAt}`);
 
@@ -134,5 +162,14 @@ describe('#24.5 the Idle preview follows the cluster and says when it was comput
     expect(shown).not.toBeNull();
     expect(shown![1]! >= asked).toBe(true);
     expect(out.join('\n')).toContain(`${f.ns}/${shopPod}: DrainRule ${ruleName}`);
+
+    // Each change came as the bridge's signal: waiting ran no activity (only selections and previews),
+    // and no safety-net timer fired.
+    const events = (await h.fetchHistory()).events!;
+    const signals = events.filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'previewInputsChanged');
+    expect(signals.length).toBeGreaterThanOrEqual(3);
+    const activities = new Set(events.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean));
+    expect([...activities].sort()).toEqual(['previewMaintenance', 'selectMaintenanceNodes']);
+    expect(events.filter((e) => e.timerFiredEventAttributes)).toEqual([]);
   }, 180_000);
 });

@@ -157,12 +157,12 @@ export class MaintenanceFixture {
   }
 
   /** Creates the object and starts its workflow as the bridge does (ID nm/<name>/<uid>). */
-  async create(name: string, spec: NodeMaintenanceSpecInput): Promise<WorkflowHandle<typeof nodeMaintenanceWorkflow>> {
+  async create(name: string, spec: NodeMaintenanceSpecInput, labels?: Record<string, string>): Promise<WorkflowHandle<typeof nodeMaintenanceWorkflow>> {
     const obj = (await this.objects.createClusterCustomObject({
       group: GROUP,
       version: VERSION,
       plural: NODE_MAINTENANCE.plural,
-      body: { apiVersion: `${GROUP}/${VERSION}`, kind: NODE_MAINTENANCE.kind, metadata: { name }, spec },
+      body: { apiVersion: `${GROUP}/${VERSION}`, kind: NODE_MAINTENANCE.kind, metadata: { name, labels }, spec },
     })) as { metadata: { uid: string; creationTimestamp: string; generation: number }; spec: NodeMaintenanceSpecInput };
     const id = maintenanceWorkflowId({ name, uid: obj.metadata.uid });
     this.maintenances.set(name, id);
