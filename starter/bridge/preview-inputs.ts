@@ -103,8 +103,14 @@ export class PreviewWatchers {
       const selected = type !== 'DELETED' && matchesNodeSelector(w.nodeSelector, { name, labels });
       if (selected === w.nodes.has(name)) continue;
       out.push(key);
-      if (selected) w.nodes.add(name);
-      else w.nodes.delete(name);
+      // Its pods count from now on (before the next preview says so), or no longer.
+      if (selected) {
+        w.nodes.add(name);
+        index(this.byNode, name, key);
+      } else {
+        w.nodes.delete(name);
+        unindex(this.byNode, name, key);
+      }
     }
     return out;
   }

@@ -72,8 +72,10 @@ describe('#24.5 the preview feed judges events against what each Idle preview re
     w.set('/a', inputs(), selector);
     expect(w.node('MODIFIED', node('n1', 'a'))).toEqual([]); // selected, still is (a heartbeat)
     expect(w.node('MODIFIED', node('n9', 'b'))).toEqual([]);
+    expect(w.pod('ADDED', pod('n9'))).toEqual([]);
     expect(w.node('MODIFIED', node('n9', 'a'))).toEqual(['/a']); // enters
     expect(w.node('MODIFIED', node('n9', 'a'))).toEqual([]);
+    expect(w.pod('ADDED', pod('n9'))).toEqual(['/a']); // its pods count before the next preview says so
     expect(w.node('MODIFIED', node('n2', 'b'))).toEqual(['/a']); // leaves
     expect(w.node('DELETED', node('n1', 'a'))).toEqual(['/a']);
   });
