@@ -195,7 +195,7 @@ function maintenanceTerm(o: BridgeOptions) {
     log: o.log,
     counts: o.stats,
   });
-  const previewFeed = new PreviewFeed({ kube: o.kube, tell: (id) => workflows.previewInputsChanged(id), isLeader: o.isLeader, log: o.log });
+  const previewFeed = new PreviewFeed({ kube: o.kube, tell: (id) => workflows.previewInputsChanged(id), isLeader: o.isLeader, stats: o.stats, log: o.log });
   const reconciler = new MaintenanceReconciler({
     maintenances,
     objects,

@@ -26,6 +26,8 @@ export interface PreviewFeedOptions {
   tell: (workflowId: string) => Promise<boolean>;
   /** Checked before each signal: only the leader tells. */
   isLeader: () => boolean;
+  /** Counts the signals sent (previewSignals). */
+  stats: { previewSignals: number };
   log: (msg: string) => void;
   settleMs?: number;
   settleMaxMs?: number;
@@ -38,8 +40,6 @@ export class PreviewFeed {
   private streams?: { stop: AbortController; done: Promise<unknown> };
   private timer?: NodeJS.Timeout;
   private closed = false;
-  /** Signals sent (for tests and metrics). */
-  told = 0;
 
   constructor(private readonly o: PreviewFeedOptions) {
     this.debounce = new Debounce(o.settleMs, o.settleMaxMs);
@@ -56,11 +56,6 @@ export class PreviewFeed {
     }
     if (this.watchers.size && !this.streams) this.start(idle!.inputs.from);
     else if (!this.watchers.size && this.streams) void this.stopStreams();
-  }
-
-  /** Whether the watches run now (for tests: N Idle maintenances, 4 streams). */
-  get watching(): boolean {
-    return !!this.streams;
   }
 
   async close(): Promise<void> {
@@ -156,7 +151,7 @@ export class PreviewFeed {
     const id = this.workflowIds.get(key);
     if (!id || !this.o.isLeader()) return;
     try {
-      if (await this.o.tell(id)) this.told++;
+      if (await this.o.tell(id)) this.o.stats.previewSignals++;
     } catch (err) {
       this.o.log(`preview feed: telling ${id} its preview's inputs changed: ${err instanceof Error ? err.message : String(err)} (its own refresh covers it)`);
     }

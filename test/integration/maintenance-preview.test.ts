@@ -5,11 +5,14 @@
 import { createPreviewActivities } from '../../activities/maintenance/preview.js';
 import { DRAIN_LABEL } from '../../activities/drain/classify.js';
 import { entryString, type PlanEntry } from '../../api/drain-plan.js';
-import { byControlPlane } from '../support/cluster.js';
+import https from 'node:https';
+import { byControlPlane, testCluster } from '../support/cluster.js';
 import { maintenancePlanQuery } from '../../workflows/messages.js';
 import { appOf, MaintenanceFixture } from '../support/maintenance.js';
 import { waitFor } from '../support/wait.js';
 import { DRAIN_RULE } from '../../api/drain-rule.js';
+import { GROUP, VERSION } from '../../api/crd.js';
+import { NODE_MAINTENANCE } from '../../api/node-maintenance.js';
 import type { MaintenanceStatus } from '../../workflows/maintenance/types.js';
 import { run } from '../../starter/cli/main.js';
 import { startBridge, type RunningBridge } from '../../starter/bridge/main.js';
@@ -18,6 +21,23 @@ import { uniqueName } from '../support/cluster.js';
 import '../../starter/cli/commands.js';
 import '../../starter/cli/session.js';
 import '../../starter/cli/explain.js';
+
+/** Open cluster-wide WATCH requests on pods and PDBs, from the apiserver's own gauge. */
+async function clusterWatches(): Promise<{ pods: number; pdbs: number }> {
+  const kc = testCluster().config;
+  const server = new URL(kc.getCurrentCluster()!.server);
+  const opts: https.RequestOptions = { hostname: server.hostname, port: server.port, path: '/metrics', method: 'GET' };
+  await kc.applyToHTTPSOptions(opts);
+  const body = await new Promise<string>((resolve, reject) => {
+    https.get(opts, (r) => {
+      let d = '';
+      r.on('data', (c: Buffer) => (d += c.toString()));
+      r.on('end', () => resolve(d));
+    }).on('error', reject);
+  });
+  const gauge = (resource: string) => Number(new RegExp(`^apiserver_longrunning_requests\\{[^}]*resource="${resource}",scope="cluster",subresource="",verb="WATCH"[^}]*\\} (\\d+)`, 'm').exec(body)?.[1] ?? 0);
+  return { pods: gauge('pods'), pdbs: gauge('poddisruptionbudgets') };
+}
 
 const selectNodes = (...names: string[]) => ({ nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name' as const, operator: 'In' as const, values: names }] }] });
 const D = (podPriority: number, podSelector?: { matchLabels: Record<string, string> }) => ({ podType: 'Default' as const, podPriority, ...(podSelector ? { podSelector } : {}) });
@@ -127,6 +147,8 @@ describe('#24.5 the Idle preview follows the cluster and says when it was comput
     await f.waitApps(['shop']);
     const name = `${f.group}-m`;
     const h = await f.create(name, { nodeSelector: selectNodes(node) }, label);
+    // A second Idle maintenance of the same node: the bridge's watches serve both.
+    const h2 = await f.create(`${f.group}-m2`, { nodeSelector: selectNodes(node) }, label);
 
     const first = await f.statusWhen(h, 'the first preview', (s) => line(s).startsWith('Planned: 1 pod'));
     // The bridge has what the preview read (mirrored from the status query) before the cluster changes.
@@ -168,8 +190,20 @@ describe('#24.5 the Idle preview follows the cluster and says when it was comput
     const events = (await h.fetchHistory()).events!;
     const signals = events.filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'previewInputsChanged');
     expect(signals.length).toBeGreaterThanOrEqual(3);
+    expect(bridge!.stats.previewSignals).toBeGreaterThanOrEqual(signals.length);
     const activities = new Set(events.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean));
     expect([...activities].sort()).toEqual(['previewMaintenance', 'selectMaintenanceNodes']);
     expect(events.filter((e) => e.timerFiredEventAttributes)).toEqual([]);
+    const events2 = (await h2.fetchHistory()).events!;
+    expect(events2.filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'previewInputsChanged').length).toBeGreaterThanOrEqual(3);
+    expect([...new Set(events2.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean))].sort()).toEqual(['previewMaintenance', 'selectMaintenanceNodes']);
+
+    // Two Idle maintenances, one watch of all pods and one of all PDBs: the apiserver's count of open
+    // cluster-wide watches drops by exactly that when both are gone and the bridge stops its watches.
+    const during = await clusterWatches();
+    for (const n of [name, `${f.group}-m2`]) await f.objects.deleteClusterCustomObject({ group: GROUP, version: VERSION, plural: NODE_MAINTENANCE.plural, name: n });
+    await waitFor('the feed stops watching', async () => logs.some((l) => l.includes('preview feed: no Idle maintenance; watches stopped')));
+    const after = await clusterWatches();
+    expect({ pods: during.pods - after.pods, pdbs: during.pdbs - after.pdbs }).toEqual({ pods: 1, pdbs: 1 });
   }, 180_000);
 });

@@ -4,7 +4,6 @@
 import type { HoldInput, HoldResult } from '../../activities/maintenance/node-state.js';
 import type { Selection } from '../../activities/maintenance/select.js';
 import type { PreviewInput, PreviewResult } from '../../activities/maintenance/preview.js';
-import { Context } from '@temporalio/activity';
 import { nodePreview } from '../../activities/maintenance/preview-plan.js';
 import type { NodePreview } from '../../shared/maintenance-preview.js';
 import type { EventInput } from '../../activities/events.js';
@@ -17,8 +16,6 @@ import { CallLog } from './scripted.js';
 import { FakeBudget } from './fake-budget.js';
 import { waitFor } from './wait.js';
 import type { WorkflowTestEnv } from './workflow-env.js';
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
 
 export interface FakeNode {
   labels: Record<string, string>;
