@@ -48,3 +48,25 @@ export interface MaintenancePreview {
   computedAt: string;
   nodes: NodePreview[];
 }
+
+/** Where a preview's reads began: the resourceVersion of each collection it read (one-item lists). */
+export interface PreviewReadFrom {
+  pods: string;
+  pdbs: string;
+  drainRules: string;
+  nodes: string;
+}
+
+/**
+ * What a preview was computed from, for the bridge's feed of changes (starter/bridge/preview-feed.ts):
+ * small, it travels in the workflow's history and in its status query while Idle.
+ */
+export interface PreviewInputs {
+  from: PreviewReadFrom;
+  /** The selected nodes (every one: a node leaving or entering the selection is a change). */
+  nodes: string[];
+  /** Namespaces of the previewed pods: only their PDBs matter. */
+  namespaces: string[];
+  /** `namespace/name` of the PDBs of those namespaces that allowed no disruption: a flip of that is a change. */
+  blockingPdbs: string[];
+}

@@ -98,6 +98,8 @@ export const maintenanceSpecChangedUpdate = defineUpdate<{ stage: Stage; generat
 export const setStageUpdate = defineUpdate<{ stage: Stage; generation?: number }, [{ stage: string; reason?: string; requestedBy?: string }]>('setStage');
 /** The object is being deleted: Complete is in effect (the bridge also patches spec.stage). */
 export const maintenanceDeletingSignal = defineSignal('deleting');
+/** From the bridge's feed (starter/bridge/preview-feed.ts): something the Idle preview read has changed; recompute it. */
+export const previewInputsChangedSignal = defineSignal('previewInputsChanged');
 
 /** A maintenance holds the node, or its stage or plan position changed (an upsert, idempotent). */
 export const registerHolderSignal = defineSignal<[HolderInfo]>('register');

@@ -1,16 +1,14 @@
-// NodeMaintenance activities: node selection and the Idle preview and the watch for its next change (read-only), the object's finalizer and stage, the Node's state.
+// NodeMaintenance activities: node selection and the Idle preview (read-only), the object's finalizer and stage, the Node's state.
 import type { Kube } from '../kube.js';
 import { createNodeStateActivities } from './node-state.js';
 import { createMaintenanceObjectActivities } from './object.js';
 import { createPreviewActivities } from './preview.js';
-import { createPreviewWatchActivities } from './preview-watch.js';
 import { createSelectActivities } from './select.js';
 
 export function createMaintenanceActivities(kube: Kube) {
   return {
     ...createSelectActivities(kube),
     ...createPreviewActivities(kube),
-    ...createPreviewWatchActivities(kube),
     ...createMaintenanceObjectActivities(kube),
     ...createNodeStateActivities(kube),
   };

@@ -2,19 +2,20 @@
 // from the cluster and written nowhere (NM-2.2). The drain's own classification decides (DrainRules,
 // the skip label, wait-completed, kept DaemonSet and static pods) with the whole effective plan as
 // targets; PDBs come from policy/v1. Answers only a digest (and when it was computed) when nothing
-// changed since `previous`, so a refresh adds little to the workflow's history. With it, where
-// watchPreviewInputs (preview-watch.ts) starts watching for the next change.
+// changed since `previous`, so a refresh adds little to the workflow's history. With it, what it
+// read (PreviewInputs): the bridge's feed (starter/bridge/preview-feed.ts) signals the workflow when
+// one of those changes.
 import { createHash } from 'node:crypto';
 import { Context } from '@temporalio/activity';
-import { PolicyV1Api } from '@kubernetes/client-node';
+import { CustomObjectsApi, PolicyV1Api } from '@kubernetes/client-node';
+import { DRAIN_RULE } from '../../api/drain-rule.js';
 import type { DrainOptionsInput } from '../../api/drain-options.js';
 import type { PlanEntry } from '../../api/drain-plan.js';
 import type { LabelSelector } from '../../api/label-selector.js';
-import type { MaintenancePreview, NodePreview } from '../../shared/maintenance-preview.js';
+import type { MaintenancePreview, NodePreview, PreviewInputs, PreviewReadFrom } from '../../shared/maintenance-preview.js';
 import type { Kube } from '../kube.js';
 import { nodeClassifier } from '../drain/snapshot.js';
 import { nodePreview, podCapFor, type PdbFacts } from './preview-plan.js';
-import { previewWatchFrom, type PreviewWatchHint } from './preview-watch.js';
 
 /** Nodes previewed; further selected nodes show as "Planned" without a preview. */
 export const PREVIEW_NODE_CAP = 100;
@@ -29,7 +30,22 @@ export interface PreviewInput {
   previous?: string;
 }
 
-export type PreviewResult = (MaintenancePreview | { digest: string; unchanged: true; computedAt: string }) & { watch?: PreviewWatchHint };
+/** `inputs` without `nodes` (the workflow has them: it selected them). */
+export type PreviewResult = (MaintenancePreview | { digest: string; unchanged: true; computedAt: string }) & { inputs?: Omit<PreviewInputs, 'nodes'> };
+
+/** The resourceVersion of each collection the preview reads, now (one-item lists): a watch from these misses nothing after. */
+export async function previewReadFrom(kube: Kube): Promise<PreviewReadFrom> {
+  const policy = kube.config.makeApiClient(PolicyV1Api);
+  const custom = kube.config.makeApiClient(CustomObjectsApi);
+  const [pods, pdbs, rules, nodes] = await Promise.all([
+    kube.core.listPodForAllNamespaces({ limit: 1 }),
+    policy.listPodDisruptionBudgetForAllNamespaces({ limit: 1 }),
+    custom.listClusterCustomObject({ group: DRAIN_RULE.group, version: DRAIN_RULE.version, plural: DRAIN_RULE.plural, limit: 1 }) as Promise<{ metadata?: { resourceVersion?: string } }>,
+    kube.core.listNode({ limit: 1 }),
+  ]);
+  const rv = (l: { metadata?: { resourceVersion?: string } }) => l.metadata?.resourceVersion ?? '';
+  return { pods: rv(pods), pdbs: rv(pdbs), drainRules: rv(rules), nodes: rv(nodes) };
+}
 
 export const previewDigest = (nodes: NodePreview[]) => createHash('sha256').update(JSON.stringify(nodes)).digest('hex').slice(0, 16);
 
@@ -56,8 +72,8 @@ export function createPreviewActivities(kube: Kube) {
   return {
     /** Read-only: classifies each node's pods as Drain would, today. */
     async previewMaintenance(input: PreviewInput): Promise<PreviewResult> {
-      // Before any read: a change after this is seen by the watch that follows.
-      const from = await previewWatchFrom(kube);
+      // Before any read: the bridge's feed may watch from here, so a change after it is not missed.
+      const from = await previewReadFrom(kube);
       const pdbs = await readPdbs();
       const namespaces = new Set<string>();
       const nodes: NodePreview[] = [];
@@ -74,8 +90,8 @@ export function createPreviewActivities(kube: Kube) {
       const digest = previewDigest(nodes);
       const computedAt = new Date().toISOString();
       const blockingPdbs = pdbs.filter((b) => namespaces.has(b.namespace) && b.disruptionsAllowed <= 0).map((b) => `${b.namespace}/${b.name}`);
-      const watch: PreviewWatchHint = { from, namespaces: [...namespaces].sort(), blockingPdbs: blockingPdbs.sort() };
-      return digest === input.previous ? { digest, unchanged: true, computedAt, watch } : { digest, computedAt, nodes, watch };
+      const inputs = { from, namespaces: [...namespaces].sort(), blockingPdbs: blockingPdbs.sort() };
+      return digest === input.previous ? { digest, unchanged: true, computedAt, inputs } : { digest, computedAt, nodes, inputs };
     },
   };
 }

@@ -1,7 +1,8 @@
 // The bridge while it leads: one controller (starter/controller/) per kind. CycleNodeRequests, with
 // their CycleNodeStatus objects as a secondary collection; NodeMaintenances (cluster-scoped, so the
 // watched namespace does not apply). Each kind's running workflows (tracker.ts) are a source of
-// changes from outside the cluster; each kind's reconciler does the rest.
+// changes from outside the cluster; each kind's reconciler does the rest. The Idle maintenances'
+// previews are fed their changes by one set of watches (preview-feed.ts).
 // A new Bridge is built for each leadership term and stopped when it ends.
 import type { Client } from '@temporalio/client';
 import { createEventActivities } from '../../activities/events.js';
@@ -11,6 +12,7 @@ import { Controller } from '../controller/controller.js';
 import type { MaintenanceStatus } from '../../workflows/maintenance/types.js';
 import { MaintenanceObjects, type NodeMaintenanceObject } from './maintenance-objects.js';
 import { MaintenanceReconciler } from './maintenance-reconciler.js';
+import { PreviewFeed } from './preview-feed.js';
 import { nodeGroupTerm } from './node-group.js';
 import { budgetTerm } from './budget.js';
 import { isMaintenanceStatus } from './maintenance-status.js';
@@ -166,7 +168,7 @@ export class Bridge {
     if (this.sweep) clearInterval(this.sweep);
     this.trackers.stop();
     this.maintenance?.trackers.stop();
-    await Promise.all([this.controller.stop(), this.maintenance?.controller.stop(), this.nodeGroups?.controller.stop(), this.budgets?.controller.stop()]);
+    await Promise.all([this.controller.stop(), this.maintenance?.controller.stop(), this.maintenance?.previewFeed.close(), this.nodeGroups?.controller.stop(), this.budgets?.controller.stop()]);
   }
 }
 
@@ -194,15 +196,17 @@ function maintenanceTerm(o: BridgeOptions) {
     log: o.log,
     counts: o.stats,
   });
+  const previewFeed = new PreviewFeed({ kube: o.kube, tell: (id) => workflows.previewInputsChanged(id), isLeader: o.isLeader, stats: o.stats, log: o.log });
   const reconciler = new MaintenanceReconciler({
     maintenances,
     objects,
     workflows,
     trackers,
+    previewFeed,
     recordEvent: createEventActivities(o.kube).recordEvent,
     isLeader: o.isLeader,
     stats: o.stats,
     log: o.log,
   });
-  return { controller, trackers, reconciler, maintenances };
+  return { controller, trackers, reconciler, maintenances, previewFeed };
 }

@@ -16,6 +16,8 @@ import { webUiLink } from '../../shared/temporal.js';
 import { maintenanceWorkflowId } from '../../workflows/ids.js';
 import type { MaintenanceStatus } from '../../workflows/maintenance/types.js';
 import type { ObjectCache } from '../controller/cache.js';
+import type { NodeSelector } from '../../api/node-maintenance.js';
+import type { PreviewFeed } from './preview-feed.js';
 import { allowsAllNodes, desiredMaintenance, orphanedMaintenances, specChangeToSend, type MaintenanceDesired } from './maintenance-desired.js';
 import { MAINTENANCE_API_VERSION, type MaintenanceObjects, type NodeMaintenanceObject } from './maintenance-objects.js';
 import type { MaintenanceWorkflows } from './maintenance-temporal.js';
@@ -31,6 +33,8 @@ export interface MaintenanceReconcilerDeps {
   workflows: MaintenanceWorkflows;
   trackers: WorkflowTrackers<MaintenanceStatus>;
   recordEvent: (e: EventInput) => Promise<void>;
+  /** The Idle previews' feed of changes (preview-feed.ts): told what each Idle maintenance's preview read. */
+  previewFeed?: Pick<PreviewFeed, 'observe'>;
   /** Checked before every write: only the leader writes. */
   isLeader: () => boolean;
   stats: BridgeStats;
@@ -53,6 +57,7 @@ export class MaintenanceReconciler {
 
   async reconcile(key: string): Promise<void> {
     const obj = this.d.maintenances.get(key);
+    this.feedPreview(key, obj);
     if (!obj) return this.gone(key);
     for (const t of this.d.trackers.byKey(key)) if (t.uid !== obj.metadata.uid) await this.gone(key, t.uid); // recreated: the old one is gone
     const { uid } = obj.metadata;
@@ -84,6 +89,15 @@ export class MaintenanceReconciler {
       await this.applySpecChange(obj, t);
     }
     await this.apply(obj, this.desired(obj, t));
+  }
+
+  /** An Idle maintenance with a preview is watched by the feed, from its workflow's latest answer; any other is not. */
+  private feedPreview(key: string, obj: NodeMaintenanceObject | undefined): void {
+    if (!this.d.previewFeed) return;
+    const t = obj && !obj.metadata.deletionTimestamp ? this.d.trackers.get(obj.metadata.uid) : undefined;
+    const inputs = t?.state?.stage === 'Idle' && !t.closed ? t.state.previewInputs : undefined;
+    const nodeSelector = (obj?.spec as { nodeSelector?: NodeSelector } | undefined)?.nodeSelector;
+    this.d.previewFeed.observe(key, inputs && t && nodeSelector ? { workflowId: t.workflowId, inputs, nodeSelector } : undefined);
   }
 
   private desired(obj: NodeMaintenanceObject, t: T | undefined): MaintenanceDesired {

@@ -1,8 +1,9 @@
 // The bridge's side of Temporal for NodeMaintenance: temporal.ts's kind-neutral helpers bound to
 // `nodeMaintenanceWorkflow` and its messages (workflows/messages.ts).
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { SignalDefinition } from '@temporalio/common';
 import type { NodeMaintenanceSpecInput } from '../../api/node-maintenance.js';
-import { maintenanceDeletingSignal, maintenanceSpecChangedUpdate, maintenanceStatusQuery } from '../../workflows/messages.js';
+import { maintenanceDeletingSignal, maintenanceSpecChangedUpdate, maintenanceStatusQuery, previewInputsChangedSignal } from '../../workflows/messages.js';
 import type { MaintenanceInput, MaintenanceStatus, Stage } from '../../workflows/maintenance/types.js';
 import { maintenanceWorkflowId } from '../../workflows/ids.js';
 import { ObjectAttr, PhaseAttr } from '../../workflows/search-attributes.js';
@@ -30,6 +31,8 @@ export interface MaintenanceWorkflows extends TrackedSource<MaintenanceStatus> {
   changeSpec(workflowId: string, change: MaintenanceSpecChange): Promise<{ applied: true; stage: Stage } | UpdateNotApplied>;
   /** Signals `deleting`; false when no workflow runs under this ID (nothing to tell). */
   deleting(workflowId: string): Promise<boolean>;
+  /** Signals `previewInputsChanged` (the preview feed); false when no workflow runs under this ID. */
+  previewInputsChanged(workflowId: string): Promise<boolean>;
   /** The maintenance workflows running on this bridge's task queue (at most `max`). */
   listRunning(max: number): Promise<RunningMaintenance[]>;
 }
@@ -84,14 +87,19 @@ export function maintenanceWorkflows(client: Client, taskQueue: string): Mainten
       return out;
     },
 
-    async deleting(workflowId) {
-      try {
-        await client.workflow.getHandle(workflowId).signal(maintenanceDeletingSignal);
-        return true;
-      } catch (err) {
-        if (err instanceof WorkflowNotFoundError) return false; // never started, or closed already
-        throw err;
-      }
-    },
+    deleting: (workflowId) => signalIfRunning(client, workflowId, maintenanceDeletingSignal),
+
+    previewInputsChanged: (workflowId) => signalIfRunning(client, workflowId, previewInputsChangedSignal),
   };
+}
+
+/** Signals a workflow; false when none runs under this ID (never started, or closed already). */
+async function signalIfRunning(client: Client, workflowId: string, signal: SignalDefinition<[]>): Promise<boolean> {
+  try {
+    await client.workflow.getHandle(workflowId).signal(signal);
+    return true;
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return false;
+    throw err;
+  }
 }

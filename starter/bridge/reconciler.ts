@@ -31,9 +31,12 @@ export interface BridgeStats extends TrackerCounts {
   nodeStatusesCreated: number;
   nodeStatusWrites: number;
   events: number;
+  /** previewInputsChanged signals the preview feed sent. */
+  previewSignals: number;
 }
 
 export const emptyStats = (): BridgeStats => ({
+  previewSignals: 0,
   workflowsStarted: 0,
   statusWrites: 0,
   finalizersAdded: 0,

@@ -5,17 +5,39 @@
 import { createPreviewActivities } from '../../activities/maintenance/preview.js';
 import { DRAIN_LABEL } from '../../activities/drain/classify.js';
 import { entryString, type PlanEntry } from '../../api/drain-plan.js';
-import { byControlPlane } from '../support/cluster.js';
+import https from 'node:https';
+import { byControlPlane, testCluster } from '../support/cluster.js';
 import { maintenancePlanQuery } from '../../workflows/messages.js';
 import { appOf, MaintenanceFixture } from '../support/maintenance.js';
 import { waitFor } from '../support/wait.js';
 import { DRAIN_RULE } from '../../api/drain-rule.js';
+import { GROUP, VERSION } from '../../api/crd.js';
+import { NODE_MAINTENANCE } from '../../api/node-maintenance.js';
 import type { MaintenanceStatus } from '../../workflows/maintenance/types.js';
 import { run } from '../../starter/cli/main.js';
+import { startBridge, type RunningBridge } from '../../starter/bridge/main.js';
+import { uniqueName } from '../support/cluster.js';
 // run() loads these on demand; jest's ESM loader needs them loaded up front.
 import '../../starter/cli/commands.js';
 import '../../starter/cli/session.js';
 import '../../starter/cli/explain.js';
+
+/** Open cluster-wide WATCH requests on pods and PDBs, from the apiserver's own gauge. */
+async function clusterWatches(): Promise<{ pods: number; pdbs: number }> {
+  const kc = testCluster().config;
+  const server = new URL(kc.getCurrentCluster()!.server);
+  const opts: https.RequestOptions = { hostname: server.hostname, port: server.port, path: '/metrics', method: 'GET' };
+  await kc.applyToHTTPSOptions(opts);
+  const body = await new Promise<string>((resolve, reject) => {
+    https.get(opts, (r) => {
+      let d = '';
+      r.on('data', (c: Buffer) => (d += c.toString()));
+      r.on('end', () => resolve(d));
+    }).on('error', reject);
+  });
+  const gauge = (resource: string) => Number(new RegExp(`^apiserver_longrunning_requests\\{[^}]*resource="${resource}",scope="cluster",subresource="",verb="WATCH"[^}]*\\} (\\d+)`, 'm').exec(body)?.[1] ?? 0);
+  return { pods: gauge('pods'), pdbs: gauge('poddisruptionbudgets') };
+}
 
 const selectNodes = (...names: string[]) => ({ nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name' as const, operator: 'In' as const, values: names }] }] });
 const D = (podPriority: number, podSelector?: { matchLabels: Record<string, string> }) => ({ podType: 'Default' as const, podPriority, ...(podSelector ? { podSelector } : {}) });
@@ -85,8 +107,32 @@ describe('the Idle preview', () => {
 describe('#24.5 the Idle preview follows the cluster and says when it was computed', () => {
   const f = new MaintenanceFixture('it-nm-fresh');
   let ruleName = '';
-  beforeAll(() => f.setup(1), 60_000);
+  // The bridge feeds the Idle previews their changes: in this process, on the fixture's queue, only
+  // for this test's maintenances (a label), its lease in the test's namespace.
+  let bridge: RunningBridge | undefined;
+  const logs: string[] = [];
+  const label = { 'slipway.dev/it-preview-feed': 'yes' };
+  beforeAll(async () => {
+    await f.setup(1);
+    bridge = await startBridge({
+      kube: f.c,
+      client: f.client,
+      taskQueue: f.group,
+      namespace: f.ns,
+      leaseNamespace: f.ns,
+      leaseName: uniqueName('it-preview-feed'),
+      retryIntervalMs: 500,
+      queryIntervalMs: 200,
+      maintenances: true,
+      maintenanceSelector: 'slipway.dev/it-preview-feed=yes',
+      nodeGroups: false,
+      budgets: false,
+      log: (l) => logs.push(`${new Date().toISOString()} ${l}`),
+    });
+    await waitFor('the bridge leads', async () => bridge!.isLeader(), { timeoutMs: 40_000 });
+  }, 90_000);
   afterAll(async () => {
+    await bridge?.stop();
     if (ruleName) await f.objects.deleteClusterCustomObject({ group: DRAIN_RULE.group, version: DRAIN_RULE.version, plural: DRAIN_RULE.plural, name: ruleName }).catch(() => undefined);
     await f.teardown();
   }, 60_000);
@@ -100,9 +146,13 @@ describe('#24.5 the Idle preview follows the cluster and says when it was comput
     await f.pod('shop', node, 0);
     await f.waitApps(['shop']);
     const name = `${f.group}-m`;
-    const h = await f.create(name, { nodeSelector: selectNodes(node) });
+    const h = await f.create(name, { nodeSelector: selectNodes(node) }, label);
+    // A second Idle maintenance of the same node: the bridge's watches serve both.
+    const h2 = await f.create(`${f.group}-m2`, { nodeSelector: selectNodes(node) }, label);
 
     const first = await f.statusWhen(h, 'the first preview', (s) => line(s).startsWith('Planned: 1 pod'));
+    // The bridge has what the preview read (mirrored from the status query) before the cluster changes.
+    await waitFor('the bridge mirrors the preview', async () => logs.some((l) => l.includes(`/${name}: status Idle`)) && logs.some((l) => l.includes('preview feed: watching')));
     const computedAt = (await h.query(maintenancePlanQuery)).preview!.computedAt;
     expect(first.message).toBe(`Idle: 1 node selected; nothing touched; preview computed at ${computedAt}`);
 
@@ -134,5 +184,26 @@ describe('#24.5 the Idle preview follows the cluster and says when it was comput
     expect(shown).not.toBeNull();
     expect(shown![1]! >= asked).toBe(true);
     expect(out.join('\n')).toContain(`${f.ns}/${shopPod}: DrainRule ${ruleName}`);
+
+    // Each change came as the bridge's signal: waiting ran no activity (only selections and previews),
+    // and no safety-net timer fired.
+    const events = (await h.fetchHistory()).events!;
+    const signals = events.filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'previewInputsChanged');
+    expect(signals.length).toBeGreaterThanOrEqual(3);
+    expect(bridge!.stats.previewSignals).toBeGreaterThanOrEqual(signals.length);
+    const activities = new Set(events.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean));
+    expect([...activities].sort()).toEqual(['previewMaintenance', 'selectMaintenanceNodes']);
+    expect(events.filter((e) => e.timerFiredEventAttributes)).toEqual([]);
+    const events2 = (await h2.fetchHistory()).events!;
+    expect(events2.filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'previewInputsChanged').length).toBeGreaterThanOrEqual(3);
+    expect([...new Set(events2.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean))].sort()).toEqual(['previewMaintenance', 'selectMaintenanceNodes']);
+
+    // Two Idle maintenances, one watch of all pods and one of all PDBs: the apiserver's count of open
+    // cluster-wide watches drops by exactly that when both are gone and the bridge stops its watches.
+    const during = await clusterWatches();
+    for (const n of [name, `${f.group}-m2`]) await f.objects.deleteClusterCustomObject({ group: GROUP, version: VERSION, plural: NODE_MAINTENANCE.plural, name: n });
+    await waitFor('the feed stops watching', async () => logs.some((l) => l.includes('preview feed: no Idle maintenance; watches stopped')));
+    const after = await clusterWatches();
+    expect({ pods: during.pods - after.pods, pdbs: during.pdbs - after.pdbs }).toEqual({ pods: 1, pdbs: 1 });
   }, 180_000);
 });

@@ -4,8 +4,6 @@
 import type { HoldInput, HoldResult } from '../../activities/maintenance/node-state.js';
 import type { Selection } from '../../activities/maintenance/select.js';
 import type { PreviewInput, PreviewResult } from '../../activities/maintenance/preview.js';
-import type { PreviewWatchHint, PreviewWatchInput, PreviewWatchResult } from '../../activities/maintenance/preview-watch.js';
-import { Context } from '@temporalio/activity';
 import { nodePreview } from '../../activities/maintenance/preview-plan.js';
 import type { NodePreview } from '../../shared/maintenance-preview.js';
 import type { EventInput } from '../../activities/events.js';
@@ -18,8 +16,6 @@ import { CallLog } from './scripted.js';
 import { FakeBudget } from './fake-budget.js';
 import { waitFor } from './wait.js';
 import type { WorkflowTestEnv } from './workflow-env.js';
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
 
 export interface FakeNode {
   labels: Record<string, string>;
@@ -37,16 +33,8 @@ export class FakeCluster extends CallLog {
   stage = 'Idle';
   generation = 1;
   readonly events: EventInput[] = [];
-  /** The watch hint previewMaintenance answers (undefined: the workflow refreshes on its timer alone). */
-  watchHint?: PreviewWatchHint = { from: { pods: '1', pdbs: '1', drainRules: '1', nodes: '1' }, namespaces: [], blockingPdbs: [] };
-  private readonly changes = new Set<() => void>();
-  private pendingChange = false;
-  /** Ends the running watchPreviewInputs with a change (or the next one, when none runs yet). */
-  changed(): void {
-    this.pendingChange = this.changes.size === 0;
-    for (const c of this.changes) c();
-    this.changes.clear();
-  }
+  /** What previewMaintenance says it read (the workflow adds the nodes and shows it in its status query). */
+  previewInputs: PreviewResult['inputs'] = { from: { pods: '1', pdbs: '1', drainRules: '1', nodes: '1' }, namespaces: ['team-a'], blockingPdbs: [] };
   /** What previewMaintenance answers per node (default: a node with no pods). */
   readonly previews = new Map<string, NodePreview>();
   /** The NodeDisruptionBudget the coordinators ask; default: none selects the nodes. Its calls are logged there. */
@@ -82,16 +70,8 @@ export class FakeCluster extends CallLog {
         const nodes = i.nodes.map((node) => this.previews.get(node) ?? nodePreview({ node, exists: true, plan: i.plan, verdicts: [], pods: [], pdbs: [], errors: [] }));
         const digest = JSON.stringify(nodes);
         const computedAt = new Date().toISOString();
-        return digest === i.previous ? { digest, unchanged: true, computedAt, watch: this.watchHint } : { digest, computedAt, nodes, watch: this.watchHint };
-      }),
-      // Answers when changed() is called (or maxMs passes, or the workflow cancels it).
-      watchPreviewInputs: this.logged('watchPreviewInputs', async (i: PreviewWatchInput): Promise<PreviewWatchResult> => {
-        const cancelled = Context.current().cancelled.then(() => 'cancelled' as const, (err: unknown) => err);
-        const pending = this.pendingChange;
-        this.pendingChange = false;
-        const r = pending ? 'changed' : await Promise.race([new Promise<'changed'>((res) => this.changes.add(() => res('changed'))), sleep(i.maxMs).then(() => 'timeout' as const), cancelled]);
-        if (r !== 'changed' && r !== 'timeout') throw r;
-        return { changed: r === 'changed' ? ['a change'] : [] };
+        const inputs = this.previewInputs;
+        return digest === i.previous ? { digest, unchanged: true, computedAt, inputs } : { digest, computedAt, nodes, inputs };
       }),
       ensureMaintenanceFinalizer: this.logged('ensureMaintenanceFinalizer', async () => {
         this.finalizer = true;

@@ -156,19 +156,21 @@ export class MaintenanceFixture {
     await waitFor(`PDB ${app} computed`, async () => (await this.c.policy.readNamespacedPodDisruptionBudget({ name: app, namespace: this.ns })).status?.observedGeneration === 1);
   }
 
-  /** Creates the object and starts its workflow as the bridge does (ID nm/<name>/<uid>). */
-  async create(name: string, spec: NodeMaintenanceSpecInput): Promise<WorkflowHandle<typeof nodeMaintenanceWorkflow>> {
+  /** Creates the object (with `labels`) and starts its workflow as the bridge does (ID nm/<name>/<uid>). */
+  async create(name: string, spec: NodeMaintenanceSpecInput, labels?: Record<string, string>): Promise<WorkflowHandle<typeof nodeMaintenanceWorkflow>> {
     const obj = (await this.objects.createClusterCustomObject({
       group: GROUP,
       version: VERSION,
       plural: NODE_MAINTENANCE.plural,
-      body: { apiVersion: `${GROUP}/${VERSION}`, kind: NODE_MAINTENANCE.kind, metadata: { name }, spec },
+      body: { apiVersion: `${GROUP}/${VERSION}`, kind: NODE_MAINTENANCE.kind, metadata: { name, labels }, spec },
     })) as { metadata: { uid: string; creationTimestamp: string; generation: number }; spec: NodeMaintenanceSpecInput };
     const id = maintenanceWorkflowId({ name, uid: obj.metadata.uid });
     this.maintenances.set(name, id);
     return this.client.workflow.start(nodeMaintenanceWorkflow, {
       taskQueue: this.group,
       workflowId: id,
+      workflowIdConflictPolicy: 'USE_EXISTING', // a bridge on this queue may have started it first, as the bridge would
+
       args: [{ name, uid: obj.metadata.uid, createdAt: obj.metadata.creationTimestamp, spec: obj.spec, generation: obj.metadata.generation }],
     });
   }

@@ -4,7 +4,7 @@
 import type { NodePreview } from '../../shared/maintenance-preview.js';
 import type { MaintenanceInput } from '../../workflows/maintenance/types.js';
 import { nodeMaintenanceWorkflow } from '../../workflows/index.js';
-import { maintenanceDeletingSignal, maintenancePlanQuery, maintenanceRefreshPlanUpdate, maintenanceStatusQuery } from '../../workflows/messages.js';
+import { maintenanceDeletingSignal, maintenancePlanQuery, maintenanceRefreshPlanUpdate, maintenanceStatusQuery, previewInputsChangedSignal } from '../../workflows/messages.js';
 import { maintenanceNodeWorkflowId, maintenanceWorkflowId } from '../../workflows/ids.js';
 import { FakeCluster, SELECTOR } from '../support/fake-maintenance.js';
 import { waitFor } from '../support/wait.js';
@@ -64,31 +64,36 @@ test.concurrent('NM-2.2 Idle previews the drain: the per-node summary replaces "
 
     await h.signal(maintenanceDeletingSignal);
     await h.result();
-    expect(fake.calls.map((c) => c.name).filter((n) => !['selectMaintenanceNodes', 'previewMaintenance', 'watchPreviewInputs'].includes(n))).toEqual([]);
+    expect(fake.calls.map((c) => c.name).filter((n) => !['selectMaintenanceNodes', 'previewMaintenance'].includes(n))).toEqual([]);
     expect(fake.finalizer).toBe(false);
     for (const n of nodes) expect(fake.nodes.get(n)).toMatchObject({ cordoned: false, heldBy: [] });
   }, { workflowIds: [maintenanceWorkflowId({ name: 'prev', uid: 'uid-prev' }), ...nodes.map(maintenanceNodeWorkflowId)] });
 });
 
 describe('#24.5 the Idle preview is recomputed on the changes that matter, says when, and `plan` gets a fresh one', () => {
-  test.concurrent('a change the watch reports recomputes it at once; refreshPlan answers a preview computed after the ask; waiting sets no timer', async () => {
+  test.concurrent('the bridge\'s previewInputsChanged signal recomputes it at once; refreshPlan answers a preview computed after the ask; waiting runs no activity, only the safety-net timer', async () => {
     const nodes = ['fresh-1'];
     const fake = new FakeCluster(nodes);
     await env().withWorker(fake.activities(), async (tq) => {
       const input: MaintenanceInput = { name: 'fresh', uid: 'uid-fresh', createdAt: '2026-11-23T10:00:00Z', spec: { nodeSelector: SELECTOR }, generation: 1 };
       const h = await env().client.workflow.start(nodeMaintenanceWorkflow, { taskQueue: tq, workflowId: maintenanceWorkflowId(input), args: [input], workflowExecutionTimeout: '2 minutes' });
-      const watching = (n: number) => waitFor(`watch #${n}`, async () => fake.callsOf('watchPreviewInputs').length >= n, { timeoutMs: 30_000, intervalMs: 50 });
-      await watching(1);
+      const previews = (n: number) => waitFor(`preview #${n}`, async () => fake.callsOf('previewMaintenance').length >= n && (await h.query(maintenancePlanQuery)).preview?.computedAt, { timeoutMs: 30_000, intervalMs: 50 });
+      // The status query tells the bridge what the preview read: the selected nodes with the activity's inputs.
+      const s = await waitFor('preview inputs in status', async () => (await h.query(maintenanceStatusQuery)).previewInputs && (await h.query(maintenanceStatusQuery)), { timeoutMs: 30_000, intervalMs: 50 });
+      expect(s.previewInputs).toEqual({ ...fake.previewInputs, nodes });
       const first = (await h.query(maintenancePlanQuery)).preview!;
       expect(Date.parse(first.computedAt)).not.toBeNaN();
-      const s = await h.query(maintenanceStatusQuery);
       expect(s.message).toBe(`Idle: 1 node selected; nothing touched; preview computed at ${first.computedAt}`);
-      // The watch is given where the preview read (its hint), the selected nodes and the selector.
-      expect(fake.callsOf('watchPreviewInputs')[0]!.input).toMatchObject({ nodes, nodeSelector: SELECTOR, maxMs: 60_000, hint: fake.watchHint });
 
-      // A change (a pod, a PDB, a DrainRule): recomputed, and watched again.
-      fake.changed();
-      await watching(2);
+      // Waiting: no activity runs (nothing is scheduled beyond the first selection and preview).
+      await new Promise((r) => setTimeout(r, 1_500));
+      const scheduled = async () => (await h.fetchHistory()).events!.filter((e) => e.activityTaskScheduledEventAttributes).map((e) => e.activityTaskScheduledEventAttributes!.activityType!.name);
+      expect(await scheduled()).toEqual(['selectMaintenanceNodes', 'previewMaintenance']);
+      expect((await h.describe()).raw.pendingActivities ?? []).toEqual([]);
+
+      // The bridge's feed signals a change (a pod, a PDB, a DrainRule): recomputed at once.
+      await h.signal(previewInputsChangedSignal);
+      await previews(2);
       expect(fake.callsOf('previewMaintenance')).toHaveLength(2);
       const second = (await h.query(maintenancePlanQuery)).preview!;
       expect(second.computedAt > first.computedAt).toBe(true);
@@ -102,9 +107,13 @@ describe('#24.5 the Idle preview is recomputed on the changes that matter, says 
 
       await h.signal(maintenanceDeletingSignal);
       await h.result();
-      // Waiting cost no timer: the watch activity waited (old: a timer per refresh, polling).
+      // Waiting cost no activity (a selection and a preview per refresh, nothing else) and no timer
+      // but the safety net's (60 s, doubling while the preview comes back the same), none fired.
       const events = (await h.fetchHistory()).events!;
-      expect(events.filter((e) => e.timerStartedEventAttributes)).toEqual([]);
+      expect(await scheduled()).toEqual(['selectMaintenanceNodes', 'previewMaintenance', 'selectMaintenanceNodes', 'previewMaintenance', 'selectMaintenanceNodes', 'previewMaintenance']);
+      const timers = events.filter((e) => e.timerStartedEventAttributes).map((e) => Number(e.timerStartedEventAttributes!.startToFireTimeout!.seconds));
+      expect(timers).toEqual([60, 120, 240]);
+      expect(events.filter((e) => e.timerFiredEventAttributes)).toEqual([]);
     }, { workflowIds: [maintenanceWorkflowId({ name: 'fresh', uid: 'uid-fresh' }), ...nodes.map(maintenanceNodeWorkflowId)] });
   });
 });

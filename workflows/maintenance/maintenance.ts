@@ -7,14 +7,11 @@
 // Stages, one handler each (the table below): Idle → Cordon → Drain → Complete, forward only.
 import {
   ApplicationFailure,
-  CancellationScope,
   WorkflowIdReusePolicy,
   ParentClosePolicy,
   allHandlersFinished,
   condition,
   continueAsNew,
-  isCancellation,
-  log,
   patched,
   getExternalWorkflowHandle,
   setCurrentDetails,
@@ -26,7 +23,6 @@ import {
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { effectivePlan, type PlanEntry } from '../../api/drain-plan.js';
 import type { Selection } from '../../activities/maintenance/select.js';
-import type { PreviewWatchHint } from '../../activities/maintenance/preview-watch.js';
 import { MAX_MAINTENANCE_REASON, type NodeMaintenanceSpecInput, type NodeSelector } from '../../api/node-maintenance.js';
 import { maintenanceEventRef, maintenanceNodeWorkflowId, maintenanceObjectAttr } from '../ids.js';
 import {
@@ -36,6 +32,7 @@ import {
   maintenanceSpecChangedUpdate,
   maintenanceStatusQuery,
   nodeReportSignal,
+  previewInputsChangedSignal,
   registerHolderSignal,
   releaseHolderSignal,
   setStageUpdate,
@@ -45,18 +42,13 @@ import { NodesAttr, ObjectAttr, PhaseAttr } from '../search-attributes.js';
 import { maintenanceNodeWorkflow } from './node.js';
 import { advance, idleRefreshMs } from './progress.js';
 import { isDrainedNow, maintenanceStatus, progressNodes, type Facts } from './status.js';
-import type { MaintenancePreview } from '../../shared/maintenance-preview.js';
+import type { MaintenancePreview, PreviewInputs } from '../../shared/maintenance-preview.js';
 import { isStage, stageRank, STAGES, type HolderInfo, type MaintenanceInput, type MaintenancePlan, type MaintenanceStatus, type NodeReport, type Stage, type StageStatus } from './types.js';
 
 /** Membership is live (NM-2.6): the selection is read again this often while nodes are held. */
 const MEMBERSHIP_MS = 10_000;
 /** The preview reads every selected node's pods: heartbeating, so a long selection is not cut at 30 s. */
 const previewSteps = longSteps('10 minutes');
-/**
- * The watch for the preview's next change answers within idleRefreshMs (10 min at most). A watch
- * that keeps failing (retried meanwhile) gives up after 12 min: the preview is then refreshed anyway.
- */
-const watchSteps = longSteps('11 minutes', { scheduleToCloseTimeout: '12 minutes' });
 
 type Next = Stage | 'End';
 
@@ -106,8 +98,10 @@ export class Maintenance implements Facts {
   planned: string[] = [];
   /** The Idle preview of what Drain would do (kept after Idle as last seen). */
   preview?: MaintenancePreview;
-  /** Where the watch for the preview's next change starts (from the latest preview). */
-  private watchHint?: PreviewWatchHint;
+  /** What the latest preview read (in the status query while Idle: the bridge's feed watches it). */
+  previewInputs?: PreviewInputs;
+  /** The bridge's feed said something the preview read has changed (previewInputsChanged). */
+  private inputsChanged = false;
   /** Previews finished by this run, one being computed, and whether `plan` asked for a fresh one. */
   private previewsDone = 0;
   private previewing = false;
@@ -220,6 +214,9 @@ export class Maintenance implements Facts {
       },
       { validator: ({ spec }) => this.checkSpecChange(spec) },
     );
+    setHandler(previewInputsChangedSignal, () => {
+      if (this.stage === 'Idle') this.inputsChanged = true;
+    });
     setHandler(maintenanceDeletingSignal, () => {
       this.deleting = true;
       if (this.desired !== 'Idle') this.desired = 'Complete';
@@ -319,9 +316,10 @@ export class Maintenance implements Facts {
       unchanged = changed || edited ? 0 : unchanged + 1;
       this.publish();
       this.dirty = false;
-      // Until what the preview read changes (watched), a spec edit, a stage, deletion, or `plan` asks;
-      // idleRefreshMs is only the safety net.
-      await this.waitForChange(idleRefreshMs(unchanged));
+      // Until the bridge's feed says what the preview read has changed, a spec edit, a stage,
+      // deletion, or `plan` asks: no activity meanwhile. idleRefreshMs is only the safety net (the
+      // bridge may be down, or may have missed a change while it was).
+      await condition(() => this.inputsChanged || this.woken(), idleRefreshMs(unchanged));
       if (this.deleting && this.desired === 'Idle') return 'End'; // NM-2.11: no finalizer, nothing held
       if (this.desired !== 'Idle') return this.desired;
       if (!this.refreshAsked) await this.renewIfLong(); // the refreshPlan handler waits for the next preview
@@ -342,52 +340,21 @@ export class Maintenance implements Facts {
    */
   private async refreshPreview(): Promise<boolean> {
     this.refreshAsked = false;
+    this.inputsChanged = false; // a signal during the preview may postdate its reads: it stays set
     this.previewing = true;
     const r = await previewSteps.previewMaintenance.executeWithOptions({ summary: 'preview the drain' }, [
       { nodes: this.planned, plan: this.plan, options: this.spec.drain, previous: this.preview?.digest },
     ]);
     this.previewing = false;
     this.previewsDone++;
-    this.watchHint = r.watch;
+    this.previewInputs = r.inputs && { ...r.inputs, nodes: this.planned };
     if ('unchanged' in r) {
       if (this.preview) this.preview = { ...this.preview, computedAt: r.computedAt };
       return false;
     }
-    const { watch: _w, ...preview } = r;
+    const { inputs: _i, ...preview } = r;
     this.preview = preview;
     return true;
-  }
-
-  /**
-   * Waits for something the preview was computed from to change (watchPreviewInputs: one activity
-   * that watches, no polling; nothing changing costs one activity per maxMs), or for woken().
-   */
-  private async waitForChange(maxMs: number): Promise<void> {
-    const hint = this.watchHint;
-    if (!hint) {
-      await condition(() => this.woken(), maxMs);
-      return;
-    }
-    let done = false;
-    const scope = new CancellationScope();
-    const watching = scope
-      .run(() =>
-        watchSteps.watchPreviewInputs.executeWithOptions({ summary: 'watch what the preview read' }, [
-          { hint, nodes: this.planned, nodeSelector: this.spec.nodeSelector as NodeSelector, maxMs },
-        ]),
-      )
-      .then(
-        () => undefined,
-        (err: unknown) => {
-          if (!isCancellation(err)) log.warn('the watch for preview changes failed; refreshing the preview anyway', { error: String(err) });
-        },
-      )
-      .finally(() => {
-        done = true;
-      });
-    await condition(() => done || this.woken());
-    if (!done) scope.cancel();
-    await watching;
   }
 
   // ---- Cordon and Drain: hold the selected nodes; in Drain, advance through the plan.

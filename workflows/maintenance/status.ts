@@ -6,7 +6,7 @@ import { budgetWaitSuffix, drainStatusMessage, firstNotReady, reachedDrainTarget
 import { nodeMessage } from './targets.js';
 import { fewNames } from '../drain/status.js';
 import type { PlanEntry } from '../../api/drain-plan.js';
-import type { MaintenancePreview } from '../../shared/maintenance-preview.js';
+import type { MaintenancePreview, PreviewInputs } from '../../shared/maintenance-preview.js';
 import type { Condition, MaintenanceNodeStatus, MaintenanceStatus, NodeCounts, NodeReport, Stage, StageStatus } from './types.js';
 
 /** Status shows at most this many nodes; the rest are counted (NM §1). */
@@ -22,6 +22,8 @@ export interface Facts {
   planned: string[];
   /** The Idle preview: its one-line message and counts replace "Planned". */
   preview?: MaintenancePreview;
+  /** What the latest Idle preview read (for the bridge's feed of changes). */
+  previewInputs?: PreviewInputs;
   selectedTotal: number;
   stageStatuses: StageStatus[];
   selectsAll?: { total: number; acknowledged: boolean };
@@ -111,6 +113,7 @@ export function maintenanceStatus(f: Facts): MaintenanceStatus {
     observedGeneration: f.observedGeneration,
     ...(f.reason !== undefined && { reason: f.reason }),
     completed: f.completed,
+    ...(f.stage === 'Idle' && !f.deleting && f.previewInputs ? { previewInputs: f.previewInputs } : {}),
   };
 }
 

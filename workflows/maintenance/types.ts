@@ -66,6 +66,8 @@ export interface MaintenanceStatus {
   reason?: string;
   /** Set once the workflow has finished Complete (the bridge may drop the finalizer). */
   completed: boolean;
+  /** While Idle: what the latest preview read; the bridge signals previewInputsChanged when one of those changes. */
+  previewInputs?: import('../../shared/maintenance-preview.js').PreviewInputs;
 }
 
 /** How the bridge starts `nodeMaintenanceWorkflow` (ID nm/<name>/<uid>), once per object, even while Idle. */
