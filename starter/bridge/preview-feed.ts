@@ -4,8 +4,8 @@
 // latest preview read (preview-inputs.ts, from its status query); an affected maintenance's workflow
 // gets `previewInputsChanged` once the changes settle (debounced per maintenance), and recomputes.
 // The watches are streams only: no object is cached (a pod event is judged and dropped). A gap in
-// them (the bridge down, a watch resumed by a fresh list) is covered by the workflow's own
-// 60 s..10 min refresh, the safety net.
+// them while the bridge is down is covered by the workflow's own 60 s..10 min refresh, the safety
+// net; a watch that must start again from now (its version gone) has every Idle preview recomputed.
 import { CustomObjectsApi, PolicyV1Api, type KubeConfig, type KubernetesObject, type V1Node, type V1Pod, type V1PodDisruptionBudget } from '@kubernetes/client-node';
 import { DRAIN_RULE } from '../../api/drain-rule.js';
 import type { Kube } from '../../activities/kube.js';
@@ -77,7 +77,12 @@ export class PreviewFeed {
         // No items: a stream, not a cache. After the first, a list means the version was gone (410).
         list: async () => {
           const rv = resumeFrom ?? (await this.versionNow(what));
-          if (!resumeFrom) this.o.log(`preview feed: ${path} watched from now (changes meanwhile wait for the maintenances' own refresh)`);
+          if (!resumeFrom) {
+            // Watched from now (the version was gone: 410, or a busy kind's watch cache moved past
+            // it): a change in between may be missed, so every Idle preview is recomputed once.
+            this.o.log(`preview feed: ${path} watched from now; every Idle maintenance recomputes its preview`);
+            this.changed(this.watchers.keys());
+          }
           resumeFrom = undefined;
           return { items: [], resourceVersion: rv };
         },
