@@ -268,12 +268,17 @@ describe('cycle requests from the CLI', () => {
     // #25.1 -o yaml / -o json: one document each, the cycle's status in it; -n with cnr/<name>.
     const doc = await cli(['status', `cnr/${name}`, '-n', f.ns, '-o', 'yaml'], env());
     expect({ code: doc.code, stderr: doc.stderr }).toEqual({ code: 0, stderr: '' });
-    const d = parseYaml(doc.stdout) as { kind: string; target: string; workflowId: string; state: string; status: { nodes: { name: string; phase: string }[] } };
+    const d = parseYaml(doc.stdout) as { kind: string; target: string; workflowId: string; state: string; status: { nodes: { nodeName: string; phase: string }[] } };
     expect(d).toMatchObject({ apiVersion: 'cli.slipway.dev/v1', kind: 'Status', target: 'request', workflowId: id, state: 'running' });
-    expect(d.status.nodes).toContainEqual(expect.objectContaining({ name: node, phase: 'DrainingPods' }));
+    expect(d.status.nodes).toContainEqual(expect.objectContaining({ nodeName: node, phase: 'DrainingPods' }));
     const dry = await cli(['cycle', f.group, '-n', f.ns, '--dry-run', '--concurrency', '1', '-o', 'json'], env());
     expect({ code: dry.code, stderr: dry.stderr }).toEqual({ code: 0, stderr: '' });
-    expect(JSON.parse(dry.stdout)).toMatchObject({ apiVersion: 'cli.slipway.dev/v1', kind: 'CycleDryRun', request: { namespace: f.ns }, nodeGroups: [f.group], method: 'Drain', concurrency: 1, nodes: [node], batches: [[node]], missingNodes: [] });
+    const plan = JSON.parse(dry.stdout) as { nodes: string[]; batches: string[][] };
+    expect(plan).toMatchObject({ apiVersion: 'cli.slipway.dev/v1', kind: 'CycleDryRun', request: { namespace: f.ns }, nodeGroups: [f.group], method: 'Drain', concurrency: 1, missingNodes: [] });
+    // The group's nodes now (the cycle may have added a replacement), one per batch at concurrency 1.
+    expect(plan.nodes.length).toBeGreaterThan(0);
+    for (const n of plan.nodes) expect(n.startsWith(`${f.group}-`)).toBe(true);
+    expect(plan.batches).toEqual(plan.nodes.map((n) => [n]));
 
     const byNode = await cli(['status', node!], env());
     expect(byNode.code).toBe(0);
