@@ -1,9 +1,11 @@
 // How the worker, the bridge and the CLI reach Temporal. Defaults are the local dev server;
-// a real deployment sets TEMPORAL_ADDRESS / TEMPORAL_NAMESPACE and either mTLS files or an API key.
+// a real deployment sets TEMPORAL_ADDRESS / TEMPORAL_NAMESPACE and either mTLS files or an API key
+// (Temporal's standard variables, or a temporal CLI profile: shared/temporal-config.ts).
 // Here, below the worker and its clients, so a client never imports worker/. Node-only (it reads
 // the TLS files): never imported by workflows/ (the layers test says so, and the bundle refuses it).
 import { readFileSync } from 'node:fs';
 import type { NativeConnectionOptions } from '@temporalio/worker';
+import { clientProfile } from './temporal-config.js';
 
 export const TASK_QUEUE = process.env.SLIPWAY_TASK_QUEUE ?? 'slipway';
 
@@ -17,25 +19,32 @@ export interface TemporalSettings {
 
 type Env = Record<string, string | undefined>;
 
-export function temporalSettings(env: Env = process.env): TemporalSettings {
-  const address = env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233';
-  const namespace = env.TEMPORAL_NAMESPACE ?? 'default';
+/** Overrides from a command line (the CLI's --temporal-address, --temporal-namespace). */
+export interface TemporalOverrides {
+  address?: string;
+  namespace?: string;
+}
+
+/** Flags over the standard TEMPORAL_* variables over the temporal CLI's profile (shared/temporal-config.ts). */
+export function temporalSettings(env: Env = process.env, over: TemporalOverrides = {}): TemporalSettings {
+  const p = clientProfile(env);
+  const address = over.address ?? p.address ?? '127.0.0.1:7233';
+  const namespace = over.namespace ?? p.namespace ?? 'default';
   const connection: TemporalSettings['connection'] = { address };
-  const certPath = env.TEMPORAL_TLS_CERT;
-  const keyPath = env.TEMPORAL_TLS_KEY;
-  if (Boolean(certPath) !== Boolean(keyPath)) {
-    throw new Error('TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY must be set together (mTLS client certificate and key)');
+  const t = p.tls ?? {};
+  if (Boolean(t.clientCertData || t.clientCertPath) !== Boolean(t.clientKeyData || t.clientKeyPath)) {
+    throw new Error('TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH must be set together (mTLS client certificate and key)');
   }
-  const wantsTls = Boolean(certPath) || Boolean(env.TEMPORAL_TLS_CA) || Boolean(env.TEMPORAL_API_KEY) || env.TEMPORAL_TLS === 'true';
-  if (wantsTls) {
-    connection.tls = {
-      serverNameOverride: env.TEMPORAL_TLS_SERVER_NAME,
-      serverRootCACertificate: env.TEMPORAL_TLS_CA ? readFileSync(env.TEMPORAL_TLS_CA) : undefined,
-      clientCertPair: certPath && keyPath ? { crt: readFileSync(certPath), key: readFileSync(keyPath) } : undefined,
-    };
+  const cert = t.clientCertData ? Buffer.from(t.clientCertData) : t.clientCertPath ? readFileSync(t.clientCertPath) : undefined;
+  const key = t.clientKeyData ? Buffer.from(t.clientKeyData) : t.clientKeyPath ? readFileSync(t.clientKeyPath) : undefined;
+  const ca = t.serverCaCertData ? Buffer.from(t.serverCaCertData) : t.serverCaCertPath ? readFileSync(t.serverCaCertPath) : undefined;
+  // As the SDKs' envconfig: TLS when asked for, or when certificates or an API key are given, unless disabled.
+  const wantsTls = t.disabled === false || Boolean(cert || ca || t.serverName || p.apiKey);
+  if (wantsTls && t.disabled !== true) {
+    connection.tls = { serverNameOverride: t.serverName, serverRootCACertificate: ca, clientCertPair: cert && key ? { crt: cert, key } : undefined };
   }
-  if (env.TEMPORAL_API_KEY) {
-    connection.apiKey = env.TEMPORAL_API_KEY;
+  if (p.apiKey) {
+    connection.apiKey = p.apiKey;
     connection.metadata = { 'temporal-namespace': namespace };
   }
   return { address, namespace, taskQueue: env.SLIPWAY_TASK_QUEUE ?? TASK_QUEUE, connection };

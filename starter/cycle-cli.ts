@@ -45,10 +45,22 @@ export function cycleSpec(a: CycleArgs): CycleNodeRequestSpecInput {
   };
 }
 
+/** What a dry run found: the cycle's nodes in the batches the concurrency gives. */
+export interface DryRunPlan {
+  nodeGroups: string[];
+  method: string;
+  concurrency: number;
+  nodes: string[];
+  batches: string[][];
+  missingNodes: string[];
+  /** The request skips missing named nodes (validationOptions.skipMissingNamedNodes). */
+  skipMissing: boolean;
+}
+
 /** What the cycle would do: the nodes, in the batches the concurrency gives. Reads only. */
-export async function dryRun(kube: Kube, a: CycleArgs): Promise<string> {
+export async function dryRun(kube: Kube, a: CycleArgs): Promise<DryRunPlan> {
   const parsed = CycleNodeRequestSpec.safeParse(cycleSpec(a));
-  if (!parsed.success) return `invalid: ${parsed.error.issues.map((i) => `spec.${i.path.join('.')}: ${i.message}`).join('; ')}`;
+  if (!parsed.success) throw new Error(`invalid: ${parsed.error.issues.map((i) => `spec.${i.path.join('.')}: ${i.message}`).join('; ')}`);
   const spec = parsed.data;
   const nodes = (await kube.core.listNode({ labelSelector: selectorToString(spec.selector) })).items.map((n) => n.metadata!.name!).sort();
   const chosen = spec.nodeNames?.length ? nodes.filter((n) => spec.nodeNames!.includes(n)) : nodes;
@@ -59,11 +71,15 @@ export async function dryRun(kube: Kube, a: CycleArgs): Promise<string> {
   // The apiserver's own validation (CEL), without creating anything.
   const api = kube.config.makeApiClient(CustomObjectsApi);
   await api.createNamespacedCustomObject({ ...crd(), namespace: a.namespace, body: body(a), dryRun: 'All' });
+  return { nodeGroups: nodeGroupsOf(spec), method: spec.cycleSettings.method, concurrency: c, nodes: chosen, batches, missingNodes: missing, skipMissing: Boolean(spec.validationOptions?.skipMissingNamedNodes) };
+}
+
+export function renderDryRun(a: CycleArgs, p: DryRunPlan): string {
   return [
-    `CycleNodeRequest ${a.namespace}/${a.name} (dry run, nothing created): node groups ${nodeGroupsOf(spec).join(', ')}, method ${spec.cycleSettings.method}, concurrency ${c}`,
-    ...(missing.length ? [`  missing named nodes: ${missing.join(', ')}${spec.validationOptions?.skipMissingNamedNodes ? ' (skipped)' : ' (the request would fail)'}`] : []),
-    ...batches.map((b, i) => `  batch ${i + 1}: detach ${b.join(', ')} → wait for ${b.length} Ready replacement(s) → cordon, drain, delete, terminate`),
-    chosen.length ? '' : '  no node matches: the request would fail',
+    `CycleNodeRequest ${a.namespace}/${a.name} (dry run, nothing created): node groups ${p.nodeGroups.join(', ')}, method ${p.method}, concurrency ${p.concurrency}`,
+    ...(p.missingNodes.length ? [`  missing named nodes: ${p.missingNodes.join(', ')}${p.skipMissing ? ' (skipped)' : ' (the request would fail)'}`] : []),
+    ...p.batches.map((b, i) => `  batch ${i + 1}: detach ${b.join(', ')} → wait for ${b.length} Ready replacement(s) → cordon, drain, delete, terminate`),
+    p.nodes.length ? '' : '  no node matches: the request would fail',
   ].filter(Boolean).join('\n');
 }
 

@@ -2,6 +2,7 @@
 // node:util's parseArgs (strict: unknown options and missing values are errors), then the values.
 import { parseArgs } from 'node:util';
 import { UsageError } from './errors.js';
+import { selectorError } from './selector.js';
 import { MAX_MAINTENANCE_REASON } from '../../api/node-maintenance.js';
 import { STAGES as MAINTENANCE_STAGES } from '../../workflows/maintenance/types.js';
 import { isDnsLabel, isDnsSubdomain, maintenanceName, nodeName, parseRef, podRef, REF_FORMS, type Ref } from './refs.js';
@@ -14,13 +15,44 @@ interface OptionSpec {
   help: string;
 }
 
-interface CommandSpec {
+export interface CommandSpec {
   /** Positional arguments; a trailing '?' marks an optional one. */
   args: string[];
   summary: string;
   options: Record<string, OptionSpec>;
   /** Printed under the command's own help. */
   notes?: string;
+  /** Command lines shown under Examples (without the program name). */
+  examples?: string[];
+}
+
+export type { OptionSpec };
+
+/** Accepted anywhere on the line, before or after the command, as kubectl's. */
+export const GLOBAL_OPTIONS = {
+  kubeconfig: { type: 'string', arg: 'file', help: 'kubeconfig file (default: KUBECONFIG, else ~/.kube/config)' },
+  context: { type: 'string', arg: 'name', help: 'kubeconfig context (default: its current-context)' },
+  namespace: { type: 'string', short: 'n', arg: 'namespace', help: "namespace of a namespaced object: cycle's request (default: the NodeGroup's requestNamespace, else default), cnr/<name>, a bare pod name" },
+  'temporal-address': { type: 'string', arg: 'host:port', help: 'Temporal frontend (default: TEMPORAL_ADDRESS, the temporal CLI profile, else 127.0.0.1:7233)' },
+  'temporal-namespace': { type: 'string', arg: 'namespace', help: 'Temporal namespace (default: TEMPORAL_NAMESPACE, the profile, else default)' },
+  output: { type: 'string', short: 'o', arg: 'json|yaml', help: 'status, inventory, maintenance plan, cycle --dry-run: one document instead of text' },
+  'log-level': { type: 'string', arg: 'level', help: `log level of the clients (${'debug, info, warn, error'}; sets SLIPWAY_LOG_LEVEL)` },
+  debug: { type: 'boolean', short: 'v', help: 'same as --log-level debug' },
+  help: { type: 'boolean', short: 'h', help: 'this help' },
+} satisfies Record<string, OptionSpec>;
+
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+export const OUTPUTS = ['json', 'yaml'] as const;
+
+/** What the global flags said (undefined: not given). */
+export interface Globals {
+  kubeconfig?: string;
+  context?: string;
+  namespace?: string;
+  temporalAddress?: string;
+  temporalNamespace?: string;
+  output?: (typeof OUTPUTS)[number];
+  logLevel?: (typeof LOG_LEVELS)[number];
 }
 
 const reason: OptionSpec = { type: 'string', arg: 'text', help: 'recorded in the drain status and in the Event on the pod' };
@@ -33,7 +65,6 @@ export const COMMANDS = {
     args: ['<node-group>'],
     summary: 'create a CycleNodeRequest (from the NodeGroup of that name, if there is one) and follow it live',
     options: {
-      namespace: { type: 'string', short: 'n', arg: 'namespace', help: 'namespace of the request (default: the NodeGroup\'s requestNamespace, else default); must exist' },
       name: { type: 'string', arg: 'name', help: 'name of the request (default: <node-group>-<time>)' },
       nodes: { type: 'string', arg: 'a,b', help: 'cycle only these nodes of the group' },
       concurrency: { type: 'string', arg: 'N', help: 'nodes in flight at once (a positive integer)' },
@@ -42,6 +73,7 @@ export const COMMANDS = {
       'dry-run': { type: 'boolean', help: 'show the batches it would run; creates nothing' },
       'no-follow': { type: 'boolean', help: 'create the request and return' },
     },
+    examples: ['cycle workers --concurrency 2 --dry-run', 'cycle workers --dry-run -o json', 'cycle workers -n team-a --nodes node-1,node-2'],
   },
   follow: {
     args: ['<ref>'],
@@ -54,6 +86,7 @@ export const COMMANDS = {
     summary: 'what a cycle or a drain is doing, what blocks it, and its drain IDs',
     options: {},
     notes: REF_NOTE,
+    examples: ['status team-a/workers-1', 'status -n team-a cnr/workers-1 -o yaml', 'status node-1', 'status nm/kernel-5-15 -o json'],
   },
   drain: {
     args: ['<node>'],
@@ -62,11 +95,13 @@ export const COMMANDS = {
       again: { type: 'boolean', help: 'drain again a node whose drain has already finished' },
       'no-follow': { type: 'boolean', help: 'start the drain and return' },
     },
+    examples: ['drain node-1', 'drain node-1 --again --no-follow'],
   },
   inventory: {
     args: [],
     summary: 'nodes per node group, via a workflow',
     options: { selector: { type: 'string', arg: 'label selector', help: 'only nodes matching this label selector' } },
+    examples: ['inventory', "inventory --selector 'topology.kubernetes.io/zone in (eu-1a)' -o json"],
   },
   'skip-pod': {
     args: ['<ref>', '<namespace>/<pod>'],
@@ -90,13 +125,17 @@ export const COMMANDS = {
     args: ['<name>', '<action>', '<stage>?'],
     summary: 'a NodeMaintenance: "<name> status", "<name> plan" (what Drain would do), or "<name> stage <Stage>" to advance it',
     options: { reason: { type: 'string', arg: 'text', help: 'with stage: why (written to spec.reason; the StageStarted Event names it)' } },
+    examples: ['maintenance kernel-5-15 plan -o json', 'maintenance kernel-5-15 stage Drain --reason "kernel update"'],
     notes: `<action> is status, plan or stage. plan: the preview computed while Idle (per node, entry and wave: pods; skipped, kept, PDB blockers). Stages go forward only: ${MAINTENANCE_STAGES.join(' → ')}.`,
   },
+  version: { args: [], summary: "the CLI's version; with the servers reachable, the worker's build and the API server's version", options: {}, examples: ['version', '--version -o json'] },
+  completion: { args: ['<shell>'], summary: 'a shell completion script (bash, zsh or fish)', options: {}, examples: ['completion bash > /etc/bash_completion.d/slipway', 'completion zsh > "${fpath[1]}/_slipway"', 'completion fish > ~/.config/fish/completions/slipway.fish'] },
+  setup: { args: ['<what>'], summary: "setup temporal: register Slipway's search attributes in the Temporal namespace (idempotent)", options: {}, examples: ['setup temporal', 'setup temporal --temporal-namespace prod'] },
   help: { args: ['<command>?'], summary: "this help, or one command's", options: {} },
 } satisfies Record<string, CommandSpec>;
 
 export type CommandName = keyof typeof COMMANDS;
-const isCommand = (s: string): s is CommandName => Object.hasOwn(COMMANDS, s);
+export const isCommand = (s: string): s is CommandName => Object.hasOwn(COMMANDS, s);
 
 export type Command =
   | { cmd: 'help'; topic?: CommandName }
@@ -124,44 +163,15 @@ export type Command =
   | { cmd: 'retry-now'; ref: Ref; node?: string }
   | { cmd: 'maintenance'; name: string; action: 'status' }
   | { cmd: 'maintenance'; name: string; action: 'plan' }
-  | { cmd: 'maintenance'; name: string; action: 'stage'; stage: string; reason?: string };
+  | { cmd: 'maintenance'; name: string; action: 'stage'; stage: string; reason?: string }
+  | { cmd: 'version' }
+  | { cmd: 'completion'; shell: (typeof SHELLS)[number] }
+  | { cmd: 'setup'; what: 'temporal' };
 
-const PROGRAM = 'slipway';
+export const SHELLS = ['bash', 'zsh', 'fish'] as const;
 
-function synopsis(name: CommandName): string {
-  const spec: CommandSpec = COMMANDS[name];
-  const opts = Object.entries(spec.options).map(([k, o]) => `[${o.short ? `-${o.short}|` : ''}--${k}${o.type === 'string' ? ` <${o.arg}>` : ''}]`);
-  const args = spec.args.map((a) => (a.endsWith('?') ? `[${a.slice(0, -1)}]` : a));
-  return [PROGRAM, name, ...args, ...opts].join(' ');
-}
-
-/** Usage of every command, or one command's with its options. */
-export function usage(name?: CommandName): string {
-  if (!name) {
-    const rows = (Object.keys(COMMANDS) as CommandName[]).map((c) => `  ${c.padEnd(17)} ${COMMANDS[c].summary}`);
-    return [
-      `usage: ${PROGRAM} <command> [arguments] [options]`,
-      '',
-      'commands:',
-      ...rows,
-      '',
-      REF_NOTE,
-      `${PROGRAM} <command> --help shows a command's arguments and options.`,
-      'Exit status: 0 done, 1 failed or refused (one line on stderr says why), 2 bad command line.',
-    ].join('\n');
-  }
-  const spec: CommandSpec = COMMANDS[name];
-  const opts = Object.entries(spec.options).map(([k, o]) => {
-    const flag = `${o.short ? `-${o.short}, ` : ''}--${k}${o.type === 'string' ? ` <${o.arg}>` : ''}`;
-    return `  ${flag.padEnd(28)} ${o.help}`;
-  });
-  return [`usage: ${synopsis(name)}`, '', spec.summary, ...(spec.notes ? [spec.notes] : []), ...(opts.length ? ['', 'options:', ...opts] : [])].join('\n');
-}
-
-/** The hint that ends a usage error's one line (where the usage is shown). */
-export function usageHint(name?: string): string {
-  return name && isCommand(name) ? `(${PROGRAM} ${name} --help shows its usage)` : `(${PROGRAM} --help lists the commands)`;
-}
+/** Where -o applies: one document of a stable shape (starter/cli/output.ts). */
+const TAKES_OUTPUT = 'status, inventory, maintenance <name> plan, cycle --dry-run and version';
 
 /** parseArgs' error, in one line and in our words. */
 function argsError(err: unknown, name: CommandName): UsageError {
@@ -169,7 +179,7 @@ function argsError(err: unknown, name: CommandName): UsageError {
   const quoted = /'([^']+)'/.exec(e.message)?.[1];
   switch (e.code) {
     case 'ERR_PARSE_ARGS_UNKNOWN_OPTION': {
-      const near = Object.keys(COMMANDS[name].options).find((k) => quoted?.startsWith('--') && editDistance(quoted.slice(2), k) <= 2);
+      const near = [...Object.keys(COMMANDS[name].options), ...Object.keys(GLOBAL_OPTIONS)].find((k) => quoted?.startsWith('--') && editDistance(quoted.slice(2), k) <= 2);
       return new UsageError(`unknown option ${quoted ?? ''} for ${name}${near ? ` (did you mean --${near}?)` : ''}`, name);
     }
     case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE': {
@@ -199,27 +209,54 @@ function positiveInt(v: string, opt: string, name: CommandName): number {
   return Number(v);
 }
 
-function oneOf<T extends string>(v: string | undefined, allowed: readonly T[], opt: string, name: CommandName): T | undefined {
+function oneOf<T extends string>(v: string | undefined, allowed: readonly T[], opt: string, name: CommandName | undefined): T | undefined {
   if (v === undefined) return undefined;
   if (!(allowed as readonly string[]).includes(v)) throw new UsageError(`${opt} must be ${allowed.join(' or ')}, got "${v}"`, name);
   return v as T;
 }
 
+const GLOBAL_BY_FLAG = new Map<string, [string, OptionSpec]>(
+  Object.entries(GLOBAL_OPTIONS as Record<string, OptionSpec>).flatMap(([k, o]) => [[`--${k}`, [k, o]], ...(o.short ? [[`-${o.short}`, [k, o]] as const] : [])] as [string, [string, OptionSpec]][]),
+);
+
+/** The command: the first argument that is neither a global flag nor a global flag's value. */
+function findCommand(argv: string[]): number {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--') return -1;
+    if (!a.startsWith('-') || a === '-') return i;
+    const g = GLOBAL_BY_FLAG.get(a.split('=')[0]!);
+    if (a === '--version') continue;
+    if (!g) throw new UsageError(`unknown option ${a.split('=')[0]} (a command's own options come after it)`);
+    if (g[1].type === 'string' && !a.includes('=')) i++;
+  }
+  return -1;
+}
+
 /** Reads argv (without node and the script). Throws UsageError for anything malformed. */
 export function parseCommand(argv: string[]): Command {
-  const [first, ...rest] = argv;
-  if (first === undefined) throw new UsageError('no command given');
-  if (first === '--help' || first === '-h') return { cmd: 'help' };
-  if (!isCommand(first)) {
-    throw new UsageError(first.startsWith('-') ? `unknown option ${first} (options come after the command)` : `unknown command "${first}"`);
+  return parseCommandLine(argv).cmd;
+}
+
+/** The command and the global flags, wherever they stand on the line. */
+export function parseCommandLine(argv: string[]): { cmd: Command; globals: Globals } {
+  const at = findCommand(argv);
+  const first = at < 0 ? undefined : argv[at]!;
+  const before = at < 0 ? argv : argv.slice(0, at);
+  if (first === undefined) {
+    if (before.includes('--version')) return { cmd: { cmd: 'version' }, globals: globals(parseGlobalsOnly(before.filter((a) => a !== '--version')), undefined) };
+    if (before.includes('--help') || before.includes('-h')) return { cmd: { cmd: 'help' }, globals: {} };
+    throw new UsageError('no command given');
   }
+  if (!isCommand(first)) throw new UsageError(`unknown command "${first}"`);
+  if (before.includes('--version')) throw new UsageError(`--version is a command of its own (slipway version)`);
   const name = first;
   const spec: CommandSpec = COMMANDS[name];
-  const options = { ...spec.options, help: { type: 'boolean', short: 'h', help: '' } } as Record<string, OptionSpec>;
+  const options = { ...GLOBAL_OPTIONS, ...spec.options } as Record<string, OptionSpec>;
   let parsed: { values: Record<string, string | boolean | undefined>; positionals: string[] };
   try {
     parsed = parseArgs({
-      args: rest,
+      args: [...before, ...argv.slice(at + 1)],
       strict: true,
       allowPositionals: true,
       options: Object.fromEntries(Object.entries(options).map(([k, o]) => [k, { type: o.type, ...(o.short ? { short: o.short } : {}) }])),
@@ -227,6 +264,43 @@ export function parseCommand(argv: string[]): Command {
   } catch (err) {
     throw argsError(err, name);
   }
+  const g = globals(parsed.values, name);
+  const cmd = commandOf(name, spec, parsed, g);
+  if (g.output && !takesOutput(cmd)) throw new UsageError(`-o goes with ${TAKES_OUTPUT}`, name);
+  return { cmd, globals: g };
+}
+
+function takesOutput(c: Command): boolean {
+  return c.cmd === 'status' || c.cmd === 'inventory' || c.cmd === 'version' || c.cmd === 'help' || (c.cmd === 'maintenance' && c.action === 'plan') || (c.cmd === 'cycle' && c.dryRun);
+}
+
+function parseGlobalsOnly(args: string[]): Record<string, string | boolean | undefined> {
+  try {
+    const opts = Object.fromEntries(Object.entries(GLOBAL_OPTIONS as Record<string, OptionSpec>).map(([k, o]) => [k, { type: o.type, ...(o.short ? { short: o.short } : {}) }]));
+    return parseArgs({ args, strict: true, allowPositionals: false, options: opts }).values as Record<string, string | boolean | undefined>;
+  } catch (err) {
+    throw argsError(err, 'version');
+  }
+}
+
+function globals(v: Record<string, string | boolean | undefined>, name: CommandName | undefined): Globals {
+  const str = (k: string) => v[k] as string | undefined;
+  const namespace = str('namespace');
+  if (namespace !== undefined && !isDnsLabel(namespace)) throw new UsageError(`"${namespace}" is not a valid namespace`, name);
+  const logLevel = v.debug === true ? 'debug' : oneOf(str('log-level'), LOG_LEVELS, '--log-level', name);
+  for (const k of ['kubeconfig', 'context', 'temporal-address', 'temporal-namespace']) if (str(k) === '') throw new UsageError(`--${k} must not be empty`, name);
+  return {
+    kubeconfig: str('kubeconfig'),
+    context: str('context'),
+    namespace,
+    temporalAddress: str('temporal-address'),
+    temporalNamespace: str('temporal-namespace'),
+    output: oneOf(str('output'), OUTPUTS, '-o', name),
+    logLevel,
+  };
+}
+
+function commandOf(name: CommandName, spec: CommandSpec, parsed: { values: Record<string, string | boolean | undefined>; positionals: string[] }, g: Globals): Command {
   const { values: v, positionals: pos } = parsed;
   if (v.help) return { cmd: 'help', topic: name === 'help' ? undefined : name };
 
@@ -243,8 +317,7 @@ export function parseCommand(argv: string[]): Command {
       return { cmd: 'help', topic: topic === 'help' ? undefined : (topic as CommandName | undefined) };
     }
     case 'cycle': {
-      const namespace = str('namespace') ?? 'default';
-      if (!isDnsLabel(namespace)) throw new UsageError(`"${namespace}" is not a valid namespace`, name);
+      const namespace = g.namespace ?? 'default';
       const reqName = str('name');
       if (reqName !== undefined && !isDnsSubdomain(reqName)) throw new UsageError(`"${reqName}" is not a valid request name`, name);
       const nodes = str('nodes')?.split(',').map((n) => nodeName(n.trim(), 'node name in --nodes'));
@@ -253,7 +326,7 @@ export function parseCommand(argv: string[]): Command {
         cmd: 'cycle',
         nodeGroup: pos[0]!,
         namespace,
-        namespaceSet: str('namespace') !== undefined,
+        namespaceSet: g.namespace !== undefined,
         name: reqName,
         nodes,
         concurrency: conc === undefined ? undefined : positiveInt(conc, '--concurrency', name),
@@ -264,24 +337,36 @@ export function parseCommand(argv: string[]): Command {
       };
     }
     case 'follow':
-      return { cmd: 'follow', ref: withCommand(name, () => parseRef(pos[0]!)) };
+      return { cmd: 'follow', ref: withCommand(name, () => parseRef(pos[0]!, g.namespace)) };
     case 'status':
-      return { cmd: 'status', ref: withCommand(name, () => parseRef(pos[0]!)) };
+      return { cmd: 'status', ref: withCommand(name, () => parseRef(pos[0]!, g.namespace)) };
+    case 'version':
+      return { cmd: 'version' };
+    case 'completion':
+      return { cmd: 'completion', shell: oneOf(pos[0], SHELLS, '<shell>', name)! };
+    case 'setup':
+      if (pos[0] !== 'temporal') throw new UsageError(`unknown setup "${pos[0]}" (setup temporal)`, name);
+      return { cmd: 'setup', what: 'temporal' };
     case 'drain':
       return { cmd: 'drain', node: withCommand(name, () => nodeName(pos[0]!)), again: bool('again'), follow: !bool('no-follow') };
     case 'inventory':
-      return { cmd: 'inventory', selector: str('selector') };
+    {
+      const selector = str('selector');
+      const wrong = selector === undefined ? undefined : selectorError(selector);
+      if (wrong) throw new UsageError(`invalid --selector "${selector}": ${wrong}`, name);
+      return { cmd: 'inventory', selector };
+    }
     case 'skip-pod':
     case 'force-delete-pod':
       return withCommand(name, () => ({
         cmd: name,
-        ref: parseRef(pos[0]!),
-        pod: podRef(pos[1]!),
+        ref: parseRef(pos[0]!, g.namespace),
+        pod: podRef(pos[1]!, g.namespace),
         reason: str('reason'),
         node: str('node') === undefined ? undefined : nodeName(str('node')!),
       }));
     case 'retry-now':
-      return withCommand(name, () => ({ cmd: 'retry-now', ref: parseRef(pos[0]!), node: str('node') === undefined ? undefined : nodeName(str('node')!) }));
+      return withCommand(name, () => ({ cmd: 'retry-now', ref: parseRef(pos[0]!, g.namespace), node: str('node') === undefined ? undefined : nodeName(str('node')!) }));
     case 'maintenance': {
       const nmName = withCommand(name, () => maintenanceName(pos[0]!));
       const action = pos[1]!;

@@ -9,12 +9,14 @@ import { webUiLink } from '../../shared/temporal.js';
 import { cycleWorkflowId, maintenanceNodeWorkflowId, parseWorkflowId } from '../../workflows/ids.js';
 import { forceDeletePodSignal, retryNowSignal, skipPodSignal } from '../../workflows/messages.js';
 import { callerIdentity } from '../client.js';
-import { closedCycleMessage, createCycle, cycleSpec, dryRun, followCycleId, queryCycle, renderCycle, type CycleArgs } from '../cycle-cli.js';
+import { closedCycleMessage, createCycle, cycleSpec, dryRun, renderDryRun, followCycleId, queryCycle, renderCycle, type CycleArgs } from '../cycle-cli.js';
 import { renderInventory, runInventory } from '../inventory.js';
 import type { Command } from './args.js';
 import { closedDrain, drainCommand, drainStatus, followDrain, workerPolls, type Io } from './drain.js';
 import { CliError, UsageError } from './errors.js';
 import { oneLine } from './explain.js';
+import { doc } from './output.js';
+import { setupTemporal, version } from './info.js';
 import { isDnsSubdomain } from './refs.js';
 import { maintenancePlan, maintenanceStatus, setStage } from './maintenance.js';
 import { describe, maintenanceWorkflowIdOf, resolveDrain, resolveTarget } from './resolve.js';
@@ -42,7 +44,9 @@ async function cycle(session: Session, c: Of<'cycle'>, io: Io): Promise<number> 
   if (!ns) throw new CliError(`namespace ${c.namespace} not found in the cluster at ${session.ctx.kubeServer ?? '?'}; nothing created (create it, or choose another with -n)`);
   const what = `CycleNodeRequest ${a.namespace}/${a.name}`;
   if (c.dryRun) {
-    io.out(await dryRun(session.kube(), a).catch((err: unknown) => Promise.reject(new CliError(`${what} (dry run): ${oneLine(err, session.ctx)}`))));
+    const plan = await dryRun(session.kube(), a).catch((err: unknown) => Promise.reject(new CliError(`${what} (dry run): ${oneLine(err, session.ctx)}`)));
+    io.doc?.(doc({ kind: 'CycleDryRun', request: { namespace: a.namespace, name: a.name }, ...plan }));
+    io.out(renderDryRun(a, plan));
     return 0;
   }
   // A group with no node would only fail later in status: say so now, and create nothing.
@@ -79,6 +83,7 @@ async function requestStatus(session: Session, id: string, io: Io): Promise<numb
   const s = await queryCycle(client, id);
   const running = desc.status.name === 'RUNNING';
   if (!s && running) throw new CliError(`${id} is running, but no worker answered within 10 s: is a worker polling task queue ${desc.taskQueue}?`);
+  io.doc?.(doc({ kind: 'Status', target: 'request', workflowId: id, state: desc.status.name.toLowerCase(), closedAt: desc.closeTime?.toISOString(), webUi: webUiLink(id), status: s, message: s ? undefined : ((await closedCycleMessage(client, id)) ?? desc.status.name) }));
   io.out(`${id} (${running ? 'running' : `${desc.status.name.toLowerCase()} at ${desc.closeTime?.toISOString() ?? '?'}`}; Web UI: ${webUiLink(id)})`);
   io.out(s ? renderCycle(s, id) : ((await closedCycleMessage(client, id)) ?? desc.status.name));
   return 0;
@@ -143,12 +148,18 @@ async function inventory(session: Session, c: Of<'inventory'>, io: Io): Promise<
   const client = await session.client();
   const { taskQueue, namespace, address } = session.settings;
   if (!(await workerPolls(client, namespace, taskQueue))) throw new CliError(`no worker polls task queue ${taskQueue} at ${address}: start one (npm run worker)`);
-  io.out(renderInventory(await runInventory(client, taskQueue, `inventory-${Date.now()}`, c.selector)));
+  const result = await runInventory(client, taskQueue, `inventory-${Date.now()}`, c.selector);
+  io.doc?.(doc({ kind: 'Inventory', selector: c.selector, groups: result.groups }));
+  io.out(renderInventory(result));
   return 0;
 }
 
-export async function execute(session: Session, c: Exclude<Command, { cmd: 'help' }>, io: Io): Promise<number> {
+export async function execute(session: Session, c: Exclude<Command, { cmd: 'help' | 'completion' }>, io: Io): Promise<number> {
   switch (c.cmd) {
+    case 'version':
+      return version(session, io);
+    case 'setup':
+      return setupTemporal(session, io);
     case 'cycle':
       return cycle(session, c, io);
     case 'follow':

@@ -11,6 +11,7 @@ import { truncate } from '../../shared/drain.js';
 import { drainMessage, type DrainStatus } from '../../workflows/drain/status.js';
 import { NodeGroupAttr, NodesAttr, PhaseAttr } from '../../workflows/search-attributes.js';
 import { CliError } from './errors.js';
+import { doc, type CliDocument } from './output.js';
 import { oneLine } from './explain.js';
 import { podsLeft } from './pods.js';
 import { describe, drainOfNode, drainOwner, NoDrainError, type Target } from './resolve.js';
@@ -20,6 +21,8 @@ export type Out = (line: string) => void;
 export interface Io {
   out: Out;
   err: Out;
+  /** With -o: the one document of the run (text lines are then not printed). */
+  doc?: (d: CliDocument) => void;
 }
 
 /** How long a query may wait for a worker to answer. */
@@ -84,16 +87,20 @@ export async function drainStatus(session: Session, t: Target & { kind: 'drain' 
   if (!desc) {
     const why = await notStarted(client, t);
     if (!why) throw new CliError(`no workflow ${t.id} in Temporal namespace ${session.settings.namespace}`);
+    io.doc?.(doc({ kind: 'Status', target: 'drain', workflowId: t.id, state: 'not-started', message: why }));
     io.out(why);
     return 0;
   }
   if (desc.status.name !== 'RUNNING') {
-    io.out((await closedDrain(session, client, t, desc)).line);
+    const end = await closedDrain(session, client, t, desc);
+    io.doc?.(doc({ kind: 'Status', target: 'drain', workflowId: t.id, state: desc.status.name.toLowerCase(), closedAt: desc.closeTime?.toISOString(), webUi: webUiLink(t.id), message: end.line }));
+    io.out(end.line);
     return 0;
   }
   const s = await queryDrain(client, t.id).catch((err: unknown) => {
     throw new CliError(err instanceof WorkflowFailedError ? oneLine(err, session.ctx) : noAnswer(t, desc));
   });
+  io.doc?.(doc({ kind: 'Status', target: 'drain', workflowId: t.id, state: 'running', webUi: webUiLink(t.id), status: s }));
   io.out(`${t.id} (Web UI: ${webUiLink(t.id)})`);
   io.out(`${s.phase}: ${drainMessage(s)}`);
   return 0;

@@ -9,6 +9,7 @@ import type { MaintenanceStatus } from '../../workflows/maintenance/types.js';
 import { callerIdentity } from '../client.js';
 import type { Io } from './drain.js';
 import { CliError } from './errors.js';
+import { doc } from './output.js';
 import { renderMaintenance, renderPlan } from './maintenance-render.js';
 import { describe, maintenanceWorkflowIdOf, type Target } from './resolve.js';
 import type { Session } from './session.js';
@@ -30,6 +31,7 @@ export async function maintenanceStatus(session: Session, t: Target & { kind: 'm
   const running = desc.status.name === 'RUNNING';
   const s = await queryMaintenance(client, t.id);
   if (!s && running) throw new CliError(`${t.id} is running, but no worker answered within ${QUERY_TIMEOUT_MS / 1000} s: is a worker polling task queue ${desc.taskQueue}?`);
+  io.doc?.(doc({ kind: 'Status', target: 'maintenance', workflowId: t.id, state: desc.status.name.toLowerCase(), closedAt: desc.closeTime?.toISOString(), webUi: webUiLink(t.id), status: s }));
   io.out(`${t.id} (${running ? 'running' : `${desc.status.name.toLowerCase()} at ${desc.closeTime?.toISOString() ?? '?'}`}; Web UI: ${webUiLink(t.id)})`);
   io.out(s ? renderMaintenance(s) : `${desc.status.name.toLowerCase()}; no worker answered for its last status`);
   return 0;
@@ -51,6 +53,7 @@ export async function maintenancePlan(session: Session, name: string, io: Io): P
   const fresh = !!plan;
   plan ??= await client.withDeadline(Date.now() + QUERY_TIMEOUT_MS, () => h.query(maintenancePlanQuery)).catch(() => undefined);
   if (!plan) throw new CliError(`${id} is running, but no worker answered within ${QUERY_TIMEOUT_MS / 1000} s: is a worker polling task queue ${desc.taskQueue}?`);
+  io.doc?.(doc({ kind: 'MaintenancePlan', workflowId: id, fresh, plan }));
   io.out(`${id} (Web UI: ${webUiLink(id)})`);
   if (!fresh && plan.stage === 'Idle') io.out(`(no fresh preview within ${REFRESH_TIMEOUT_MS / 1000} s: the last one follows)`);
   io.out(renderPlan(plan, new Date()));

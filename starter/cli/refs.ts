@@ -17,7 +17,7 @@ export const isDnsSubdomain = (s: string) =>
 export const isDnsLabel = (s: string) => s.length <= 63 && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(s);
 
 export const REF_FORMS =
-  'a request (<namespace>/<name> or cnr/<namespace>/<name>), a maintenance (nm/<name>), a node name, or a drain ID (drain/<node>, <request id>/node/<node>/drain, nm-node/<node>/drain)';
+  'a request (<namespace>/<name>, cnr/<namespace>/<name>, or cnr/<name> with -n), a maintenance (nm/<name>), a node name, or a drain ID (drain/<node>, <request id>/node/<node>/drain, nm-node/<node>/drain)';
 
 export function nodeName(s: string, what = 'node name'): string {
   if (!isDnsSubdomain(s)) throw new UsageError(`"${s}" is not a valid ${what} (lowercase letters, digits, '-' and '.')`);
@@ -35,14 +35,16 @@ export function maintenanceName(s: string): string {
   return s;
 }
 
-/** <namespace>/<name> of a pod. */
-export function podRef(s: string): { namespace: string; name: string } {
+/** <namespace>/<name> of a pod, or <name> with -n. */
+export function podRef(s: string, namespace?: string): { namespace: string; name: string } {
+  if (namespace !== undefined && !s.includes('/')) return objectRef(namespace, s, s, 'pod');
   const parts = s.split('/');
-  if (parts.length !== 2) throw new UsageError(`expected a pod as <namespace>/<name>, got "${s}"`);
+  if (parts.length !== 2) throw new UsageError(`expected a pod as <namespace>/<name> (or <name> with -n), got "${s}"`);
   return objectRef(parts[0]!, parts[1]!, s, 'pod');
 }
 
-export function parseRef(s: string): Ref {
+/** namespace: -n, for cnr/<name>. */
+export function parseRef(s: string, namespace?: string): Ref {
   const id = parseWorkflowId(s);
   if (id) {
     const node = 'node' in id ? id.node : undefined;
@@ -52,6 +54,7 @@ export function parseRef(s: string): Ref {
     return { kind: 'workflow', id: s, parsed: id };
   }
   const parts = s.split('/');
+  if (parts.length === 2 && parts[0] === 'cnr' && namespace !== undefined) return { kind: 'request', ...objectRef(namespace, parts[1]!, s, 'request') };
   if (parts.length === 2 && parts[0] === 'nm') return { kind: 'maintenance', name: maintenanceName(parts[1]!) };
   if (parts.length === 3 && parts[0] === 'cnr') return { kind: 'request', ...objectRef(parts[1]!, parts[2]!, s, 'request') };
   if (parts.length === 2 && parts[0] !== 'drain' && parts[0] !== 'cnr' && parts[0] !== 'nm-node') return { kind: 'request', ...objectRef(parts[0]!, parts[1]!, s, 'request') };

@@ -2,6 +2,7 @@
 // touch nothing), each failing fast with one line that names the address or the file.
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
 import { apiStatus, createKube, type Kube } from '../../activities/kube.js';
 import { temporalSettings, type TemporalSettings } from '../../shared/temporal.js';
@@ -19,6 +20,8 @@ export class Session {
   constructor(
     readonly settings: TemporalSettings = temporalSettings(),
     private readonly env: Record<string, string | undefined> = process.env,
+    /** --kubeconfig and --context. */
+    private readonly kubeFlags: { kubeconfig?: string; context?: string } = {},
   ) {}
 
   get ctx(): ErrorContext {
@@ -30,16 +33,16 @@ export class Session {
   }
 
   private kubeconfigPath(): string {
-    return this.env.KUBECONFIG || join(homedir(), '.kube', 'config');
+    return this.kubeFlags.kubeconfig || this.env.KUBECONFIG || join(homedir(), '.kube', 'config');
   }
 
   kube(): Kube {
     if (!this.kubeValue) {
       try {
-        this.kubeValue = createKube();
+        this.kubeValue = createKube(this.kubeConfig());
       } catch (err) {
         const e = err as NodeJS.ErrnoException;
-        const source = this.env.KUBECONFIG ? ' (KUBECONFIG)' : '';
+        const source = this.kubeFlags.kubeconfig ? ' (--kubeconfig)' : this.env.KUBECONFIG ? ' (KUBECONFIG)' : '';
         if (e.code === 'ENOENT') throw new CliError(`kubeconfig ${e.path ?? this.kubeconfigPath()}${source} not found`);
         throw new CliError(`kubeconfig ${this.kubeconfigPath()}${source}: ${oneLine(err, this.ctx)}`);
       }
@@ -47,10 +50,23 @@ export class Session {
     return this.kubeValue;
   }
 
+  /** The kubeconfig as kubectl reads it: --kubeconfig over KUBECONFIG, --context over its current-context. */
+  private kubeConfig(): KubeConfig {
+    const kc = new KubeConfig();
+    if (this.kubeFlags.kubeconfig) kc.loadFromFile(this.kubeFlags.kubeconfig);
+    else kc.loadFromDefault();
+    if (this.kubeFlags.context) {
+      if (!kc.getContextObject(this.kubeFlags.context)) throw new CliError(`context ${this.kubeFlags.context} not found in kubeconfig ${this.kubeconfigPath()}`);
+      kc.setCurrentContext(this.kubeFlags.context);
+    }
+    if (!kc.getCurrentCluster()) throw new CliError(`no Kubernetes cluster configured in ${this.kubeconfigPath()}`);
+    return kc;
+  }
+
   async client(): Promise<Client> {
     this.clientValue ??= connectClient(this.settings, { connectTimeout: CONNECT_TIMEOUT }).catch((err: unknown) => {
       const why = err instanceof Error ? err.message.split('\n')[0] : String(err);
-      throw new CliError(`cannot reach Temporal at ${this.settings.address} (TEMPORAL_ADDRESS): ${why}`);
+      throw new CliError(`cannot reach Temporal at ${this.settings.address} (--temporal-address, TEMPORAL_ADDRESS or the temporal CLI profile): ${why}`);
     });
     return this.clientValue;
   }

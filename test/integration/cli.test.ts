@@ -18,6 +18,7 @@ import { DrainFixture, mergePatch } from '../support/drain.js';
 import { MaintenanceFixture } from '../support/maintenance.js';
 import { cli, expectOneLineError, expectUsageError, lines } from '../support/cli.js';
 import { waitFor } from '../support/wait.js';
+import { parse as parseYaml } from 'yaml';
 
 const nowhere = { TEMPORAL_ADDRESS: '127.0.0.1:1', KUBECONFIG: '/nonexistent/slipway-kubeconfig' };
 
@@ -25,7 +26,7 @@ describe('without any server', () => {
   test.each([[['--help']], [['help']], [['drain', '--help']], [['help', 'cycle']], [['cycle', 'workers', '-h']]])('%j prints usage and exits 0', async (args) => {
     const r = await cli(args, nowhere);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^usage: slipway /);
+    expect(r.stdout).toMatch(/Usage:\n {2}slipway /);
     expect(r.stderr).toBe('');
   });
 
@@ -143,6 +144,11 @@ describe('drains from the CLI', () => {
     expect(status.stdout).toContain(`Draining: Drain not completed yet`);
     expect(status.stdout).toContain('The disruption budget db needs 1 healthy pods');
 
+    // #25.1 -o json: one document, the drain's own status in it.
+    const json = await cli(['status', '-o', 'json', f.node], env());
+    expect({ code: json.code, stderr: json.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(JSON.parse(json.stdout)).toMatchObject({ apiVersion: 'cli.slipway.dev/v1', kind: 'Status', target: 'drain', workflowId: `drain/${f.node}`, state: 'running', status: { phase: 'Draining' } });
+
     const retry = await cli(['retry-now', f.node], env());
     expect({ code: retry.code, stdout: retry.stdout.trim() }).toEqual({ code: 0, stdout: `sent retry-now to drain/${f.node}` });
     expectOneLineError(await cli(['skip-pod', f.node, `${f.ns}/nope`], env()), `pod ${f.ns}/nope not found`);
@@ -159,6 +165,15 @@ describe('drains from the CLI', () => {
     const ok = await cli(['inventory', '--selector', `${NODE_GROUP_LABEL}=${f.group}`], env());
     expect(ok.code).toBe(0);
     expect(ok.stdout).toMatch(new RegExp(`${f.group}\\s+2\\s+2\\s+1`));
+  });
+
+  test('#25.1 inventory -o json|yaml: one document of the groups', async () => {
+    const selector = `${NODE_GROUP_LABEL}=${f.group}`;
+    const json = await cli(['inventory', '--selector', selector, '-o', 'json'], env());
+    expect({ code: json.code, stderr: json.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(JSON.parse(json.stdout)).toEqual({ apiVersion: 'cli.slipway.dev/v1', kind: 'Inventory', selector, groups: { [f.group]: { total: 2, ready: 2, cordoned: 1 } } });
+    const yaml = await cli(['-o', 'yaml', 'inventory', '--selector', selector], env());
+    expect(parseYaml(yaml.stdout)).toEqual(JSON.parse(json.stdout));
   });
 
   test('a missing workflow and a missing request are named, in one line', async () => {
@@ -250,6 +265,21 @@ describe('cycle requests from the CLI', () => {
       expect(r.stdout).toContain('disruption budget app');
     }
 
+    // #25.1 -o yaml / -o json: one document each, the cycle's status in it; -n with cnr/<name>.
+    const doc = await cli(['status', `cnr/${name}`, '-n', f.ns, '-o', 'yaml'], env());
+    expect({ code: doc.code, stderr: doc.stderr }).toEqual({ code: 0, stderr: '' });
+    const d = parseYaml(doc.stdout) as { kind: string; target: string; workflowId: string; state: string; status: { nodes: { nodeName: string; phase: string }[] } };
+    expect(d).toMatchObject({ apiVersion: 'cli.slipway.dev/v1', kind: 'Status', target: 'request', workflowId: id, state: 'running' });
+    expect(d.status.nodes).toContainEqual(expect.objectContaining({ nodeName: node, phase: 'DrainingPods' }));
+    const dry = await cli(['cycle', f.group, '-n', f.ns, '--dry-run', '--concurrency', '1', '-o', 'json'], env());
+    expect({ code: dry.code, stderr: dry.stderr }).toEqual({ code: 0, stderr: '' });
+    const plan = JSON.parse(dry.stdout) as { nodes: string[]; batches: string[][] };
+    expect(plan).toMatchObject({ apiVersion: 'cli.slipway.dev/v1', kind: 'CycleDryRun', request: { namespace: f.ns }, nodeGroups: [f.group], method: 'Drain', concurrency: 1, missingNodes: [] });
+    // The group's nodes now (the cycle may have added a replacement), one per batch at concurrency 1.
+    expect(plan.nodes.length).toBeGreaterThan(0);
+    for (const n of plan.nodes) expect(n.startsWith(`${f.group}-`)).toBe(true);
+    expect(plan.batches).toEqual(plan.nodes.map((n) => [n]));
+
     const byNode = await cli(['status', node!], env());
     expect(byNode.code).toBe(0);
     expect(byNode.stdout).toContain(`${drainId} (Web UI: `);
@@ -321,6 +351,15 @@ describe("a NodeMaintenance's drain blocked by PDBs, from the CLI", () => {
     const retry = await cli(['retry-now', node], env());
     expect({ code: retry.code, stdout: retry.stdout.trim() }).toEqual({ code: 0, stdout: `sent retry-now to nm-node/${node}` });
   }, 120_000);
+
+  test('#25.1 maintenance <name> plan -o json and status nm/<name> -o json: one document each', async () => {
+    const plan = await cli(['maintenance', name(), 'plan', '-o', 'json'], env());
+    expect({ code: plan.code, stderr: plan.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(JSON.parse(plan.stdout)).toMatchObject({ apiVersion: 'cli.slipway.dev/v1', kind: 'MaintenancePlan', workflowId: expect.stringMatching(new RegExp(`^nm/${name()}/`)), fresh: expect.any(Boolean), plan: { name: name(), stage: 'Drain' } });
+    const status = await cli(['-o', 'json', 'status', `nm/${name()}`], env());
+    expect({ code: status.code, stderr: status.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(JSON.parse(status.stdout)).toMatchObject({ kind: 'Status', target: 'maintenance', state: 'running', status: { stage: 'Drain' } });
+  }, 60_000);
 
   test('#24.9 a forced pod deletion (and a skip) on a maintenance\'s node is recorded on the NodeMaintenance: a Warning Event and a line in its status', async () => {
     const force = await cli(['force-delete-pod', `nm/${name()}`, pods.web!, '--reason', 'stuck terminating'], env());

@@ -1,7 +1,8 @@
 // The CLI's command line, parsed before anything connects: what is accepted, what is refused and
 // with which words; references (requests, nodes, drain IDs) and the workflow IDs they map to.
 import type { V1Pod } from '@kubernetes/client-node';
-import { parseCommand, usage, type Command } from '../../starter/cli/args.js';
+import { parseCommand, type Command } from '../../starter/cli/args.js';
+import { usage } from '../../starter/cli/help.js';
 import { run } from '../../starter/cli/main.js';
 import { UsageError } from '../../starter/cli/errors.js';
 import { podsLeft } from '../../starter/cli/pods.js';
@@ -136,7 +137,7 @@ describe('references', () => {
       node: 'n1',
       reason: 'maintenance',
     });
-    expect(refusal('force-delete-pod drain/n1 web-0')).toBe('expected a pod as <namespace>/<name>, got "web-0"');
+    expect(refusal('force-delete-pod drain/n1 web-0')).toBe('expected a pod as <namespace>/<name> (or <name> with -n), got "web-0"');
     expect(refusal('retry-now drain/n1 extra')).toBe('unexpected argument "extra" for retry-now');
   });
 });

@@ -2,7 +2,8 @@
 // nm/<name> references for status and the pod signals, and the status text (stage, conditions, plan
 // position, per-node targets as plan entries, messages with blockers, counts, limitedBy).
 import { DEFAULT_DRAIN_PLAN } from '../../api/drain-plan.js';
-import { parseCommand, usage, type Command } from '../../starter/cli/args.js';
+import { parseCommand, type Command } from '../../starter/cli/args.js';
+import { usage } from '../../starter/cli/help.js';
 import { UsageError } from '../../starter/cli/errors.js';
 import { renderMaintenance } from '../../starter/cli/maintenance-render.js';
 import { parseRef } from '../../starter/cli/refs.js';
@@ -46,7 +47,7 @@ describe('maintenance <name> stage|status', () => {
 
   test('is listed in the help', () => {
     expect(usage()).toMatch(/^ {2}maintenance +a NodeMaintenance/m);
-    expect(usage('maintenance')).toContain('usage: slipway maintenance <name> <action> [<stage>] [--reason <text>]');
+    expect(usage('maintenance')).toContain('slipway maintenance <name> <action> [<stage>] [flags]');
   });
 });
 
