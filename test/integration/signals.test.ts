@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { kubeConfigVia } from '../support/bridge.js';
-import { uniqueName } from '../support/cluster.js';
+import { createNamespace, testCluster, uniqueName } from '../support/cluster.js';
 import { waitFor } from '../support/wait.js';
 
 type Line = Record<string, unknown>;
@@ -139,3 +139,20 @@ describe('#25.3 the worker logs JSON lines', () => {
     expect(lines(p).filter((l) => 'notJson' in l)).toEqual([]);
   }, 120_000);
 });
+
+test('#25.3 a running bridge names the Lease it leads on its lines, and stops cleanly on SIGTERM', async () => {
+  const c = testCluster();
+  const ns = uniqueName('signals');
+  await createNamespace(c, ns);
+  try {
+    const p = start('dist/starter/bridge/main.js', { SLIPWAY_WATCH_NAMESPACE: ns, SLIPWAY_LEADER_NAMESPACE: ns, SLIPWAY_NODE_MAINTENANCES: 'false', SLIPWAY_TASK_QUEUE: uniqueName('signals-tq') });
+    const leading = () => lines(p).find((l) => typeof l.msg === 'string' && / is the leader /.test(l.msg));
+    await waitFor('the bridge leading', async () => leading(), { timeoutMs: 60_000, intervalMs: 200 });
+    expect(leading()).toMatchObject({ component: 'bridge', kind: 'Lease', namespace: ns, name: 'slipway-bridge', level: 'info' });
+    expect(await sigterm(p, 30_000)).toBe('exit 0');
+    expect(lines(p).find((l) => typeof l.msg === 'string' && /released by/.test(l.msg))).toMatchObject({ kind: 'Lease', namespace: ns });
+    expect(lines(p).filter((l) => 'notJson' in l)).toEqual([]);
+  } finally {
+    await c.core.deleteNamespace({ name: ns }).catch(() => undefined);
+  }
+}, 120_000);
