@@ -156,7 +156,7 @@ export class Bridge {
         m.reconciler
           .sweep(this.o.orphanGraceMs ?? 60_000)
           .catch((err: unknown) => {
-            if (!(err instanceof NotLeaderError)) this.o.log(`looking for maintenance workflows without an object: ${err instanceof Error ? err.message : String(err)}`);
+            if (!(err instanceof NotLeaderError)) this.o.log(`looking for maintenance workflows without an object: ${err instanceof Error ? err.message : String(err)}`, { level: 'warn' });
           })
           .finally(() => {
             sweeping = false;

@@ -93,7 +93,7 @@ export class PreviewFeed {
         listErrors: 'retry',
         backoff: { initialMs: 500, maxMs: 10_000 },
         signal: stop.signal,
-        log: this.o.log,
+        log: (msg: string) => this.o.log(msg, { level: 'warn', path }), // its only lines: watch errors, retried
       });
     };
     // Literal paths: the RBAC test reads what the bridge watches from here.

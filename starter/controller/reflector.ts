@@ -52,6 +52,7 @@ export async function runReflector<T extends KubernetesObject>(o: ReflectorOptio
     listErrors: 'retry',
     backoff: o.backoff ?? { initialMs: 250, maxMs: 10_000 },
     signal: o.signal,
-    log: o.log,
+    // Its only lines are watch or list errors, retried: warnings about this collection.
+    log: o.log && ((msg: string) => o.log!(msg, { level: 'warn', path: o.path })),
   });
 }
