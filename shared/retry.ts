@@ -2,8 +2,10 @@
 // a node reboot) keeps trying with capped backoff and says so in one line per try, instead of
 // exiting with a stack trace into a crash loop.
 
+import type { Log } from './log.js';
+
 export interface UntilOptions {
-  log: (line: string) => void;
+  log: Log;
   initialDelayMs?: number;
   maxDelayMs?: number;
   /** Stops the waiting (process shutdown): the last error is thrown. */
@@ -20,7 +22,7 @@ export async function untilReachable<T>(what: string, attempt: () => Promise<T>,
       return value;
     } catch (err) {
       if (o.signal?.aborted) throw err;
-      o.log(`${what} unreachable (${oneLine(err)}); retrying in ${Math.round(delay / 1000)}s (attempt ${n})`);
+      o.log(`${what} unreachable (${oneLine(err)}); retrying in ${Math.round(delay / 1000)}s (attempt ${n})`, { level: 'warn', server: what, attempt: n });
       if (o.signal?.aborted) throw err; // aborted while logging: no wait
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, delay);

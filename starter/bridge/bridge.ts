@@ -24,6 +24,7 @@ import { isCycleStatus } from './status.js';
 import { cycleWorkflows } from './temporal.js';
 import { WorkflowTrackers } from './tracker.js';
 import { cycleStateSeen, mirrorLag, reconcileHooks, reconcileKindsKnown, setBridgeView, type BridgeView } from './metrics.js';
+import type { Log } from '../../shared/log.js';
 
 /** The shortest time between two status queries of one busy workflow. */
 const QUERY_INTERVAL_MS = 250;
@@ -56,7 +57,7 @@ export interface BridgeOptions {
   concurrency?: number;
   isLeader: () => boolean;
   stats: BridgeStats;
-  log: (msg: string) => void;
+  log: Log;
 }
 
 export class Bridge {
@@ -72,6 +73,7 @@ export class Bridge {
   constructor(private readonly o: BridgeOptions) {
     const objects = new CycleObjects(o.kube.config, o.namespace);
     const controller = (this.controller = new Controller({
+      kind: 'CycleNodeRequest',
       kc: o.kube.config,
       concurrency: o.concurrency,
       resyncIntervalMs: o.resyncIntervalMs,
@@ -154,7 +156,7 @@ export class Bridge {
         m.reconciler
           .sweep(this.o.orphanGraceMs ?? 60_000)
           .catch((err: unknown) => {
-            if (!(err instanceof NotLeaderError)) this.o.log(`looking for maintenance workflows without an object: ${err instanceof Error ? err.message : String(err)}`);
+            if (!(err instanceof NotLeaderError)) this.o.log(`looking for maintenance workflows without an object: ${err instanceof Error ? err.message : String(err)}`, { level: 'warn' });
           })
           .finally(() => {
             sweeping = false;
@@ -176,6 +178,7 @@ export class Bridge {
 function maintenanceTerm(o: BridgeOptions) {
   const objects = new MaintenanceObjects(o.kube.config);
   const controller = new Controller({
+    kind: 'NodeMaintenance',
     kc: o.kube.config,
     concurrency: o.concurrency,
     resyncIntervalMs: o.resyncIntervalMs,

@@ -18,6 +18,7 @@ import type { ListPage } from '../controller/reflector.js';
 import { collectionPath } from './objects.js';
 import { NotLeaderError } from './reconciler.js';
 import { reconcileHooks } from './metrics.js';
+import type { Log } from '../../shared/log.js';
 
 const RESOURCE = { group: GROUP, version: VERSION, plural: NODE_DISRUPTION_BUDGET.plural } as const;
 
@@ -65,9 +66,10 @@ export class BudgetReconciler {
 }
 
 /** The NodeDisruptionBudget kind's controller for one leadership term. */
-export function budgetTerm(o: { kube: Kube; kc: KubeConfig; client: Client; resyncIntervalMs?: number; isLeader: () => boolean; recordEvent: (e: EventInput) => Promise<void>; log: (m: string) => void }) {
+export function budgetTerm(o: { kube: Kube; kc: KubeConfig; client: Client; resyncIntervalMs?: number; isLeader: () => boolean; recordEvent: (e: EventInput) => Promise<void>; log: Log }) {
   const custom = o.kc.makeApiClient(CustomObjectsApi);
   const controller = new Controller({
+    kind: 'NodeDisruptionBudget',
     kc: o.kc,
     resyncIntervalMs: o.resyncIntervalMs,
     quietError: (err) => err instanceof NotLeaderError,

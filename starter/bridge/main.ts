@@ -1,6 +1,8 @@
 // The CRD bridge process (`node dist/starter/bridge/main.js`): turns CycleNodeRequests into cycle
 // workflows and NodeMaintenances into maintenance workflows, and mirrors their state back into status. Several replicas may run; a Lease elects the
-// one that acts. SIGINT/SIGTERM stop it cleanly (the lease is released for the next replica).
+// one that acts. SIGINT/SIGTERM are handled from the first line (as PID 1 Node has no default action
+// for them): while waiting for the servers they exit at once; once running they stop it cleanly (the
+// lease is released for the next replica), and a second signal exits at once. Logs: shared/log.ts.
 //
 // Environment: the worker's (KUBECONFIG, TEMPORAL_*, SLIPWAY_TASK_QUEUE), plus
 //   SLIPWAY_WATCH_NAMESPACE   only this namespace's requests (default: all; NodeMaintenances are cluster-scoped)
@@ -27,6 +29,7 @@ import { runWhileLeading } from '../controller/term.js';
 import { emptyStats, type BridgeStats } from './reconciler.js';
 import { setLeaderCheck } from './metrics.js';
 import { bridgeRegistry, servedRegistry } from '../../shared/metrics.js';
+import { lineLog, logger, type Log } from '../../shared/log.js';
 
 export const LEASE_NAME = 'slipway-bridge';
 const SA_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
@@ -63,8 +66,8 @@ export interface StartBridgeOptions {
   taskCheckIntervalMs?: number;
   queryTimeoutMs?: number;
   resyncIntervalMs?: number;
-  /** One line per action (default: stdout with a timestamp). */
-  log?: (line: string) => void;
+  /** One line per action (default: the process's logger, component bridge). */
+  log?: Log;
 }
 
 export interface RunningBridge {
@@ -94,7 +97,7 @@ export const defaultIdentity = (env: Record<string, string | undefined> = proces
 
 /** Runs leader election and, while leading, the bridge. */
 export async function startBridge(opts: StartBridgeOptions = {}): Promise<RunningBridge> {
-  const log = opts.log ?? ((line: string) => console.log(`${new Date().toISOString()} slipway bridge: ${line}`));
+  const log = opts.log ?? lineLog(logger('bridge'));
   const settings = opts.settings ?? temporalSettings();
   const kube = opts.kube ?? createKube();
   const ownClient = !opts.client;
@@ -139,7 +142,7 @@ export async function startBridge(opts: StartBridgeOptions = {}): Promise<Runnin
       log(`reconciling CycleNodeRequests in ${namespace ?? 'all namespaces'}${opts.maintenances === false ? '' : ' and NodeMaintenances (cluster-scoped)'}${allowedNamespaces ? ` (acting only for ${allowedNamespaces.join(', ')})` : ''}, task queue ${taskQueue}`),
   });
   setLeaderCheck(() => leading.isLeader());
-  log(`identity ${leading.identity}; lease ${leaseNamespace}/${leaseName}; Temporal ${settings.address} namespace ${settings.namespace}`);
+  log(`identity ${leading.identity}; lease ${leaseNamespace}/${leaseName}; Temporal ${settings.address} namespace ${settings.namespace}`, { kind: 'Lease', namespace: leaseNamespace, name: leaseName, identity: leading.identity });
 
   return {
     identity: leading.identity,
@@ -154,7 +157,28 @@ export async function startBridge(opts: StartBridgeOptions = {}): Promise<Runnin
 }
 
 async function main(): Promise<void> {
-  const log = (line: string) => console.log(`${new Date().toISOString()} slipway bridge: ${line}`);
+  const root = logger('bridge');
+  const log = lineLog(root);
+  // Installed before anything connects: a signal while waiting for the servers exits at once.
+  let running: { stop(): Promise<void> } | undefined;
+  let exiting = false;
+  const shutdown = (sig: NodeJS.Signals) => {
+    if (!running || exiting) {
+      log(`${sig}: exiting`, { signal: sig });
+      process.exit(0);
+    }
+    exiting = true;
+    log(`${sig}: stopping`, { signal: sig });
+    running.stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        root.error({ err }, 'stopping failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', shutdown);
+  process.on('SIGTERM', shutdown);
   // Started before the apiserver or Temporal answers: wait (one line per try), not ready meanwhile.
   let state: Readiness = { ready: false, reason: 'starting' };
   let bridge: RunningBridge | undefined;
@@ -171,7 +195,7 @@ async function main(): Promise<void> {
   const client = await untilReachable(`Temporal at ${settings.address}`, () => connectClient(settings), { log });
   const started = (bridge = await startBridge({ kube, client, settings, log, maintenances: process.env.SLIPWAY_NODE_MAINTENANCES !== 'false', nodeGroups: process.env.SLIPWAY_NODE_GROUPS !== 'false', budgets: process.env.SLIPWAY_NODE_DISRUPTION_BUDGETS !== 'false' }));
   state = { ready: true, reason: 'electing' };
-  const running = {
+  running = {
     stop: async () => {
       state = { ready: false, reason: 'stopping' };
       await started.stop();
@@ -179,26 +203,11 @@ async function main(): Promise<void> {
       await probes?.close();
     },
   };
-  let exiting = false;
-  const shutdown = (sig: string) => {
-    if (exiting) return;
-    exiting = true;
-    console.log(`${new Date().toISOString()} slipway bridge: ${sig}: stopping`);
-    running.stop().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        console.error(err);
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGINT', () => shutdown('SIGINT'));
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   main().catch((err: unknown) => {
-    console.error(err);
+    logger('bridge').fatal({ err }, 'bridge failed');
     process.exit(1);
   });
 }

@@ -26,6 +26,7 @@ import { NotLeaderError, type BridgeStats } from './reconciler.js';
 import { closedGeneration, invalidSpecMessage } from './status.js';
 import { closedMaintenance } from './maintenance-status.js';
 import type { Tracked, WorkflowTrackers } from './tracker.js';
+import { objectFields, type Log } from '../../shared/log.js';
 
 export interface MaintenanceReconcilerDeps {
   maintenances: ObjectCache<NodeMaintenanceObject>;
@@ -38,7 +39,7 @@ export interface MaintenanceReconcilerDeps {
   /** Checked before every write: only the leader writes. */
   isLeader: () => boolean;
   stats: BridgeStats;
-  log: (msg: string) => void;
+  log: Log;
   now?: () => Date;
 }
 
@@ -82,7 +83,7 @@ export class MaintenanceReconciler {
       });
       this.d.stats.workflowsStarted++;
       if (!started.existing) failpoint('bridge.nm.after-start');
-      this.d.log(`${key}: ${started.existing ? 'workflow exists' : 'started workflow'} ${workflowId} run ${started.runId} — ${webUiLink(workflowId)}`);
+      this.d.log(`${key}: ${started.existing ? 'workflow exists' : 'started workflow'} ${workflowId} run ${started.runId} — ${webUiLink(workflowId)}`, { ...objectFields('NodeMaintenance', key), workflowId });
       this.sentAllow.set(key, { uid, allow });
       t = this.d.trackers.track({ key, uid, workflowId, runId: started.runId || undefined, generation: obj.metadata.generation });
     } else {
@@ -122,7 +123,7 @@ export class MaintenanceReconciler {
       : { applied: false as const, reason: invalidSpecMessage(parsed.error) };
     if ('closed' in outcome && outcome.closed) {
       // It closed first (Complete from Idle ends at once): its close report settles the generation.
-      this.d.log(`${key}: generation ${change.generation} not sent, workflow ${t.workflowId} has closed`);
+      this.d.log(`${key}: generation ${change.generation} not sent, workflow ${t.workflowId} has closed`, { ...objectFields('NodeMaintenance', key), workflowId: t.workflowId });
       if (t.closed) await this.observeClosed(obj, t);
       return;
     }
@@ -132,7 +133,7 @@ export class MaintenanceReconciler {
     if (!outcome.applied) {
       await this.event(obj, 'Warning', 'SpecChangeRefused', `${what} not applied: ${outcome.reason}`, `SpecChangeRefused/${t.workflowId}/${change.generation}/${change.allowAllNodes}`);
     }
-    this.d.log(`${key}: ${what} ${outcome.applied ? `applied (stage ${outcome.stage})` : `refused: ${outcome.reason}`}`);
+    this.d.log(`${key}: ${what} ${outcome.applied ? `applied (stage ${outcome.stage})` : `refused: ${outcome.reason}`}`, objectFields('NodeMaintenance', key));
   }
 
   /**
@@ -148,7 +149,7 @@ export class MaintenanceReconciler {
     if (seen.applied || obj.metadata.deletionTimestamp) return;
     const why = `workflow ${t.workflowId} has ${t.closed!.statusName.toLowerCase().replace(/_/g, ' ')}`;
     await this.event(obj, 'Warning', 'SpecChangeRefused', `generation ${seen.generation} not applied: ${why}`, `SpecChangeRefused/${t.workflowId}/${seen.generation}/closed`);
-    this.d.log(`${t.key}: generation ${seen.generation} not applied: ${why}`);
+    this.d.log(`${t.key}: generation ${seen.generation} not applied: ${why}`, objectFields('NodeMaintenance', t.key));
   }
 
   /**
@@ -164,7 +165,7 @@ export class MaintenanceReconciler {
       this.mustLead();
       const told = await this.d.workflows.deleting(id);
       this.toldOrphans.add(id);
-      if (told) this.d.log(`${id}: its NodeMaintenance is gone; told the workflow`);
+      if (told) this.d.log(`${id}: its NodeMaintenance is gone; told the workflow`, { workflowId: id });
     }
   }
 
@@ -185,7 +186,7 @@ export class MaintenanceReconciler {
     this.mustLead();
     const told = await this.d.workflows.deleting(t.workflowId);
     t.cancelRequested = true;
-    this.d.log(`${key}: deleted; ${told ? `told workflow ${t.workflowId}` : `workflow ${t.workflowId} is not running`}`);
+    this.d.log(`${key}: deleted; ${told ? `told workflow ${t.workflowId}` : `workflow ${t.workflowId} is not running`}`, { ...objectFields('NodeMaintenance', key), workflowId: t.workflowId });
   }
 
   private async deleting(obj: NodeMaintenanceObject, tracked: T | undefined): Promise<void> {
@@ -213,7 +214,7 @@ export class MaintenanceReconciler {
           try {
             cur = await this.d.objects.patchStage(obj, 'Complete');
             this.d.maintenances.put(cur);
-            this.d.log(`${key}: deleted; spec.stage set to Complete`);
+            this.d.log(`${key}: deleted; spec.stage set to Complete`, objectFields('NodeMaintenance', key));
             failpoint('bridge.nm.after-stage-complete');
           } catch (err) {
             if (apiStatus(err) === 404 || apiStatus(err) === 409) return; // gone or recreated: its own events follow
@@ -228,17 +229,17 @@ export class MaintenanceReconciler {
       }
       case 'stuck':
         await this.apply(obj, want);
-        this.d.log(`${key}: deleting, but ${step.why}; the finalizer ${MAINTENANCE_FINALIZER} stays until the nodes are released`);
+        this.d.log(`${key}: deleting, but ${step.why}; the finalizer ${MAINTENANCE_FINALIZER} stays until the nodes are released`, objectFields('NodeMaintenance', key));
         return;
       case 'release': {
         await this.apply(obj, want).catch((err: unknown) => {
           if (err instanceof NotLeaderError) throw err;
-          this.d.log(`${key}: final status not mirrored (${err instanceof Error ? err.message : String(err)}); removing the finalizer anyway`);
+          this.d.log(`${key}: final status not mirrored (${err instanceof Error ? err.message : String(err)}); removing the finalizer anyway`, objectFields('NodeMaintenance', key));
         });
         if (obj.metadata.finalizers?.includes(MAINTENANCE_FINALIZER)) failpoint('bridge.nm.before-finalizer-removal');
         if (await this.removeFinalizer(obj)) {
           this.d.stats.finalizersRemoved++;
-          this.d.log(`${key}: removed finalizer ${MAINTENANCE_FINALIZER}${t ? ` (workflow ${t.workflowId} completed)` : ' (no workflow)'}`);
+          this.d.log(`${key}: removed finalizer ${MAINTENANCE_FINALIZER}${t ? ` (workflow ${t.workflowId} completed)` : ' (no workflow)'}`, { ...objectFields('NodeMaintenance', key), workflowId: t?.workflowId });
         }
         if (t) this.d.trackers.untrack(t.uid);
         return;
@@ -279,10 +280,10 @@ export class MaintenanceReconciler {
       this.d.maintenances.put(updated);
     } catch (err) {
       if (apiStatus(err) !== 404) throw err;
-      this.d.log(`/${obj.metadata.name}: status not written, the object is gone`);
+      this.d.log(`/${obj.metadata.name}: status not written, the object is gone`, objectFields('NodeMaintenance', `/${obj.metadata.name}`));
       return;
     }
-    this.d.log(want.invalidSpec ? `/${obj.metadata.name}: ${want.invalidSpec}` : `/${obj.metadata.name}: status ${want.status.next.message ?? ''}`);
+    this.d.log(want.invalidSpec ? `/${obj.metadata.name}: ${want.invalidSpec}` : `/${obj.metadata.name}: status ${want.status.next.message ?? ''}`, objectFields('NodeMaintenance', `/${obj.metadata.name}`));
   }
 
   /** Records an Event on the maintenance (cluster-scoped: in the default namespace, as for Nodes). */

@@ -15,6 +15,7 @@ import type { ListPage } from '../controller/reflector.js';
 import { collectionPath } from './objects.js';
 import { NotLeaderError } from './reconciler.js';
 import { reconcileHooks } from './metrics.js';
+import type { Log } from '../../shared/log.js';
 
 export const NODE_GROUP_OBSERVER_TYPE = 'nodeGroupObserverWorkflow';
 const RESOURCE = { group: GROUP, version: VERSION, plural: NODE_GROUP.plural } as const;
@@ -32,7 +33,7 @@ export class NodeGroupReconciler {
   private readonly seen = new Map<string, { uid: string; as: string }>();
 
   constructor(
-    private readonly o: { groups: ObjectCache<NodeGroupKubeObject>; client: Client; taskQueue: string; isLeader: () => boolean; log: (m: string) => void },
+    private readonly o: { groups: ObjectCache<NodeGroupKubeObject>; client: Client; taskQueue: string; isLeader: () => boolean; log: Log },
   ) {}
 
   async reconcile(key: string): Promise<void> {
@@ -65,7 +66,7 @@ export class NodeGroupReconciler {
       typedSearchAttributes: [{ key: ObjectAttr, value: `NodeGroup/${name}` }],
       staticSummary: `drift observer of NodeGroup ${name}`,
     });
-    if (!last) this.o.log(`NodeGroup ${name}: drift observer ${workflowId} running`);
+    if (!last) this.o.log(`NodeGroup ${name}: drift observer ${workflowId} running`, { kind: 'NodeGroup', name, workflowId });
     this.seen.set(name, { uid: obj.metadata.uid, as });
   }
 
@@ -79,9 +80,10 @@ export class NodeGroupReconciler {
 }
 
 /** The NodeGroup kind's controller for one leadership term. */
-export function nodeGroupTerm(o: { kc: KubeConfig; client: Client; taskQueue: string; resyncIntervalMs?: number; isLeader: () => boolean; log: (m: string) => void }) {
+export function nodeGroupTerm(o: { kc: KubeConfig; client: Client; taskQueue: string; resyncIntervalMs?: number; isLeader: () => boolean; log: Log }) {
   const custom = o.kc.makeApiClient(CustomObjectsApi);
   const controller = new Controller({
+    kind: 'NodeGroup',
     kc: o.kc,
     resyncIntervalMs: o.resyncIntervalMs,
     quietError: (err) => err instanceof NotLeaderError,

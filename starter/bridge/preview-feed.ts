@@ -13,6 +13,7 @@ import { listWatch, type WatchEventType } from '../../activities/listwatch.js';
 import type { NodeSelector } from '../../api/node-maintenance.js';
 import type { PreviewInputs, PreviewReadFrom } from '../../shared/maintenance-preview.js';
 import { Debounce, PreviewWatchers, type FeedEventType } from './preview-inputs.js';
+import type { Log } from '../../shared/log.js';
 
 export interface IdlePreview {
   workflowId: string;
@@ -28,7 +29,7 @@ export interface PreviewFeedOptions {
   isLeader: () => boolean;
   /** Counts the signals sent (previewSignals). */
   stats: { previewSignals: number };
-  log: (msg: string) => void;
+  log: Log;
   settleMs?: number;
   settleMaxMs?: number;
 }
@@ -97,7 +98,7 @@ export class PreviewFeed {
         listErrors: 'retry',
         backoff: { initialMs: 500, maxMs: 10_000 },
         signal: stop.signal,
-        log: this.o.log,
+        log: (msg: string) => this.o.log(msg, { level: 'warn', path }), // its only lines: watch errors, retried
       });
     };
     // Literal paths: the RBAC test reads what the bridge watches from here.
@@ -158,7 +159,7 @@ export class PreviewFeed {
     try {
       if (await this.o.tell(id)) this.o.stats.previewSignals++;
     } catch (err) {
-      this.o.log(`preview feed: telling ${id} its preview's inputs changed: ${err instanceof Error ? err.message : String(err)} (its own refresh covers it)`);
+      this.o.log(`preview feed: telling ${id} its preview's inputs changed: ${err instanceof Error ? err.message : String(err)} (its own refresh covers it)`, { workflowId: id, level: 'warn' });
     }
   }
 }

@@ -20,6 +20,7 @@ import { closedGeneration, invalidSpecMessage } from './status.js';
 import type { CycleWorkflows } from './temporal.js';
 import type { Tracked, TrackerCounts, WorkflowTrackers } from './tracker.js';
 import { failpoint } from '../../shared/failpoint.js';
+import { objectFields, type Log } from '../../shared/log.js';
 
 export interface BridgeStats extends TrackerCounts {
   /** Start requests sent (a request for an ID already taken attaches to it: still one execution). */
@@ -60,7 +61,7 @@ export interface ReconcilerDeps {
   /** Checked before every write: only the leader writes. */
   isLeader: () => boolean;
   stats: BridgeStats;
-  log: (msg: string) => void;
+  log: Log;
   now?: () => Date;
   /** Requests in other namespaces are refused with an Event (desired.ts namespaceRefusal); undefined: all. */
   allowedNamespaces?: readonly string[];
@@ -109,7 +110,7 @@ export class Reconciler {
         CycleNodeRequestSpec.parse(obj.spec),
       );
       this.d.stats.workflowsStarted++;
-      this.d.log(`${key}: ${started.existing ? 'workflow exists' : 'started workflow'} ${workflowId} run ${started.runId} — ${webUiLink(workflowId)}`);
+      this.d.log(`${key}: ${started.existing ? 'workflow exists' : 'started workflow'} ${workflowId} run ${started.runId} — ${webUiLink(workflowId)}`, { ...objectFields('CycleNodeRequest', key), workflowId });
       t = this.d.trackers.track({ key, uid: obj.metadata.uid, workflowId, runId: started.runId || undefined, generation: obj.metadata.generation });
       failpoint('bridge.cnr.after-start');
       return this.apply(withFinalizer, this.desired(withFinalizer, t));
@@ -141,7 +142,7 @@ export class Reconciler {
       : { applied: false as const, reason: invalidSpecMessage(parsed.error) };
     if ('closed' in outcome && outcome.closed) {
       // It finished first: its close report settles the generation (observeClosed).
-      this.d.log(`${objectKey(obj.metadata.namespace, obj.metadata.name)}: spec generation ${generation} not sent, workflow ${t.workflowId} has closed`);
+      this.d.log(`${objectKey(obj.metadata.namespace, obj.metadata.name)}: spec generation ${generation} not sent, workflow ${t.workflowId} has closed`, { ...objectFields('CycleNodeRequest', objectKey(obj.metadata.namespace, obj.metadata.name)), workflowId: t.workflowId });
       if (t.closed) await this.observeClosed(obj, t);
       return;
     }
@@ -151,7 +152,7 @@ export class Reconciler {
     } else {
       await this.event(obj, 'Warning', 'SpecChangeRefused', `generation ${generation} not applied: ${outcome.reason}`, `SpecChangeRefused/${t.workflowId}/${generation}`);
     }
-    this.d.log(`${objectKey(obj.metadata.namespace, obj.metadata.name)}: spec generation ${generation} ${outcome.applied ? `applied (concurrency ${outcome.concurrency})` : `refused: ${outcome.reason}`}`);
+    this.d.log(`${objectKey(obj.metadata.namespace, obj.metadata.name)}: spec generation ${generation} ${outcome.applied ? `applied (concurrency ${outcome.concurrency})` : `refused: ${outcome.reason}`}`, objectFields('CycleNodeRequest', objectKey(obj.metadata.namespace, obj.metadata.name)));
   }
 
   /** A finished request takes no edit: the generation counts as observed all the same, with a Warning saying it was not applied. */
@@ -161,7 +162,7 @@ export class Reconciler {
     t.generation = seen.generation;
     const why = `workflow ${t.workflowId} has ${t.closed!.statusName.toLowerCase().replace(/_/g, ' ')}`;
     await this.event(obj, 'Warning', 'SpecChangeRefused', `generation ${seen.generation} not applied: ${why}`, `SpecChangeRefused/${t.workflowId}/${seen.generation}`);
-    this.d.log(`${objectKey(obj.metadata.namespace, obj.metadata.name)}: spec generation ${seen.generation} not applied: ${why}`);
+    this.d.log(`${objectKey(obj.metadata.namespace, obj.metadata.name)}: spec generation ${seen.generation} not applied: ${why}`, objectFields('CycleNodeRequest', objectKey(obj.metadata.namespace, obj.metadata.name)));
   }
 
   // ---- writes ------------------------------------------------------------------------------------
@@ -177,7 +178,7 @@ export class Reconciler {
       if (!(await this.writeStatus(obj, want.status.patch))) return;
       failpoint('bridge.cnr.after-status');
       const s = want.status.next;
-      this.d.log(want.invalidSpec ? `${key}: ${want.invalidSpec}` : `${key}: status ${s.phase} (${s.nodesCycled ?? 0}/${s.nodesTotal ?? 0}) ${s.message ?? ''}`);
+      this.d.log(want.invalidSpec ? `${key}: ${want.invalidSpec}` : `${key}: status ${s.phase} (${s.nodesCycled ?? 0}/${s.nodesTotal ?? 0}) ${s.message ?? ''}`, objectFields('CycleNodeRequest', key));
     }
     for (const w of want.nodeStatuses) if (!(await this.writeNodeStatus(obj, w))) return;
   }
@@ -192,7 +193,7 @@ export class Reconciler {
       return true;
     } catch (err) {
       if (!isGoneOrTerminating(err)) throw err;
-      this.d.log(`${objectKey(obj.metadata.namespace, obj.metadata.name)}: status not written, the object is gone`);
+      this.d.log(`${objectKey(obj.metadata.namespace, obj.metadata.name)}: status not written, the object is gone`, objectFields('CycleNodeRequest', objectKey(obj.metadata.namespace, obj.metadata.name)));
       return false;
     }
   }
@@ -207,14 +208,14 @@ export class Reconciler {
         created = await this.d.objects.createNodeStatus(w.create);
       } catch (err) {
         if (!isGoneOrTerminating(err)) throw err;
-        this.d.log(`${namespace}/${requestName}: CycleNodeStatus ${w.name} not created: namespace terminating or gone`);
+        this.d.log(`${namespace}/${requestName}: CycleNodeStatus ${w.name} not created: namespace terminating or gone`, objectFields('CycleNodeRequest', `${namespace}/${requestName}`));
         return false;
       }
       if (!created) return true; // exists already; its watch event brings this request back here
       this.d.statuses.put(created);
       this.d.stats.nodeStatusesCreated++;
       failpoint('bridge.cnr.after-node-status');
-      this.d.log(`${namespace}/${requestName}: created CycleNodeStatus ${w.name}`);
+      this.d.log(`${namespace}/${requestName}: created CycleNodeStatus ${w.name}`, objectFields('CycleNodeRequest', `${namespace}/${requestName}`));
     }
     if (!w.patch) return true;
     this.mustLead();
@@ -227,7 +228,7 @@ export class Reconciler {
     }
     this.d.statuses.put(updated);
     this.d.stats.nodeStatusWrites++;
-    this.d.log(`${namespace}/${w.name}: node ${w.node.nodeName} ${w.node.phase}${w.node.message ? ` ${w.node.message}` : ''}`);
+    this.d.log(`${namespace}/${w.name}: node ${w.node.nodeName} ${w.node.phase}${w.node.message ? ` ${w.node.message}` : ''}`, { kind: 'CycleNodeStatus', namespace, name: w.name, node: w.node.nodeName });
     return true;
   }
 
@@ -245,7 +246,7 @@ export class Reconciler {
       this.d.stats.events++;
     } catch (err) {
       if (!isGoneOrTerminating(err)) throw err;
-      this.d.log(`${objectKey(obj.metadata.namespace, obj.metadata.name)}: Event ${reason} not recorded: namespace terminating or gone`);
+      this.d.log(`${objectKey(obj.metadata.namespace, obj.metadata.name)}: Event ${reason} not recorded: namespace terminating or gone`, objectFields('CycleNodeRequest', objectKey(obj.metadata.namespace, obj.metadata.name)));
     }
   }
 
@@ -256,7 +257,7 @@ export class Reconciler {
     const r = await this.updateFinalizers(obj, t, true);
     if (r.changed) {
       this.d.stats.finalizersAdded++;
-      this.d.log(`${objectKey(obj.metadata.namespace, obj.metadata.name)}: added finalizer ${FINALIZER}`);
+      this.d.log(`${objectKey(obj.metadata.namespace, obj.metadata.name)}: added finalizer ${FINALIZER}`, objectFields('CycleNodeRequest', objectKey(obj.metadata.namespace, obj.metadata.name)));
     }
     return r.obj && !r.obj.metadata.deletionTimestamp ? r.obj : undefined;
   }
@@ -303,7 +304,7 @@ export class Reconciler {
     if (!t) {
       const d = await this.d.workflows.describe(workflowId);
       if (d) t = this.d.trackers.track({ key, uid: obj.metadata.uid, workflowId, runId: d.runId, generation: obj.status?.observedGeneration });
-      else this.d.log(`${key}: deleted; no workflow was started`);
+      else this.d.log(`${key}: deleted; no workflow was started`, objectFields('CycleNodeRequest', key));
     }
     if (t && !t.closed) {
       if (!t.cancelRequested) {
@@ -311,7 +312,7 @@ export class Reconciler {
         try {
           await this.d.workflows.cancel(workflowId);
           this.d.stats.cancels++;
-          this.d.log(`${key}: deleted; cancelled workflow ${workflowId}, waiting for it to close`);
+          this.d.log(`${key}: deleted; cancelled workflow ${workflowId}, waiting for it to close`, { ...objectFields('CycleNodeRequest', key), workflowId });
           failpoint('bridge.cnr.after-cancel');
         } catch (err) {
           const d = await this.d.workflows.describe(workflowId);
@@ -327,14 +328,14 @@ export class Reconciler {
     if (t) {
       await this.apply(obj, this.desired(obj, t)).catch((err: unknown) => {
         if (err instanceof NotLeaderError) throw err;
-        this.d.log(`${key}: final status not mirrored (${err instanceof Error ? err.message : String(err)}); removing the finalizer anyway`);
+        this.d.log(`${key}: final status not mirrored (${err instanceof Error ? err.message : String(err)}); removing the finalizer anyway`, objectFields('CycleNodeRequest', key));
       });
     }
     failpoint('bridge.cnr.before-finalizer-removal');
     const r = await this.updateFinalizers(obj, t, false);
     if (r.changed) {
       this.d.stats.finalizersRemoved++;
-      this.d.log(`${key}: removed finalizer ${FINALIZER}${t ? ` (workflow ${t.closed?.statusName})` : ''}`);
+      this.d.log(`${key}: removed finalizer ${FINALIZER}${t ? ` (workflow ${t.closed?.statusName})` : ''}`, objectFields('CycleNodeRequest', key));
     }
     this.d.trackers.untrack(obj.metadata.uid);
   }

@@ -10,6 +10,7 @@ import type { CycleStatus } from '../../workflows/cycle/types.js';
 import { canonical, type ClosedWorkflow } from './status.js';
 import type { TaskFailure } from './task-failure.js';
 import type { TrackedSource } from './temporal.js';
+import type { Log } from '../../shared/log.js';
 
 /** S: what the workflow's status query answers (CycleStatus for a request). */
 export interface Tracked<S = CycleStatus> {
@@ -61,7 +62,7 @@ export interface TrackerOptions<S> {
   /** How often a workflow tree with children, task trouble or failing queries is checked for a failing workflow task. */
   taskCheckIntervalMs: number;
   onChange: (key: string) => void;
-  log: (msg: string) => void;
+  log: Log;
   /** Where to count what following costs (shared by the bridge's trackers; a benchmark prints it). */
   counts?: TrackerCounts;
   /** Each new state (query answers that differ, and the state after the close), for metrics. */
@@ -182,14 +183,14 @@ export class WorkflowTrackers<S = CycleStatus> {
         t.closed = await this.workflows.waitClosed(t.workflowId, t.abort.signal);
         if (!this.live(t)) return;
         if (t.queryTimer) clearTimeout(t.queryTimer);
-        this.o.log(`workflow ${t.workflowId} closed: ${t.closed.statusName}`);
+        this.o.log(`workflow ${t.workflowId} closed: ${t.closed.statusName}`, { workflowId: t.workflowId });
         const last = t.closed.finalState ?? (this.o.isState(t.closed.result) ? t.closed.result : undefined);
         if (last !== undefined) this.o.onState?.(t.uid, last);
         this.o.onChange(t.key);
         return;
       } catch (err) {
         if (!this.live(t)) return;
-        this.o.log(`following ${t.workflowId}: ${errorText(err)} (retrying in ${delay} ms)`);
+        this.o.log(`following ${t.workflowId}: ${errorText(err)} (retrying in ${delay} ms)`, { workflowId: t.workflowId, level: 'warn' });
         await new Promise((r) => setTimeout(r, delay));
         delay = Math.min(delay * 2, 10_000);
       }
@@ -237,7 +238,7 @@ export class WorkflowTrackers<S = CycleStatus> {
         if (ranAt !== undefined) t.ranAt ??= ranAt; // the lag goes on until an answer
         retryAfter = Math.min(this.o.queryIntervalMs * 2 ** Math.min(t.failures, 5), 10_000);
         const msg = errorText(err);
-        if (msg !== t.lastError && !t.closed && this.live(t)) this.o.log(`query ${t.workflowId}: ${msg} (retrying)`);
+        if (msg !== t.lastError && !t.closed && this.live(t)) this.o.log(`query ${t.workflowId}: ${msg} (retrying)`, { workflowId: t.workflowId, level: 'warn' });
         t.lastError = msg;
       })
       .finally(() => {
@@ -270,12 +271,12 @@ export class WorkflowTrackers<S = CycleStatus> {
         const changed = key(f) !== key(t.taskFailure);
         t.taskFailure = f;
         if (!changed) return;
-        this.o.log(f ? `workflow task of ${f.workflowId} failing (attempt ${f.attempt}): ${f.error}` : `workflow ${t.workflowId}: no failing workflow task any more`);
+        this.o.log(f ? `workflow task of ${f.workflowId} failing (attempt ${f.attempt}): ${f.error}` : `workflow ${t.workflowId}: no failing workflow task any more`, { workflowId: f ? f.workflowId : t.workflowId, level: f ? 'warn' : 'info' });
         this.o.onChange(t.key);
       })
       .catch((err: unknown) => {
         const msg = errorText(err);
-        if (msg !== t.lastTaskError && !t.closed && this.live(t)) this.o.log(`checking ${t.workflowId} for failing workflow tasks: ${msg} (retrying)`);
+        if (msg !== t.lastTaskError && !t.closed && this.live(t)) this.o.log(`checking ${t.workflowId} for failing workflow tasks: ${msg} (retrying)`, { workflowId: t.workflowId, level: 'warn' });
         t.lastTaskError = msg;
       })
       .finally(() => {

@@ -7,6 +7,7 @@ import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { ObjectCache, keyOf } from './cache.js';
 import { KeyedQueue } from './queue.js';
 import { runReflector, type ListPage } from './reflector.js';
+import { objectFields, type Log } from '../../shared/log.js';
 
 /** Brings one primary object (by `namespace/name`) to its desired state; level-based and idempotent. */
 export interface Reconciler {
@@ -37,7 +38,9 @@ export interface ControllerOptions {
   onReconcileError?: (key: string, err: unknown) => void;
   /** Each reconcile's end (metrics, controller-runtime's shape): its length and result (requeue: a quiet error). */
   onReconciled?: (seconds: number, result: 'success' | 'error' | 'requeue') => void;
-  log: (msg: string) => void;
+  log: Log;
+  /** The primary objects' kind, on log lines. */
+  kind?: string;
 }
 
 export class Controller {
@@ -118,7 +121,7 @@ export class Controller {
       onError: (key, err, retryIn) => {
         if (this.o.quietError?.(err)) return;
         this.o.onReconcileError?.(key, err);
-        this.o.log(`${key}: reconcile failed: ${err instanceof Error ? err.message : String(err)} (retry in ${retryIn} ms)`);
+        this.o.log(`${key}: reconcile failed: ${err instanceof Error ? err.message : String(err)} (retry in ${retryIn} ms)`, { ...objectFields(this.o.kind ?? 'object', key), level: 'warn' });
       },
     });
     for (const s of this.starts) this.reflectors.push(s());

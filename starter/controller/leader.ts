@@ -6,6 +6,7 @@
 import { V1MicroTime, type CoordinationV1Api, type V1Lease } from '@kubernetes/client-node';
 import { apiStatus } from '../../activities/kube.js';
 import { decideLease, leaseRecordKey, type LeaseView } from './lease.js';
+import type { Log } from '../../shared/log.js';
 
 export interface LeaderElectorOptions {
   coord: CoordinationV1Api;
@@ -22,7 +23,7 @@ export interface LeaderElectorOptions {
   onStartedLeading: () => void;
   /** Called when it stops (lost, not renewed in time, or stop()); awaited before the lease is released. */
   onStoppedLeading: (reason: string) => Promise<void>;
-  log?: (msg: string) => void;
+  log?: Log;
   now?: () => number;
 }
 
@@ -205,6 +206,6 @@ export class LeaderElector {
   }
 
   private log(msg: string): void {
-    this.o.log?.(msg);
+    this.o.log?.(msg, { kind: 'Lease', namespace: this.o.namespace, name: this.o.name });
   }
 }

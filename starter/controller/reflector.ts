@@ -5,6 +5,7 @@
 // watches with bounded exponential backoff while the apiserver is unreachable.
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { listAllPages, listWatch } from '../../activities/listwatch.js';
+import type { Log } from '../../shared/log.js';
 
 export interface ListPage<T> {
   items: T[];
@@ -23,7 +24,7 @@ export interface ReflectorOptions<T extends KubernetesObject> {
   /** Every change the watch reports. */
   onEvent: (type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: T) => void;
   signal: AbortSignal;
-  log?: (msg: string) => void;
+  log?: Log;
   /** The server-side watch timeout; the watch is then resumed. Default 300 s. */
   watchTimeoutSeconds?: number;
   backoff?: { initialMs: number; maxMs: number };
@@ -51,6 +52,7 @@ export async function runReflector<T extends KubernetesObject>(o: ReflectorOptio
     listErrors: 'retry',
     backoff: o.backoff ?? { initialMs: 250, maxMs: 10_000 },
     signal: o.signal,
-    log: o.log,
+    // Its only lines are watch or list errors, retried: warnings about this collection.
+    log: o.log && ((msg: string) => o.log!(msg, { level: 'warn', path: o.path })),
   });
 }

@@ -2,6 +2,7 @@
 // the Lease is won and stopped when it is lost. A previous term's finishes stopping before the next
 // starts, so two never run in one process.
 import { LeaderElector, type LeaderElectorOptions } from './leader.js';
+import type { Log } from '../../shared/log.js';
 
 /** What runs for one term. */
 export interface Term {
@@ -14,7 +15,7 @@ export interface Term {
 export interface WhileLeadingOptions extends Omit<LeaderElectorOptions, 'onStartedLeading' | 'onStoppedLeading'> {
   /** Builds the term's controller; `isLeader` is to be checked before every write. */
   newTerm: (isLeader: () => boolean) => Term;
-  log: (msg: string) => void;
+  log: Log;
   onStarted?: () => void;
 }
 

@@ -43,7 +43,7 @@ const EXCEPTIONS: Array<{ from: string; to: string; why: string }> = [
 ];
 
 /** Node-only modules of shared/ that workflow code must never import (the bundle would refuse them anyway). */
-const NOT_FOR_WORKFLOWS = ['shared/temporal.ts', 'shared/metrics.ts', 'shared/failpoint.ts'];
+const NOT_FOR_WORKFLOWS = ['shared/temporal.ts', 'shared/metrics.ts', 'shared/failpoint.ts', 'shared/log.ts'];
 
 const ROOT = join(dirname(new URL(import.meta.url).pathname), '..', '..');
 
