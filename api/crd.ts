@@ -158,7 +158,8 @@ const META: JsonSchema = {
     description: 'APIVersion defines the versioned schema of this representation of an object: slipway.dev/v1alpha1.',
   },
   kind: { type: 'string', description: 'Kind is the REST resource this object represents, in CamelCase.' },
-  metadata: { type: 'object', description: 'Standard object metadata: name, labels, annotations, generation, …' },
+  // The apiserver refuses anything but type here (metadata's schema is its own).
+  metadata: { type: 'object' },
 };
 
 /** The apiextensions.k8s.io/v1 CustomResourceDefinition for one definition. */
