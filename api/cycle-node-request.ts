@@ -60,7 +60,7 @@ const CycleNodeRequestSpecFields = z
       .max(MAX_CHECKS)
       .optional()
       .meta({ 'x-kubernetes-validations': regexCompilesRules('preTerminationChecks', MAX_CHECKS, '.healthCheck') })
-      .describe('Per old node, after its drain: trigger an endpoint, then poll a health check until it passes, before the node is deleted.'),
+      .describe('Per old node, once it is cordoned and before it is drained: POST to triggerEndpoint, then poll healthCheck until it passes.'),
     skipInitialHealthChecks: z.boolean().default(false).describe('Do not run the health checks against the current nodes before the cycle starts.'),
     skipPreTerminationChecks: z.boolean().default(false).describe('Do not run the pre-termination checks.'),
     drain: DrainOptions.optional().describe('The drain engine\'s options: eviction timeout policy, volume timeout, drain plan, limits. DrainRules apply too.'),

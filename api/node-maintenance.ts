@@ -283,17 +283,17 @@ export const StatusPlanEntry = z.object({
   podSelector: StatusSelector.optional(),
 });
 const counts = {
-  podsPendingEvictionRequest: z.int32().optional().describe('Pods of the current step not asked to leave yet.'),
+  podsPendingEvictionRequest: z.int32().optional().describe('Pods the drain targets that have not been asked to leave yet.'),
   activeEvictionRequests: z.int32().optional().describe('Pods asked to leave (an eviction or an Evacuation) that have not left yet.'),
   podsBlocked: z.int32().optional().describe('Pods whose eviction is refused now (a PodDisruptionBudget, …).'),
-  podsKept: z.int32().optional().describe('Pods the drain leaves on the node (a DrainRule Skip, a pod outside the plan).'),
+  podsKept: z.int32().optional().describe('Pods the drain leaves on the node (DaemonSet and static pods, a DrainRule Skip).'),
 };
 export const MaintenanceNodeStatusSchema = z.object({
   nodeRef: z.object({ name: z.string().describe('The Node\'s name.') }).describe('The node.'),
   drainTargets: z.array(StatusPlanEntry).optional().describe('The plan steps this node\'s drain has reached.'),
   drainMessage: z.string().optional().describe('What the node\'s drain waits for now.'),
   ...counts,
-  limitedBy: z.array(z.string()).optional().describe('What holds the node back: other maintenances\' plans, a NodeDisruptionBudget, …'),
+  limitedBy: z.array(z.string()).optional().describe('The NodeMaintenance covering the same node whose plan is behind: this drain waits for it.'),
 });
 
 export const NodeMaintenanceStatus = z.object({
