@@ -13,12 +13,15 @@ export interface PrinterColumn {
   name: string;
   type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
   jsonPath: string;
-  description?: string;
+  /** What the column shows (kubectl explain and the OpenAPI document show it); required. */
+  description: string;
   priority?: number;
 }
 
 export interface CrdDefinition {
   kind: string;
+  /** What an object of this kind is for: the top of `kubectl explain <kind>`. */
+  description: string;
   plural: string;
   singular: string;
   shortNames?: string[];
@@ -148,14 +151,20 @@ function int32(s: JsonSchema): void {
   s.format = 'int32';
 }
 
+// The fields every object has, in the words of the Kubernetes API conventions (as controller-gen writes them).
+const META: JsonSchema = {
+  apiVersion: {
+    type: 'string',
+    description: 'APIVersion defines the versioned schema of this representation of an object: slipway.dev/v1alpha1.',
+  },
+  kind: { type: 'string', description: 'Kind is the REST resource this object represents, in CamelCase.' },
+  // The apiserver refuses anything but type here (metadata's schema is its own).
+  metadata: { type: 'object' },
+};
+
 /** The apiextensions.k8s.io/v1 CustomResourceDefinition for one definition. */
 export function crdManifest(def: CrdDefinition): JsonSchema {
-  const properties: JsonSchema = {
-    apiVersion: { type: 'string' },
-    kind: { type: 'string' },
-    metadata: { type: 'object' },
-    spec: structuralSchema(def.spec),
-  };
+  const properties: JsonSchema = { ...META, spec: structuralSchema(def.spec) };
   if (def.status) properties.status = structuralSchema(def.status);
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
@@ -178,7 +187,7 @@ export function crdManifest(def: CrdDefinition): JsonSchema {
           served: true,
           storage: true,
           schema: {
-            openAPIV3Schema: { type: 'object', properties, required: ['spec'], ...(def.validations?.length && { 'x-kubernetes-validations': def.validations }) },
+            openAPIV3Schema: { type: 'object', description: def.description, properties, required: ['spec'], ...(def.validations?.length && { 'x-kubernetes-validations': def.validations }) },
           },
           ...(def.status && { subresources: { status: {} } }),
           ...(def.printerColumns && { additionalPrinterColumns: def.printerColumns }),

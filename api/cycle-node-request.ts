@@ -22,18 +22,12 @@ const NamespaceName = patterned(DNS_LABEL_PATTERN, 63, 'a namespace name (a DNS 
 const NodeGroupName = z.string().min(1).max(255);
 
 export const CycleSettings = z.object({
-  /** Drain: evict the pods. Wait: first wait for pods annotated slipway.dev/do-not-disrupt=true to finish, then drain the rest. */
-  method: CycleMethod.default('Drain'),
-  /** Nodes in flight at once. Default: all selected nodes. */
-  concurrency: z.int32().min(1).max(MAX_CONCURRENCY).optional(),
-  /** Per node: how long its cycle may take before it fails. */
-  cyclingTimeout: duration(DURATION_BOUNDS.cyclingTimeout).default('3h'),
-  /** Pod label keys removed before draining (takes pods out of Services first). */
-  labelsToRemove: z.array(LabelKey).max(32).optional(),
-  /** Wait method: pods with any of these label values are not waited for. */
-  ignorePodsLabels: labelMap(z.array(LabelValue).max(64), 32).optional(),
-  /** Wait method: pods of these namespaces are not waited for. */
-  ignoreNamespaces: z.array(NamespaceName).max(64).optional(),
+  method: CycleMethod.default('Drain').describe('Drain: evict the pods. Wait: first wait for pods annotated slipway.dev/do-not-disrupt=true to finish, then drain the rest.'),
+  concurrency: z.int32().min(1).max(MAX_CONCURRENCY).optional().describe('Nodes in flight at once. Default: all selected nodes.'),
+  cyclingTimeout: duration(DURATION_BOUNDS.cyclingTimeout).default('3h').describe('Per node: how long its cycle may take before it fails.'),
+  labelsToRemove: z.array(LabelKey).max(32).optional().describe('Pod label keys removed before draining (takes pods out of Services first).'),
+  ignorePodsLabels: labelMap(z.array(LabelValue).max(64), 32).optional().describe('Wait method: pods with any of these label values are not waited for.'),
+  ignoreNamespaces: z.array(NamespaceName).max(64).optional().describe('Wait method: pods of these namespaces are not waited for.'),
 });
 export type CycleSettings = z.infer<typeof CycleSettings>;
 
@@ -45,24 +39,31 @@ const MAX_CHECKS = 16;
 
 const CycleNodeRequestSpecFields = z
   .object({
-    /** The cloud node group (an Auto Scaling group; for kwok, the slipway.dev/node-group label value). */
-    nodeGroupName: z.string().max(255).default(''),
-    /** More node groups sharing one concurrency budget; merged with nodeGroupName. */
-    nodeGroupsList: z.array(NodeGroupName).max(32).optional(),
-    /** Which node-group provider; default: the worker's (SLIPWAY_PROVIDER, kwok locally). */
-    provider: NodeGroupProviderName.optional(),
-    /** Selects the Nodes to cycle (required and non-empty: an empty selector would match every node). */
-    selector: LabelSelector,
-    /** Cycle only these nodes of the selection. */
-    nodeNames: z.array(NodeName).max(1000).optional(),
-    validationOptions: z.object({ skipMissingNamedNodes: z.boolean().default(false) }).optional(),
-    cycleSettings: CycleSettings.default({ method: 'Drain', cyclingTimeout: '3h' }),
-    healthChecks: z.array(HealthCheck).max(MAX_CHECKS).optional().meta({ 'x-kubernetes-validations': regexCompilesRules('healthChecks', MAX_CHECKS) }),
-    preTerminationChecks: z.array(PreTerminationCheck).max(MAX_CHECKS).optional().meta({ 'x-kubernetes-validations': regexCompilesRules('preTerminationChecks', MAX_CHECKS, '.healthCheck') }),
-    skipInitialHealthChecks: z.boolean().default(false),
-    skipPreTerminationChecks: z.boolean().default(false),
-    /** The drain engine's options: eviction timeout policy, volume timeout, drain plan, limits. DrainRules apply too. */
-    drain: DrainOptions.optional(),
+    nodeGroupName: z.string().max(255).default('').describe('The cloud node group (an Auto Scaling group; for kwok, the slipway.dev/node-group label value).'),
+    nodeGroupsList: z.array(NodeGroupName).max(32).optional().describe('More node groups sharing one concurrency budget; merged with nodeGroupName.'),
+    provider: NodeGroupProviderName.optional().describe('Which node-group provider; default: the worker\'s (SLIPWAY_PROVIDER, kwok locally).'),
+    selector: LabelSelector.describe('Selects the Nodes to cycle (required and non-empty: an empty selector would match every node).'),
+    nodeNames: z.array(NodeName).max(1000).optional().describe('Cycle only these nodes of the selection.'),
+    validationOptions: z
+      .object({ skipMissingNamedNodes: z.boolean().default(false).describe('Carry on when a node of nodeNames does not exist (default: the request fails).') })
+      .optional()
+      .describe('How strictly the request is checked before it starts.'),
+    cycleSettings: CycleSettings.default({ method: 'Drain', cyclingTimeout: '3h' }).describe('How each node is cycled: method, concurrency, timeout, pods to leave alone.'),
+    healthChecks: z
+      .array(HealthCheck)
+      .max(MAX_CHECKS)
+      .optional()
+      .meta({ 'x-kubernetes-validations': regexCompilesRules('healthChecks', MAX_CHECKS) })
+      .describe('HTTP checks every replacement node must pass before an old node is drained.'),
+    preTerminationChecks: z
+      .array(PreTerminationCheck)
+      .max(MAX_CHECKS)
+      .optional()
+      .meta({ 'x-kubernetes-validations': regexCompilesRules('preTerminationChecks', MAX_CHECKS, '.healthCheck') })
+      .describe('Per old node, once it is cordoned and before it is drained: POST to triggerEndpoint, then poll healthCheck until it passes.'),
+    skipInitialHealthChecks: z.boolean().default(false).describe('Do not run the health checks against the current nodes before the cycle starts.'),
+    skipPreTerminationChecks: z.boolean().default(false).describe('Do not run the pre-termination checks.'),
+    drain: DrainOptions.optional().describe('The drain engine\'s options: eviction timeout policy, volume timeout, drain plan, limits. DrainRules apply too.'),
   });
 
 /**
@@ -94,7 +95,8 @@ export const CycleNodeRequestSpec = CycleNodeRequestSpecFields
       { rule: "self.nodeGroupName != '' || (has(self.nodeGroupsList) && size(self.nodeGroupsList) > 0)", message: 'name at least one node group (nodeGroupName or nodeGroupsList)', fieldPath: '.nodeGroupName' },
       { rule: '(has(self.selector.matchLabels) && size(self.selector.matchLabels) > 0) || (has(self.selector.matchExpressions) && size(self.selector.matchExpressions) > 0)', message: 'selector must not be empty: it would match every node', fieldPath: '.selector' },
     ],
-  });
+  })
+  .describe('Which nodes to cycle and how.');
 export type CycleNodeRequestSpec = z.infer<typeof CycleNodeRequestSpec>;
 export type CycleNodeRequestSpecInput = z.input<typeof CycleNodeRequestSpec>;
 
@@ -110,59 +112,76 @@ export type CycleNodePhase = z.infer<typeof CycleNodePhase>;
 
 /** metav1.Condition. */
 export const Condition = z.object({
-  type: z.string(),
-  status: z.enum(['True', 'False', 'Unknown']),
-  reason: z.string(),
-  message: z.string(),
-  lastTransitionTime: z.string(),
-  observedGeneration: z.int32().optional(),
+  type: z.string().describe('The condition\'s name, unique in the list (kubectl wait --for=condition=<type>).'),
+  status: z.enum(['True', 'False', 'Unknown']).describe('True, False or Unknown.'),
+  reason: z.string().describe('A CamelCase word for why the status is what it is.'),
+  message: z.string().describe('What a person needs to know, in a sentence.'),
+  lastTransitionTime: z.string().describe('When status last changed (RFC 3339).'),
+  observedGeneration: z.int32().optional().describe('The metadata.generation the condition was set from.'),
 });
+
+/**
+ * A status's conditions: a map list keyed by type, so `kubectl wait --for=condition=…` and
+ * server-side apply address one condition; `types` names the ones this kind sets.
+ */
+export const conditions = (types: string, max = 16) =>
+  z
+    .array(Condition)
+    .max(max)
+    .optional()
+    .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] })
+    .describe(`The object's conditions (metav1.Condition), one per type: ${types}.`);
+
+/** status.observedGeneration: the spec generation the status describes (GitOps health checks compare it with metadata.generation). */
+export const ObservedGeneration = z.int32().optional().describe('The metadata.generation this status describes; behind metadata.generation, the spec change is not acted on yet.');
 export type Condition = z.infer<typeof Condition>;
 
 /** A node of the request, as `status.nodes[]` lists it: a summary of its CycleNodeStatus. */
 export const CycleNodeSummary = z.object({
-  name: z.string(),
-  providerID: z.string().optional(),
-  nodeGroup: z.string().optional(),
-  phase: CycleNodePhase,
-  message: z.string().optional(),
+  name: z.string().describe('The Node\'s name.'),
+  providerID: z.string().optional().describe('The Node\'s cloud instance (spec.providerID).'),
+  nodeGroup: z.string().optional().describe('The cloud node group the node belongs to.'),
+  phase: CycleNodePhase.describe('Where the node\'s cycle is (its CycleNodeStatus\'s phase).'),
+  message: z.string().optional().describe('What the node\'s cycle is doing or why it failed.'),
 });
 export type CycleNodeSummary = z.infer<typeof CycleNodeSummary>;
 
-export const CycleNodeRequestStatus = z.object({
-  phase: CycleRequestPhase.optional(),
-  message: z.string().optional(),
-  nodes: z.array(CycleNodeSummary).optional(),
-  nodesCycled: z.int32().optional(),
-  nodesTotal: z.int32().optional(),
-  startedAt: z.string().optional(),
-  completedAt: z.string().optional(),
-  workflowId: z.string().optional(),
-  runId: z.string().optional(),
-  observedGeneration: z.int32().optional(),
-  conditions: z.array(Condition).optional(),
-});
+export const CycleNodeRequestStatus = z
+  .object({
+    phase: CycleRequestPhase.optional().describe('Where the cycle is: Pending, Initialised, ScalingUp, CordoningNode, WaitingTermination, then Successful or Failed (Healing: putting nodes back after a failure).'),
+    message: z.string().optional().describe('What the cycle is doing, or why it failed.'),
+    nodes: z.array(CycleNodeSummary).optional().describe('Every node of the cycle, each a summary of its CycleNodeStatus.'),
+    nodesCycled: z.int32().optional().describe('Nodes replaced so far.'),
+    nodesTotal: z.int32().optional().describe('Nodes the cycle replaces.'),
+    startedAt: z.string().optional().describe('When the cycle started (RFC 3339).'),
+    completedAt: z.string().optional().describe('When the cycle ended, successfully or not (RFC 3339).'),
+    workflowId: z.string().optional().describe('The Temporal workflow that runs the cycle; once set, the spec is fixed except cycleSettings.concurrency.'),
+    runId: z.string().optional().describe('The run of that workflow.'),
+    observedGeneration: ObservedGeneration,
+    conditions: conditions('Ready (the cycle succeeded), Progressing (it is running)'),
+  })
+  .describe('What the cycle has done, written by Slipway.');
 export type CycleNodeRequestStatus = z.infer<typeof CycleNodeRequestStatus>;
 
-export const CycleNodeStatusSpec = z.object({
-  nodeName: z.string().min(1),
-  /** The CycleNodeRequest this node belongs to. */
-  requestName: z.string().min(1),
-  cycleSettings: CycleSettings,
-});
+export const CycleNodeStatusSpec = z
+  .object({
+    nodeName: z.string().min(1).describe('The Node being cycled.'),
+    requestName: z.string().min(1).describe('The CycleNodeRequest this node belongs to.'),
+    cycleSettings: CycleSettings.describe('The request\'s cycleSettings, as the node\'s cycle uses them.'),
+  })
+  .describe('The node and the request it is cycled for, written by Slipway.');
 export const CycleNodeStatusStatus = z.object({
-  phase: CycleNodePhase.optional(),
-  message: z.string().optional(),
-  providerID: z.string().optional(),
-  nodeGroup: z.string().optional(),
-  startedAt: z.string().optional(),
-  timeoutAt: z.string().optional(),
-  evicted: z.int32().optional(),
-  /** The drain's current blocker, in Cluster API's message shape. */
-  drainMessage: z.string().optional(),
-  /** Pods that kept coming back after eviction, left on the node when it was deleted, and why (the drain's status.returning). */
-  returning: z.array(z.object({ pod: z.string(), reason: z.string() })).optional(),
-});
+  observedGeneration: ObservedGeneration,
+  phase: CycleNodePhase.optional().describe('Where the node\'s cycle is: Pending, WaitingPods, RemovingLabelsFromPods, DrainingPods, DeletingNode, TerminatingNode, then Successful or Failed.'),
+  message: z.string().optional().describe('What the node\'s cycle is doing, or why it failed.'),
+  providerID: z.string().optional().describe('The Node\'s cloud instance (spec.providerID).'),
+  nodeGroup: z.string().optional().describe('The cloud node group the node belongs to.'),
+  startedAt: z.string().optional().describe('When the node\'s cycle started (RFC 3339).'),
+  timeoutAt: z.string().optional().describe('When the node\'s cycle fails unless done (startedAt plus cyclingTimeout, RFC 3339).'),
+  evicted: z.int32().optional().describe('Pods evicted from the node so far.'),
+  drainMessage: z.string().optional().describe('The drain\'s current blocker, in Cluster API\'s message shape.'),
+  returning: z.array(z.object({ pod: z.string().describe('namespace/name of the pod.'), reason: z.string().describe('Why it came back (its owner recreates it on this node, …).') })).optional().describe('Pods that kept coming back after eviction, left on the node when it was deleted, and why (the drain\'s status.returning).'),
+}).describe('The node\'s cycle, written by Slipway.');
 export type CycleNodeStatusStatus = z.infer<typeof CycleNodeStatusStatus>;
 
 export const CYCLE_NODE_REQUEST = { group: 'slipway.dev', version: 'v1alpha1', kind: 'CycleNodeRequest', plural: 'cyclenoderequests', singular: 'cyclenoderequest' } as const;

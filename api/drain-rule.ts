@@ -11,11 +11,14 @@ export const DrainBehavior = kubeEnum(['Drain', 'Skip', 'WaitCompleted']);
 export type DrainBehavior = z.infer<typeof DrainBehavior>;
 
 export const DrainRuleNodeSelector = z
-  .object({ selector: LabelSelector.optional() })
+  .object({ selector: LabelSelector.optional().describe('The nodes whose drains the rule applies to (required).') })
   .meta({ 'x-kubernetes-validations': [{ rule: 'has(self.selector)', message: 'a nodes entry needs a selector' }] });
 
 export const DrainRulePodSelector = z
-  .object({ selector: LabelSelector.optional(), namespaceSelector: LabelSelector.optional() })
+  .object({
+    selector: LabelSelector.optional().describe('Pods with these labels.'),
+    namespaceSelector: LabelSelector.optional().describe('Pods of namespaces with these labels.'),
+  })
   .meta({
     'x-kubernetes-validations': [
       { rule: 'has(self.selector) || has(self.namespaceSelector)', message: 'a pods entry needs a selector or a namespaceSelector' },
@@ -29,15 +32,27 @@ export const DrainRuleSpec = z
   .object({
     drain: z
       .object({
-        behavior: DrainBehavior,
-        /** Pods with a lower order are drained first; the next order starts once they have left. Only with Drain. */
-        order: z.int32().optional(),
+        behavior: DrainBehavior.describe('Drain: evict the pods (in order). Skip: leave them on the node. WaitCompleted: wait until they finish on their own.'),
+        order: z.int32().optional().describe('Pods with a lower order are drained first; the next order starts once they have left. Only with Drain.'),
       })
       .meta({
         'x-kubernetes-validations': [{ rule: "!has(self.order) || self.behavior == 'Drain'", message: 'order is allowed only with behavior Drain', fieldPath: '.order' }],
-      }),
-    nodes: z.array(DrainRuleNodeSelector).min(1).max(MAX_ENTRIES).optional().meta({ 'x-kubernetes-validations': [unique('nodes')] }),
-    pods: z.array(DrainRulePodSelector).min(1).max(MAX_ENTRIES).optional().meta({ 'x-kubernetes-validations': [unique('pods')] }),
+      })
+      .describe('What a drain does with the matched pods.'),
+    nodes: z
+      .array(DrainRuleNodeSelector)
+      .min(1)
+      .max(MAX_ENTRIES)
+      .optional()
+      .meta({ 'x-kubernetes-validations': [unique('nodes')] })
+      .describe('The nodes the rule applies on; entries are ORed. Unset: every node.'),
+    pods: z
+      .array(DrainRulePodSelector)
+      .min(1)
+      .max(MAX_ENTRIES)
+      .optional()
+      .meta({ 'x-kubernetes-validations': [unique('pods')] })
+      .describe('The pods the rule applies to; entries are ORed, selector and namespaceSelector of one entry ANDed. Unset: every pod.'),
   })
   .superRefine((spec, ctx) => {
     if (spec.drain.order !== undefined && spec.drain.behavior !== 'Drain') {
@@ -57,7 +72,8 @@ export const DrainRuleSpec = z
         }
       });
     }
-  });
+  })
+  .describe('Which pods, on which nodes, and what a drain does with them.');
 export type DrainRuleSpec = z.infer<typeof DrainRuleSpec>;
 
 /** JSON with sorted keys, so entries that differ only in key order count as duplicates (as in CEL). */

@@ -5,7 +5,7 @@
 // The CRD schema is generated from here.
 import { z } from 'zod';
 import { kubeEnum } from './admission.js';
-import { Condition } from './cycle-node-request.js';
+import { conditions, ObservedGeneration } from './cycle-node-request.js';
 
 export const EVACUATION = { group: 'slipway.dev', version: 'v1alpha1', kind: 'Evacuation', plural: 'evacuations', singular: 'evacuation' } as const;
 
@@ -41,16 +41,14 @@ export const drainRequester = (node: string) => `${REQUESTER_KIND.drain}/${node}
 // ---- spec ----------------------------------------------------------------------------------------
 
 export const Requester = z.object({
-  /** nodemaintenance/<name>, cyclenoderequest/<ns>/<name> or drain/<node>. */
-  name: z.string().min(1).max(512),
-  /** Why it asks (a NodeMaintenance's spec.reason, NM-5.8). */
-  reason: z.string().max(1024).optional(),
+  name: z.string().min(1).max(512).describe('nodemaintenance/<name>, cyclenoderequest/<ns>/<name> or drain/<node>.'),
+  reason: z.string().max(1024).optional().describe('Why it asks (a NodeMaintenance\'s spec.reason).'),
 });
 export type Requester = z.infer<typeof Requester>;
 
 export const EvacuatorRef = z.object({
-  name: EvacuatorName,
-  priority: z.int32().min(MIN_EVACUATOR_PRIORITY).max(MAX_EVACUATOR_PRIORITY),
+  name: EvacuatorName.describe('The evacuator\'s name: the name part of its pod annotation evacuator.slipway.dev/<name>.'),
+  priority: z.int32().min(MIN_EVACUATOR_PRIORITY).max(MAX_EVACUATOR_PRIORITY).describe('Its priority, 0 to 100000: the highest goes first.'),
 });
 export type EvacuatorRef = z.infer<typeof EvacuatorRef>;
 
@@ -58,21 +56,24 @@ const IMMUTABLE = (field: string) => `spec.${field} is immutable`;
 
 export const EvacuationSpec = z
   .object({
-    podRef: z.object({ name: z.string().min(1).max(253), uid: z.string().min(1).max(128) }),
+    podRef: z
+      .object({ name: z.string().min(1).max(253).describe('The pod\'s name (in the Evacuation\'s namespace).'), uid: z.string().min(1).max(128).describe('The pod\'s UID: a new pod of the same name is not this one.') })
+      .describe('The pod to move. Immutable.'),
     // A map list keyed by name: each requester adds or removes its own entry (server-side apply
     // with its own field manager) without overwriting the others' (NM-5.1, NM-5.6).
     requesters: z
       .array(Requester)
       .max(64)
       .default([])
-      .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'] }),
-    progressDeadlineSeconds: z.int32().min(10).max(21_600).default(1800),
-    /** Resolved from the pod's annotations at creation, highest priority first, ties by name. */
+      .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'] })
+      .describe('Who asks for the pod to leave, one entry each; the pod stays when the last withdraws (unless status.cancellationPolicy is Forbid).'),
+    progressDeadlineSeconds: z.int32().min(10).max(21_600).default(1800).describe('Seconds an evacuator may go without a heartbeat before the next one (or eviction) takes over; 10 to 21600, default 1800.'),
     evacuators: z
       .array(EvacuatorRef)
       .max(64)
       .default([])
-      .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'] }),
+      .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'] })
+      .describe('The pod\'s evacuators, read from its annotations at creation, highest priority first, ties by name. Immutable.'),
   })
   // The map lists' one entry per name, as the apiserver refuses a second: naming the entry.
   .superRefine((s, ctx) => {
@@ -90,7 +91,8 @@ export const EvacuationSpec = z
       { rule: 'self.podRef == oldSelf.podRef', message: IMMUTABLE('podRef'), fieldPath: '.podRef' },
       { rule: 'has(self.evacuators) == has(oldSelf.evacuators) && (!has(self.evacuators) || self.evacuators == oldSelf.evacuators)', message: IMMUTABLE('evacuators'), fieldPath: '.evacuators' },
     ],
-  });
+  })
+  .describe('The pod, who asks for it to leave, and who may move it.');
 export type EvacuationSpec = z.infer<typeof EvacuationSpec>;
 export type EvacuationSpecInput = z.input<typeof EvacuationSpec>;
 
@@ -101,35 +103,28 @@ export type CancellationPolicy = z.infer<typeof CancellationPolicy>;
 
 /** One evacuator's progress: Slipway writes activatedTime, the evacuator the rest. */
 export const EvacuatorStatus = z.object({
-  name: EvacuatorName,
-  activatedTime: z.string().optional(),
-  heartbeatTime: z.string().optional(),
-  /** The evacuator is done with the pod (or withdraws): control passes to the next (NM-5.2). */
-  completed: z.boolean().optional(),
-  message: z.string().max(1024).optional(),
+  name: EvacuatorName.describe('The evacuator\'s name.'),
+  activatedTime: z.string().optional().describe('When it was given control (RFC 3339), written by Slipway.'),
+  heartbeatTime: z.string().optional().describe('Its last sign of progress (RFC 3339); older than progressDeadlineSeconds, control passes on.'),
+  completed: z.boolean().optional().describe('The evacuator is done with the pod (or withdraws): control passes to the next.'),
+  message: z.string().max(1024).optional().describe('What the evacuator is doing, for people.'),
 });
 export type EvacuatorStatus = z.infer<typeof EvacuatorStatus>;
 
 export const EvacuationStatus = z.object({
-  /** The evacuator in control; "" once none is left and Slipway evicts (NM-5.3). */
-  activeEvacuator: z.string().max(63).optional(),
+  observedGeneration: ObservedGeneration,
+  activeEvacuator: z.string().max(63).optional().describe('The evacuator in control; "" once none is left and Slipway evicts.'),
   // Keyed by name, so an evacuator can apply its own entry's heartbeat without touching the others.
   evacuators: z
     .array(EvacuatorStatus)
     .max(64)
     .optional()
-    .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'] }),
-  /** Forbid: the pod keeps leaving when the last requester withdraws (NM-5.6). Absent means Allow. */
-  cancellationPolicy: CancellationPolicy.default('Allow'),
-  /** Eviction refusals since the fallback began (NM-5.3). */
-  failedEvictions: z.int32().min(0).optional(),
-  /** EvictionFallback, Evacuated. */
-  conditions: z
-    .array(Condition)
-    .max(16)
-    .optional()
-    .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] }),
-});
+    .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'] })
+    .describe('Each evacuator\'s progress, one entry each: an evacuator writes its own entry\'s heartbeatTime, completed and message.'),
+  cancellationPolicy: CancellationPolicy.default('Allow').describe('Forbid: the pod keeps leaving when the last requester withdraws. Absent means Allow.'),
+  failedEvictions: z.int32().min(0).optional().describe('Eviction refusals since the fallback began.'),
+  conditions: conditions('EvictionFallback (no evacuator made progress: Slipway evicts), Evacuated (the pod is gone)'),
+}).describe('Who is moving the pod and how it goes, written by Slipway and the evacuators.');
 export type EvacuationStatus = z.infer<typeof EvacuationStatus>;
 
 // ---- registration ----------------------------------------------------------------------------------

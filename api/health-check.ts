@@ -81,24 +81,19 @@ export function regexCompilesRules(list: string, maxItems: number, below = ''): 
   });
 }
 
-const StatusCodes = z.array(z.int32().min(100).max(599)).min(1).max(16).default([200]);
+const StatusCodes = z.array(z.int32().min(100).max(599)).min(1).max(16).default([200]).describe('HTTP status codes that count as passing (default: 200).');
 
 export const HealthCheck = z.object({
-  /** URL; {{ .NodeIP }} is replaced by the node's InternalIP. */
-  endpoint: HttpEndpoint,
-  /** How long a new node may take to pass. */
-  waitPeriod: duration(DURATION_BOUNDS.healthCheckWaitPeriod),
+  endpoint: HttpEndpoint.describe('URL; {{ .NodeIP }} is replaced by the node\'s InternalIP.'),
+  waitPeriod: duration(DURATION_BOUNDS.healthCheckWaitPeriod).describe('How long a new node may take to pass.'),
   validStatusCodes: StatusCodes,
-  /** A regular expression the body must match. */
-  regexMatch: PortableRegex.optional(),
+  regexMatch: PortableRegex.optional().describe('A regular expression the body must match.'),
 });
 export type HealthCheck = z.infer<typeof HealthCheck>;
 
 export const PreTerminationCheck = z.object({
-  /** POSTed once after the node is cordoned. */
-  triggerEndpoint: HttpEndpoint,
+  triggerEndpoint: HttpEndpoint.describe('POSTed once after the node is cordoned.'),
   validStatusCodes: StatusCodes,
-  /** Polled after the trigger until it passes or its waitPeriod ends. */
-  healthCheck: HealthCheck,
+  healthCheck: HealthCheck.describe('Polled after the trigger until it passes or its waitPeriod ends.'),
 });
 export type PreTerminationCheck = z.infer<typeof PreTerminationCheck>;

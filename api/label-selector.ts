@@ -85,9 +85,9 @@ export const LabelSelectorOperator = kubeEnum(['In', 'NotIn', 'Exists', 'DoesNot
 
 export const LabelSelectorRequirement = z
   .object({
-    key: LabelKey,
-    operator: LabelSelectorOperator,
-    values: z.array(LabelValue).max(256).optional(),
+    key: LabelKey.describe('The label key the requirement reads.'),
+    operator: LabelSelectorOperator.describe('In, NotIn, Exists or DoesNotExist.'),
+    values: z.array(LabelValue).max(256).optional().describe('The label values: at least one for In and NotIn, none for Exists and DoesNotExist.'),
   })
   .superRefine((r, ctx) => {
     if (!LabelSelectorOperator.safeParse(r.operator).success) return; // refused by the enum already
@@ -108,10 +108,11 @@ export const LabelSelectorRequirement = z
 
 export const LabelSelector = z
   .object({
-    matchLabels: labelMap(LabelValue, 64).optional(),
-    matchExpressions: z.array(LabelSelectorRequirement).max(64).optional(),
+    matchLabels: labelMap(LabelValue, 64).optional().describe('Labels an object must have, each with exactly this value.'),
+    matchExpressions: z.array(LabelSelectorRequirement).max(64).optional().describe('Requirements an object must meet, all of them.'),
   })
-  .meta({ 'x-kubernetes-map-type': 'atomic' });
+  .meta({ 'x-kubernetes-map-type': 'atomic' })
+  .describe('A label selector (metav1.LabelSelector): matchLabels and matchExpressions, ANDed.');
 
 export type LabelSelector = z.infer<typeof LabelSelector>;
 

@@ -6,7 +6,7 @@
 // the CRD); status is the durable ledger of who disrupts which node (activities/budget/).
 import { z } from 'zod';
 import { celString, entryRule, repeatsEarlier } from './admission.js';
-import { Condition } from './cycle-node-request.js';
+import { conditions, ObservedGeneration } from './cycle-node-request.js';
 import { duration } from './duration.js';
 import { LabelKey, LabelSelector } from './label-selector.js';
 
@@ -97,20 +97,15 @@ export const Schedule = z
 export const WINDOW_DURATION_BOUNDS = { min: '1m', max: '8760h' } as const;
 
 export const BudgetWindow = z.object({
-  /** When the window opens (cron, UTC). */
-  schedule: Schedule,
-  /** How long it stays open. */
-  duration: duration(WINDOW_DURATION_BOUNDS),
-  /** The limit while it is open; 0 freezes. */
-  maxDisrupted: MaxDisrupted,
+  schedule: Schedule.describe('When the window opens (cron, UTC).'),
+  duration: duration(WINDOW_DURATION_BOUNDS).describe('How long it stays open.'),
+  maxDisrupted: MaxDisrupted.describe('The limit while it is open; 0 freezes.'),
 });
 export type BudgetWindow = z.infer<typeof BudgetWindow>;
 
 export const PerZone = z.object({
-  /** The node label that names a node's zone. */
-  topologyKey: LabelKey.default(DEFAULT_ZONE_KEY),
-  /** Per zone value of that label: a count, or a percentage of the selected nodes in that zone. */
-  maxDisrupted: MaxDisrupted,
+  topologyKey: LabelKey.default(DEFAULT_ZONE_KEY).describe('The node label that names a node\'s zone.'),
+  maxDisrupted: MaxDisrupted.describe('Per zone value of that label: a count, or a percentage of the selected nodes in that zone.'),
 });
 
 const MAX_WINDOWS = 16;
@@ -118,16 +113,15 @@ export const DUPLICATE_WINDOW_MESSAGE = 'two windows have the same schedule; mer
 
 export const NodeDisruptionBudgetSpec = z
   .object({
-    /** The nodes it counts and limits; absent or empty: every node of the cluster. */
-    nodeSelector: LabelSelector.optional(),
-    maxDisrupted: MaxDisrupted,
-    /** Windows in force override maxDisrupted; several in force: the lowest. */
+    nodeSelector: LabelSelector.optional().describe('The nodes it counts and limits; absent or empty: every node of the cluster.'),
+    maxDisrupted: MaxDisrupted.describe('Nodes that may be disrupted at once: a count, or a percentage of the selected nodes, rounded up ("10%"); 0 freezes.'),
     schedules: z
       .array(BudgetWindow)
       .max(MAX_WINDOWS)
       .optional()
-      .meta({ 'x-kubernetes-validations': [entryRule('schedules', MAX_WINDOWS, repeatsEarlier('schedule'), DUPLICATE_WINDOW_MESSAGE, '.schedule')] }),
-    perZone: PerZone.optional(),
+      .meta({ 'x-kubernetes-validations': [entryRule('schedules', MAX_WINDOWS, repeatsEarlier('schedule'), DUPLICATE_WINDOW_MESSAGE, '.schedule')] })
+      .describe('Windows with their own limit: while a window is open its maxDisrupted replaces the base one; several open: the lowest.'),
+    perZone: PerZone.optional().describe('A limit per zone as well: no zone has more disrupted nodes than this.'),
   })
   .superRefine((s, ctx) => {
     const seen = new Set<string>();
@@ -135,44 +129,37 @@ export const NodeDisruptionBudgetSpec = z
       if (seen.has(w.schedule)) ctx.addIssue({ code: 'custom', path: ['schedules', i, 'schedule'], message: DUPLICATE_WINDOW_MESSAGE });
       seen.add(w.schedule);
     });
-  });
+  })
+  .describe('Which nodes the budget covers and how many of them may be disrupted at once.');
 export type NodeDisruptionBudgetSpec = z.output<typeof NodeDisruptionBudgetSpec>;
 export type NodeDisruptionBudgetSpecInput = z.input<typeof NodeDisruptionBudgetSpec>;
 
 // ---- status: the ledger (written by Slipway only, plain shapes) -------------------------------------
 
 export const LedgerEntry = z.object({
-  node: z.string(),
-  /** The workflow ID that holds (or waits for) the node: cnr/…, nm-node/<node>, drain/<node>. */
-  holder: z.string(),
-  /** RFC 3339: when it was granted (disrupted) or when it arrived (waiting). */
-  since: z.string(),
-  /** waiting only: the holder's last poll (RFC 3339); a waiter silent for a minute is dropped. */
-  lastSeen: z.string().optional(),
+  node: z.string().describe('The Node\'s name.'),
+  holder: z.string().describe('The workflow ID that holds (or waits for) the node: cnr/…, nm-node/<node>, drain/<node>.'),
+  since: z.string().describe('RFC 3339: when it was granted (disrupted) or when it arrived (waiting).'),
+  lastSeen: z.string().optional().describe('waiting only: the holder\'s last poll (RFC 3339); a waiter silent for a minute is dropped.'),
 });
 export type LedgerEntry = z.infer<typeof LedgerEntry>;
 
 export const NodeDisruptionBudgetStatus = z.object({
-  /** Nodes disrupted now and by whom. A node counts once, whatever its number of holders. */
-  disrupted: z.array(LedgerEntry).optional(),
-  /** Holders waiting for room, in arrival order. */
-  waiting: z.array(LedgerEntry).optional(),
-  /** Selected nodes cordoned or being deleted that no holder names (a person's cordon, a drain that left its node cordoned): they count too. */
-  disruptedElsewhere: z.array(z.string()).optional(),
-  /** The limit in force at the last status write. */
+  observedGeneration: ObservedGeneration,
+  disrupted: z.array(LedgerEntry).optional().describe('Nodes disrupted now and by whom. A node counts once, whatever its number of holders.'),
+  waiting: z.array(LedgerEntry).optional().describe('Holders waiting for room, in arrival order.'),
+  disruptedElsewhere: z.array(z.string()).optional().describe('Selected nodes cordoned or being deleted that no holder names (a person\'s cordon, a drain that left its node cordoned): they count too.'),
   limit: z
     .object({
-      nodes: z.int32(),
-      selectedNodes: z.int32(),
-      /** "base maxDisrupted 10%" or `window "0 9 * * *" (2h) maxDisrupted 0`. */
-      reason: z.string(),
-      observedAt: z.string(),
+      nodes: z.int32().describe('Nodes that may be disrupted at once now.'),
+      selectedNodes: z.int32().describe('Nodes the budget selects now.'),
+      reason: z.string().describe('"base maxDisrupted 10%" or `window "0 9 * * *" (2h) maxDisrupted 0`.'),
+      observedAt: z.string().describe('When the limit was computed (RFC 3339).'),
     })
-    .optional(),
-  /** Distinct nodes in disrupted plus disruptedElsewhere: what the limit is measured against (printer column). */
-  disruptedNodes: z.int32().optional(),
-  message: z.string().optional(),
-  /** Valid (False: the spec is invalid, and the budget admits nothing: it fails closed). */
-  conditions: z.array(Condition).optional(),
-});
+    .optional()
+    .describe('The limit in force at the last status write.'),
+  disruptedNodes: z.int32().optional().describe('Distinct nodes in disrupted plus disruptedElsewhere: what the limit is measured against (printer column).'),
+  message: z.string().optional().describe('What the budget is doing, in one line (why a holder waits, why the spec is invalid).'),
+  conditions: conditions('Valid (False: the spec is invalid, and the budget admits nothing: it fails closed)'),
+}).describe('The ledger of who disrupts which node, and the limit in force, written by Slipway.');
 export type NodeDisruptionBudgetStatus = z.infer<typeof NodeDisruptionBudgetStatus>;

@@ -5,7 +5,7 @@
 // the template for them, never a second while one is running for the NodeGroup.
 // (api/node-groups.ts is about the cloud groups a request names; this is the Kubernetes kind.)
 import { z } from 'zod';
-import { CycleNodeRequestSpec, Condition } from './cycle-node-request.js';
+import { conditions, CycleNodeRequestSpec, ObservedGeneration } from './cycle-node-request.js';
 import { DNS_LABEL_PATTERN } from './label-selector.js';
 import { patterned } from './admission.js';
 import { duration, DURATION_BOUNDS } from './duration.js';
@@ -28,12 +28,9 @@ const TOGETHER_MESSAGE = 'schedule and duration go together: a window opens at s
 
 export const DriftObserverSettings = z
   .object({
-    /** Look for drift at most this often. */
-    interval: duration(DURATION_BOUNDS.driftObserverInterval).default('5m'),
-    /** Requests are made only in windows opening at this cron schedule (UTC, as a NodeDisruptionBudget's); drift is reported at any time. */
-    schedule: Schedule.optional(),
-    /** How long each window stays open (with schedule). */
-    duration: duration(WINDOW_DURATION_BOUNDS).optional(),
+    interval: duration(DURATION_BOUNDS.driftObserverInterval).default('5m').describe('Look for drift at most this often.'),
+    schedule: Schedule.optional().describe('Requests are made only in windows opening at this cron schedule (UTC, as a NodeDisruptionBudget\'s); drift is reported at any time.'),
+    duration: duration(WINDOW_DURATION_BOUNDS).optional().describe('How long each window stays open (with schedule).'),
   })
   .superRefine((s, ctx) => {
     if ((s.schedule === undefined) !== (s.duration === undefined)) ctx.addIssue({ code: 'custom', path: [s.schedule === undefined ? 'schedule' : 'duration'], message: TOGETHER_MESSAGE });
@@ -48,26 +45,21 @@ export const DriftObserverSettings = z
 export type DriftObserverSettings = z.infer<typeof DriftObserverSettings>;
 
 export const NodeGroupSpec = z.object({
-  /** The namespace its CycleNodeRequests are created in. */
-  requestNamespace: NamespaceName.default('default'),
-  /** The CycleNodeRequest spec to cycle this group with (node group names, selector, cycle settings, health checks, drain). */
-  template: CycleNodeRequestSpec,
-  /** The drift observer; absent: no observer (the template is for the CLI only). */
-  driftObserver: DriftObserverSettings.optional(),
-});
+  requestNamespace: NamespaceName.default('default').describe('The namespace its CycleNodeRequests are created in.'),
+  template: CycleNodeRequestSpec.describe('The CycleNodeRequest spec to cycle this group with (node group names, selector, cycle settings, health checks, drain).'),
+  driftObserver: DriftObserverSettings.optional().describe('The drift observer; absent: no observer (the template is for the CLI only).'),
+}).describe('The cloud node group as a CycleNodeRequest template, and whether its drift observer runs.');
 export type NodeGroupSpec = z.infer<typeof NodeGroupSpec>;
 export type NodeGroupSpecInput = z.input<typeof NodeGroupSpec>;
 
 export const NodeGroupStatus = z.object({
-  /** When the observer last looked. */
-  observedTime: z.string().optional(),
-  /** Nodes whose instance does not match the group's launch template, and why (at the last look). */
-  driftedNodes: z.array(z.object({ name: z.string(), reason: z.string() })).max(1000).optional(),
-  /** The request made for the drift (running, or the last one). */
-  lastRequest: z.string().optional(),
-  message: z.string().optional(),
-  conditions: z.array(Condition).optional(),
-});
+  observedGeneration: ObservedGeneration,
+  observedTime: z.string().optional().describe('When the observer last looked.'),
+  driftedNodes: z.array(z.object({ name: z.string().describe('The Node\'s name.'), reason: z.string().describe('How its instance differs from the launch template.') })).max(1000).optional().describe('Nodes whose instance does not match the group\'s launch template, and why (at the last look).'),
+  lastRequest: z.string().optional().describe('The request made for the drift (running, or the last one).'),
+  message: z.string().optional().describe('What the observer saw or did last, in one line.'),
+  conditions: conditions('Drifted (some node does not match the launch template)'),
+}).describe('What the drift observer saw, written by Slipway.');
 export type NodeGroupStatus = z.infer<typeof NodeGroupStatus>;
 
 export interface NodeGroupObject {

@@ -6,7 +6,7 @@
 // the CLI), and test/support/bad-node-maintenances.ts is the corpus both are tested against.
 import { z } from 'zod';
 import { celString, entryRule, kubeEnum, repeatsEarlier } from './admission.js';
-import { Condition } from './cycle-node-request.js';
+import { conditions, ObservedGeneration } from './cycle-node-request.js';
 import { DrainOptions } from './drain-options.js';
 import { DEFAULT_DRAIN_PLAN, planOrderError, type PlanEntry } from './drain-plan.js';
 import { duration, DURATION_BOUNDS } from './duration.js';
@@ -64,9 +64,9 @@ function valuesProblem(op: NodeSelectorOperator, values: readonly string[] | und
 /** A Node label requirement: the label-selector operators plus Gt/Lt; keys and values checked as labels. */
 export const NodeSelectorRequirement = z
   .object({
-    key: LabelKey,
-    operator: NodeSelectorOperator,
-    values: z.array(LabelValue).max(256).optional(),
+    key: LabelKey.describe('The node label key the requirement reads.'),
+    operator: NodeSelectorOperator.describe('In, NotIn, Exists, DoesNotExist, Gt or Lt (Gt and Lt compare the label as an integer).'),
+    values: z.array(LabelValue).max(256).optional().describe('At least one for In and NotIn, none for Exists and DoesNotExist, exactly one integer for Gt and Lt.'),
   })
   .superRefine((r, ctx) => {
     if (!NodeSelectorOperator.safeParse(r.operator).success) return; // refused by the enum already
@@ -92,12 +92,13 @@ export type NodeSelectorRequirement = z.infer<typeof NodeSelectorRequirement>;
 /** A Node field requirement: only metadata.name, with In or NotIn and at least one node name (core semantics). */
 export const NodeFieldSelectorRequirement = z
   .object({
-    key: kubeEnum(['metadata.name']),
-    operator: kubeEnum(['In', 'NotIn']),
+    key: kubeEnum(['metadata.name']).describe('The only field: metadata.name.'),
+    operator: kubeEnum(['In', 'NotIn']).describe('In or NotIn.'),
     values: z
       .array(z.string().max(253).regex(new RegExp(DNS_SUBDOMAIN_PATTERN), { error: (iss) => `${JSON.stringify(iss.input)} is not a node name (a DNS subdomain)` }))
       .max(256)
-      .optional(),
+      .optional()
+      .describe('Node names, at least one.'),
   })
   .superRefine((r, ctx) => {
     if ((r.values?.length ?? 0) === 0) ctx.addIssue({ code: 'custom', path: ['values'], message: `operator ${r.operator} on "${r.key}" needs values` });
@@ -111,8 +112,8 @@ const termIsEmpty = (t: { matchExpressions?: unknown[]; matchFields?: unknown[] 
 
 export const NodeSelectorTerm = z
   .object({
-    matchExpressions: z.array(NodeSelectorRequirement).max(64).optional(),
-    matchFields: z.array(NodeFieldSelectorRequirement).max(64).optional(),
+    matchExpressions: z.array(NodeSelectorRequirement).max(64).optional().describe('Requirements on the node\'s labels, ANDed.'),
+    matchFields: z.array(NodeFieldSelectorRequirement).max(64).optional().describe('Requirements on the node\'s name, ANDed with matchExpressions.'),
   })
   .superRefine((t, ctx) => {
     if (termIsEmpty(t)) ctx.addIssue({ code: 'custom', message: EMPTY_SELECTOR_MESSAGE });
@@ -130,7 +131,7 @@ export type NodeSelectorTerm = z.infer<typeof NodeSelectorTerm>;
  * terms default to [] so that the refusal says so in these words rather than "Required value".
  */
 export const NodeSelector = z
-  .object({ nodeSelectorTerms: z.array(NodeSelectorTerm).max(64).default([]) })
+  .object({ nodeSelectorTerms: z.array(NodeSelectorTerm).max(64).default([]).describe('Terms, ORed; at least one, none of them empty.') })
   .superRefine((s, ctx) => {
     if (s.nodeSelectorTerms.length === 0) ctx.addIssue({ code: 'custom', path: ['nodeSelectorTerms'], message: EMPTY_SELECTOR_MESSAGE });
   })
@@ -146,9 +147,9 @@ export type NodeSelector = z.infer<typeof NodeSelector>;
  */
 export const MaintenancePlanEntry = z
   .object({
-    podType: kubeEnum(['Default', 'DaemonSet', 'Static']).default('Default'),
-    podPriority: z.int32().optional(),
-    podSelector: LabelSelector.optional(),
+    podType: kubeEnum(['Default', 'DaemonSet', 'Static']).default('Default').describe('Which pods: Default (every pod not of a DaemonSet and not static), DaemonSet or Static.'),
+    podPriority: z.int32().optional().describe('Pods of priority up to this value (inclusive); required.'),
+    podSelector: LabelSelector.optional().describe('Only pods with these labels. Unset: every pod of the type and priority.'),
   })
   .superRefine((e, ctx) => {
     if (e.podPriority === undefined) ctx.addIssue({ code: 'custom', path: ['podPriority'], message: 'podPriority is required' });
@@ -166,18 +167,18 @@ const celKey = (e: string) =>
 /** The drain engine's options minus drainPlan (spec.drainPlan is the plan), plus the evacuation deadline (NM-5.1). */
 export const MaintenanceDrainOptions = DrainOptions.omit({ drainPlan: true })
   .extend({
-    /** How long an evacuator may go without a heartbeat before the next one (or eviction) takes over. */
-    evacuationProgressDeadline: duration(DURATION_BOUNDS.evacuationProgressDeadline).default('30m'),
+    evacuationProgressDeadline: duration(DURATION_BOUNDS.evacuationProgressDeadline).default('30m').describe('How long an evacuator may go without a heartbeat before the next one (or eviction) takes over.'),
     /**
      * Refused, never stored: the plan is spec.drainPlan. In the schema (as any list) only so that
      * admission refuses it by name instead of pruning it silently.
      */
-    drainPlan: z.array(z.looseObject({})).optional(),
+    drainPlan: z.array(z.looseObject({})).optional().describe('Refused: a maintenance\'s plan is spec.drainPlan.'),
   })
   .superRefine((d, ctx) => {
     if (d.drainPlan !== undefined) ctx.addIssue({ code: 'custom', path: ['drainPlan'], message: 'use spec.drainPlan' });
   })
-  .meta({ 'x-kubernetes-validations': [{ rule: '!has(self.drainPlan)', message: 'use spec.drainPlan', fieldPath: '.drainPlan' }] });
+  .meta({ 'x-kubernetes-validations': [{ rule: '!has(self.drainPlan)', message: 'use spec.drainPlan', fieldPath: '.drainPlan' }] })
+  .describe('How the drain evicts pods: timeouts, rates, the evacuation deadline. Frozen once the maintenance has left Idle.');
 
 // Transition rules (NM-2.1, NM-4.6), on the spec: they see the old object as oldSelf.
 const left = "oldSelf.stage != 'Idle'";
@@ -187,12 +188,12 @@ const IMMUTABLE_PLAN_MESSAGE = 'spec.drainPlan is immutable';
 
 export const NodeMaintenanceSpecFields = z
   .object({
-    nodeSelector: NodeSelector,
-    /** Forward only (NM-2.1): Idle → Cordon → Drain → Complete, any skip forward allowed. */
-    stage: MaintenanceStage.default('Idle').meta({
-      'x-kubernetes-validations': [{ rule: `${STAGE_RANK}[self] >= ${STAGE_RANK}[oldSelf]`, messageExpression: "'spec.stage cannot go back from ' + oldSelf + ' to ' + self" }],
-    }),
-    /** The KEP's 12 default entries when absent (NM-1.3); ordered, no duplicates, immutable (NM-4.4–4.6). */
+    nodeSelector: NodeSelector.describe('The nodes to maintain (a core/v1 NodeSelector: terms ORed, requirements ANDed). Frozen once the maintenance has left Idle.'),
+    stage: MaintenanceStage.default('Idle')
+      .meta({
+        'x-kubernetes-validations': [{ rule: `${STAGE_RANK}[self] >= ${STAGE_RANK}[oldSelf]`, messageExpression: "'spec.stage cannot go back from ' + oldSelf + ' to ' + self" }],
+      })
+      .describe('Idle (default: a preview, nothing changes), Cordon, Drain or Complete (uncordon, release the nodes). Forward only; skipping a stage is allowed.'),
     drainPlan: z
       .array(MaintenancePlanEntry)
       .max(MAX_PLAN_ENTRIES)
@@ -203,8 +204,9 @@ export const NodeMaintenanceSpecFields = z
           entryRule('drainPlan', MAX_PLAN_ENTRIES, `i > 0 && ${celKey('self[i - 1]')} > ${celKey('e')}`, PLAN_ORDER_MESSAGE),
           entryRule('drainPlan', MAX_PLAN_ENTRIES, repeatsEarlier(), DUPLICATE_MESSAGE),
         ],
-      }),
-    reason: z.string().max(MAX_MAINTENANCE_REASON).optional(),
+      })
+      .describe('The drain\'s steps, in order: Default, DaemonSet, Static, each by podPriority ascending. Absent: the 12 default steps. Immutable.'),
+    reason: z.string().max(MAX_MAINTENANCE_REASON).optional().describe('Why the maintenance is done, for people (at most 1024 characters).'),
     drain: MaintenanceDrainOptions.optional(),
   })
   .superRefine((spec, ctx) => {
@@ -219,7 +221,8 @@ export const NodeMaintenanceSpecFields = z
       { rule: `!(${left}) || self.nodeSelector == oldSelf.nodeSelector`, message: FROZEN_MESSAGE('nodeSelector'), fieldPath: '.nodeSelector' },
       { rule: `!(${left}) || (${sameOptional('drain')})`, message: FROZEN_MESSAGE('drain'), fieldPath: '.drain' },
     ],
-  });
+  })
+  .describe('Which nodes, which stage, and how to drain them.');
 
 type SpecFields = z.output<typeof NodeMaintenanceSpecFields>;
 /** The drain options a maintenance runs with (drainPlan refused). */
@@ -264,48 +267,55 @@ function sameJson(a: unknown, b: unknown): boolean {
 // ---- status (the bridge mirrors workflows/maintenance/types.ts MaintenanceStatus into it) ---------
 
 // Status is written by Slipway only: plain shapes, no CEL (which would cost admission budget per write).
-const StatusSelector = z.object({
-  matchLabels: z.record(z.string(), z.string()).optional(),
-  matchExpressions: z.array(z.object({ key: z.string(), operator: z.string(), values: z.array(z.string()).optional() })).optional(),
-});
+const StatusSelector = z
+  .object({
+    matchLabels: z.record(z.string(), z.string()).optional().describe('Labels a pod must have, each with exactly this value.'),
+    matchExpressions: z
+      .array(z.object({ key: z.string().describe('The label key.'), operator: z.string().describe('In, NotIn, Exists or DoesNotExist.'), values: z.array(z.string()).optional().describe('The label values.') }))
+      .optional()
+      .describe('Requirements a pod must meet, all of them.'),
+  })
+  .describe('Only pods with these labels.');
 /** A plan entry or a drain-target lane, as status shows it. */
 export const StatusPlanEntry = z.object({
-  podType: z.enum(['Default', 'DaemonSet', 'Static']),
-  podPriority: z.int32(),
+  podType: z.enum(['Default', 'DaemonSet', 'Static']).describe('Default, DaemonSet or Static.'),
+  podPriority: z.int32().describe('Pods of priority up to this value.'),
   podSelector: StatusSelector.optional(),
 });
 const counts = {
-  podsPendingEvictionRequest: z.int32().optional(),
-  activeEvictionRequests: z.int32().optional(),
-  podsBlocked: z.int32().optional(),
-  podsKept: z.int32().optional(),
+  podsPendingEvictionRequest: z.int32().optional().describe('Pods the drain targets that have not been asked to leave yet.'),
+  activeEvictionRequests: z.int32().optional().describe('Pods asked to leave (an eviction or an Evacuation) that have not left yet.'),
+  podsBlocked: z.int32().optional().describe('Pods whose eviction is refused now (a PodDisruptionBudget, …).'),
+  podsKept: z.int32().optional().describe('Pods the drain leaves on the node (DaemonSet and static pods, a DrainRule Skip).'),
 };
 export const MaintenanceNodeStatusSchema = z.object({
-  nodeRef: z.object({ name: z.string() }),
-  drainTargets: z.array(StatusPlanEntry).optional(),
-  drainMessage: z.string().optional(),
+  nodeRef: z.object({ name: z.string().describe('The Node\'s name.') }).describe('The node.'),
+  drainTargets: z.array(StatusPlanEntry).optional().describe('The plan steps this node\'s drain has reached.'),
+  drainMessage: z.string().optional().describe('What the node\'s drain waits for now.'),
   ...counts,
-  limitedBy: z.array(z.string()).optional(),
+  limitedBy: z.array(z.string()).optional().describe('The NodeMaintenance covering the same node whose plan is behind: this drain waits for it.'),
 });
 
 export const NodeMaintenanceStatus = z.object({
-  observedGeneration: z.int32().optional(),
-  workflowId: z.string().optional(),
-  runId: z.string().optional(),
-  selectedNodes: z.int32().optional(),
-  /** One line. */
-  message: z.string().optional(),
-  /** The effective plan P(M) (NM-1.5). */
-  drainPlan: z.array(StatusPlanEntry).optional(),
-  /** Stages entered, with when and, for a setStage update, who asked (Temporal's caller identity). */
-  stageStatuses: z.array(z.object({ name: MaintenanceStage, startTimestamp: z.string(), requestedBy: z.string().optional() })).optional(),
-  drainStatus: z.object({ reachedDrainTargets: z.array(StatusPlanEntry).optional(), drainMessage: z.string().optional(), ...counts }).optional(),
-  /** Sorted by node name, at most 1000; the rest are counted in nodeStatusesOmitted. */
-  nodeStatuses: z.array(MaintenanceNodeStatusSchema).max(1000).optional(),
-  nodeStatusesOmitted: z.int32().optional(),
-  /** Drained, Ready, SelectsAllNodes. */
-  conditions: z.array(Condition).optional(),
-});
+  observedGeneration: ObservedGeneration,
+  workflowId: z.string().optional().describe('The Temporal workflow that runs the maintenance.'),
+  runId: z.string().optional().describe('The run of that workflow.'),
+  selectedNodes: z.int32().optional().describe('Nodes the nodeSelector selects now.'),
+  message: z.string().optional().describe('What the maintenance is doing, in one line.'),
+  drainPlan: z.array(StatusPlanEntry).optional().describe('The effective plan P(M).'),
+  stageStatuses: z.array(z.object({ name: MaintenanceStage.describe('The stage.'), startTimestamp: z.string().describe('When it was entered (RFC 3339).'), requestedBy: z.string().optional().describe('Who asked for it.') })).optional().describe('Stages entered, with when and, for a setStage update, who asked (Temporal\'s caller identity).'),
+  drainStatus: z
+    .object({
+      reachedDrainTargets: z.array(StatusPlanEntry).optional().describe('The plan steps every node\'s drain has reached.'),
+      drainMessage: z.string().optional().describe('What the drain waits for now, over all nodes.'),
+      ...counts,
+    })
+    .optional()
+    .describe('The drain over all selected nodes; counts are summed.'),
+  nodeStatuses: z.array(MaintenanceNodeStatusSchema).max(1000).optional().describe('Sorted by node name, at most 1000; the rest are counted in nodeStatusesOmitted.'),
+  nodeStatusesOmitted: z.int32().optional().describe('Nodes left out of nodeStatuses (past the first 1000).'),
+  conditions: conditions('Drained, Ready, SelectsAllNodes'),
+}).describe('What the maintenance is doing, written by Slipway.');
 export type NodeMaintenanceStatus = z.infer<typeof NodeMaintenanceStatus>;
 
 // ---- authorization (NM-4.9) -------------------------------------------------------------------------

@@ -108,7 +108,10 @@ export function createBudgetActivities(kube: Kube, deps: BudgetDeps = {}) {
         throw err;
       }
       o.status ??= {};
-      if (!(await change(o))) return o;
+      // A spec edit is observed by the next write even when nothing else changed (GitOps health checks wait for it).
+      const unobserved = o.metadata.generation !== undefined && o.status.observedGeneration !== o.metadata.generation;
+      if (!(await change(o)) && !unobserved) return o;
+      if (o.metadata.generation !== undefined) o.status.observedGeneration = o.metadata.generation;
       try {
         const written = (await api.replaceClusterCustomObjectStatus({ ...where, name, body: o })) as BudgetObject;
         budgetDisruptedNodes.set({ budget: name }, written.status?.disruptedNodes ?? 0);

@@ -33,6 +33,7 @@ export interface EvacuationObject {
     namespace: string;
     uid: string;
     resourceVersion: string;
+    generation?: number;
     labels?: Record<string, string>;
     ownerReferences?: Array<{ apiVersion: string; kind: string; name: string; uid: string }>;
     deletionTimestamp?: string;
@@ -107,8 +108,9 @@ export function createEvacuationActivities(kube: Kube) {
     for (let attempt = 1; ; attempt++) {
       const o = await read(ref);
       if (!o) return undefined;
-      const status = change(o);
-      if (!status) return o;
+      const changed = change(o);
+      if (!changed) return o;
+      const status = o.metadata.generation === undefined ? changed : { ...changed, observedGeneration: o.metadata.generation };
       try {
         return (await api.patchNamespacedCustomObjectStatus({ ...where(ref), body: { metadata: { resourceVersion: o.metadata.resourceVersion }, status } }, mergePatch)) as EvacuationObject;
       } catch (err) {

@@ -69,6 +69,7 @@ export function specError(err: ZodError): string {
 export function planDriftPass(i: PassInput): PassPlan {
   const observedTime = i.now.toISOString().replace(/\.\d+Z$/, 'Z');
   const status = (drifted: NodeGroupStatus['driftedNodes'], c: { status: 'True' | 'False' | 'Unknown'; reason: string; message: string }, lastRequest = i.status?.lastRequest): NodeGroupStatus => ({
+    ...(i.generation !== undefined ? { observedGeneration: i.generation } : {}),
     observedTime,
     driftedNodes: drifted,
     ...(lastRequest ? { lastRequest } : {}),

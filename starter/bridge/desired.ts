@@ -132,7 +132,8 @@ function nodeStatusWrites(req: CycleNodeRequestObject, nodes: CycleNodeStatus[],
     const cur = nodeStatusOf(objectKey(namespace, name));
     if (cur && !cur.metadata.ownerReferences?.some((o) => o.uid === uid)) continue;
     if (!cur && !mayCreate) continue; // finished or deleted: what is gone stays gone
-    const next: CycleNodeStatusStatus = nodeStatus(n);
+    // Slipway writes the spec once, so a new object's generation is 1.
+    const next: CycleNodeStatusStatus = nodeStatus(n, cur?.metadata.generation ?? 1);
     const patch = statusChanged(cur?.status, next) ? mergePatchOf(cur?.status, next) : undefined;
     const create: CycleNodeStatusObject | undefined = cur
       ? undefined

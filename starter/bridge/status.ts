@@ -234,8 +234,9 @@ export function mayCreateNodeStatuses(req: { metadata: { deletionTimestamp?: unk
   return !(req.status?.workflowId === workflowId && isTerminalPhase(req.status.phase));
 }
 
-export function nodeStatus(n: CycleNodeStatus): CycleNodeStatusStatus {
+export function nodeStatus(n: CycleNodeStatus, observedGeneration?: number): CycleNodeStatusStatus {
   return dropUndefined({
+    observedGeneration,
     phase: n.phase,
     message: n.message,
     providerID: n.providerID,

@@ -274,7 +274,7 @@ describe('with a scripted cycle workflow on a worker', () => {
     }
     const n1 = statuses.find((x) => x.spec?.nodeName === 'n1')!;
     // n1's drainMessage and timeoutAt went away with its last state (merge patch removed them).
-    expect(n1.status).toEqual({ phase: 'Successful', providerID: 'kwok://n1', nodeGroup: GROUP, startedAt: T, evicted: 3 });
+    expect(n1.status).toEqual({ observedGeneration: 1, phase: 'Successful', providerID: 'kwok://n1', nodeGroup: GROUP, startedAt: T, evicted: 3 });
 
     const final = cycle('Successful', 'cycled 2 nodes', [node('n1', 'Successful'), node('n2', 'Successful')], 2, { completedAt: '2026-01-01T10:30:00Z' });
     await h.signal('scriptFinish', { result: final });

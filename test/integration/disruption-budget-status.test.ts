@@ -3,6 +3,7 @@
 // resync (nodes added to the selection), repairs a leaked ledger entry with no holder writing, and
 // reports a stored spec zod refuses (a backwards cron range CEL cannot see) with Valid False and a
 // Warning Event, once.
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
 import { GROUP, VERSION } from '../../api/crd.js';
 import { NODE_DISRUPTION_BUDGET, type NodeDisruptionBudgetSpecInput, type NodeDisruptionBudgetStatus } from '../../api/node-disruption-budget.js';
@@ -61,6 +62,13 @@ test('a new budget gets its status at once; the limit follows the selection at r
   const repaired = await statusWhen('the leaked slot dropped', name, (s) => (s.disrupted ?? []).length === 0);
   expect(repaired).toMatchObject({ disruptedNodes: 0, message: '0 of 2 nodes disrupted' });
 }, 120_000);
+
+test('#25.2 the status says which generation it describes: observedGeneration follows a spec edit', async () => {
+  const name = await budget({ maxDisrupted: 1 });
+  await statusWhen('the first status, of generation 1', name, (s) => s.observedGeneration === 1 && s.limit?.nodes === 1);
+  await f.custom.patchClusterCustomObject({ ...where, name, body: { spec: { maxDisrupted: 2 } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+  await statusWhen('the status of generation 2', name, (s) => s.observedGeneration === 2 && s.limit?.nodes === 2);
+}, 60_000);
 
 test('a stored spec zod refuses: Valid False naming the field, and one Warning Event', async () => {
   const name = await budget({ maxDisrupted: 5, schedules: [{ schedule: '0 17-9 * * *', duration: '1h', maxDisrupted: 1 }] });

@@ -118,6 +118,15 @@ test('NM-5.2 / NM-5.3 the active evacuator and the fallback are written to statu
   expect((await get(ref.name))?.status?.failedEvictions).toBe(2);
 });
 
+test('#25.2 a status write records the generation it saw (observedGeneration)', async () => {
+  const pod = await createPod({ 'evacuator.slipway.dev/db-operator.test': '100' });
+  const ref = { namespace: ns, name: pod.metadata!.uid! };
+  await act.ensureEvacuation({ pod: podOf(pod), requester: M1, progressDeadlineSeconds: 60 });
+  const o = (await act.setActiveEvacuator({ ...ref, active: 'db-operator.test' }))!;
+  expect(o.metadata.generation).toBeGreaterThan(0);
+  expect(o.status?.observedGeneration).toBe(o.metadata.generation);
+});
+
 test('the CRD refuses changing spec.podRef or spec.evacuators; requesters may change', async () => {
   const pod = await createPod({ 'evacuator.slipway.dev/a': '1' });
   const name = pod.metadata!.uid!;

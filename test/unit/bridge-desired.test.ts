@@ -88,11 +88,20 @@ test("a running workflow's state becomes status and one CycleNodeStatus per node
 
 test('node statuses already right are not written, and one owned by an earlier request of the same name is left alone', () => {
   const own = (name: string, phase: string, uid = 'uid-1'): CycleNodeStatusObject => ({
-    metadata: { namespace: 'ns', name, ownerReferences: [{ apiVersion: 'slipway.dev/v1alpha1', kind: 'CycleNodeRequest', name: 'r', uid }] },
-    status: { phase } as CycleNodeStatusObject['status'],
+    metadata: { namespace: 'ns', name, generation: 1, ownerReferences: [{ apiVersion: 'slipway.dev/v1alpha1', kind: 'CycleNodeRequest', name: 'r', uid }] },
+    status: { phase, observedGeneration: 1 } as CycleNodeStatusObject['status'],
   });
   const d = desired(input(request(), { workflowId: WF, generation: 1, state: running }, [own('r-n1', 'DrainingPods'), own('r-n2', 'Pending', 'uid-0')]));
   expect(d.nodeStatuses).toEqual([]);
+});
+
+test('#25.2 a node status carries observedGeneration: a new one 1, an existing one its generation', () => {
+  const own = (generation: number): CycleNodeStatusObject => ({
+    metadata: { namespace: 'ns', name: 'r-n1', generation, ownerReferences: [{ apiVersion: 'slipway.dev/v1alpha1', kind: 'CycleNodeRequest', name: 'r', uid: 'uid-1' }] },
+    status: { phase: 'DrainingPods' },
+  });
+  const d = desired(input(request(), { workflowId: WF, generation: 1, state: running }, [own(2)]));
+  expect(d.nodeStatuses.map((w) => [w.name, w.create ? 'create' : 'patch', w.patch?.observedGeneration])).toEqual([['r-n1', 'patch', 2], ['r-n2', 'create', 1]]);
 });
 
 test('a finished request does not create missing node statuses (what is gone stays gone)', () => {

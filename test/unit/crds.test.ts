@@ -67,11 +67,11 @@ describe('DrainRule CRD', () => {
     expect(drainRule.metadata.name).toBe('drainrules.slipway.dev');
     expect(drainRule.spec.group).toBe('slipway.dev');
     expect(drainRule.spec.scope).toBe('Cluster');
-    expect(drainRule.spec.names).toEqual({ kind: 'DrainRule', listKind: 'DrainRuleList', plural: 'drainrules', singular: 'drainrule', shortNames: ['dr'], categories: ['slipway'] });
+    expect(drainRule.spec.names).toEqual({ kind: 'DrainRule', listKind: 'DrainRuleList', plural: 'drainrules', singular: 'drainrule', shortNames: ['sdr', 'dr'], categories: ['slipway'] });
     expect(drainRule.spec.versions).toHaveLength(1);
     const v = drainRule.spec.versions[0]!;
     expect([v.name, v.served, v.storage, v.subresources]).toEqual(['v1alpha1', true, true, undefined]);
-    expect(v.additionalPrinterColumns).toEqual([
+    expect(v.additionalPrinterColumns).toMatchObject([
       { name: 'Behavior', type: 'string', jsonPath: '.spec.drain.behavior' },
       { name: 'Order', type: 'integer', jsonPath: '.spec.drain.order' },
       { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
@@ -82,7 +82,7 @@ describe('DrainRule CRD', () => {
     expect(root.type).toBe('object');
     expect(root.required).toEqual(['spec']);
     expect(Object.keys(root.properties as object)).toEqual(['apiVersion', 'kind', 'metadata', 'spec']);
-    expect(at(root, 'apiVersion')).toEqual({ type: 'string' });
+    expect(at(root, 'apiVersion')).toMatchObject({ type: 'string' });
     expect(at(root, 'metadata')).toEqual({ type: 'object' });
   });
 
@@ -97,12 +97,12 @@ describe('DrainRule CRD', () => {
     }
     // matchLabels is a map of label values: additionalProperties only, its keys checked by CEL.
     const matchLabels = at(spec, 'pods', '[*]', 'selector', 'matchLabels');
-    expect(Object.keys(matchLabels).sort()).toEqual(['additionalProperties', 'maxProperties', 'type', 'x-kubernetes-validations']);
+    expect(Object.keys(matchLabels).sort()).toEqual(['additionalProperties', 'description', 'maxProperties', 'type', 'x-kubernetes-validations']);
     expect(matchLabels.additionalProperties).toEqual({ type: 'string', maxLength: 63, pattern: LABEL_VALUE_PATTERN });
   });
 
   test('the int32 order is format int32 with the range as bounds (the apiserver does not enforce the format)', () => {
-    expect(at(spec, 'drain', 'order')).toEqual({ type: 'integer', format: 'int32', minimum: -2147483648, maximum: 2147483647 });
+    expect(at(spec, 'drain', 'order')).toMatchObject({ type: 'integer', format: 'int32', minimum: -2147483648, maximum: 2147483647 });
   });
 
   test('enum, list bounds, map-type and required carry over', () => {
@@ -197,7 +197,7 @@ describe('structuralSchema', () => {
   });
 
   test('a status type adds the status property and subresource', () => {
-    const def: CrdDefinition = { kind: 'Thing', plural: 'things', singular: 'thing', scope: 'Namespaced', spec: z.object({ a: z.string() }), status: z.object({ phase: z.string().optional() }) };
+    const def: CrdDefinition = { kind: 'Thing', description: 'A thing.', plural: 'things', singular: 'thing', scope: 'Namespaced', spec: z.object({ a: z.string() }), status: z.object({ phase: z.string().optional() }) };
     const m = crdManifest(def) as Manifest;
     const v = m.spec.versions[0]!;
     expect(v.subresources).toEqual({ status: {} });

@@ -38,6 +38,10 @@ describe('planDriftPass', () => {
     expect(p.status.conditions).toEqual([expect.objectContaining({ type: 'Drifted', status: 'True', reason: 'RequestCreated', observedGeneration: 3 })]);
   });
 
+  test('#25.2 the status carries the generation it was written from (observedGeneration)', () => {
+    expect(planDriftPass(input()).status.observedGeneration).toBe(3);
+  });
+
   test('the request name depends on the nodes and the object, not on the order or the moment', () => {
     expect(driftRequestName('workers', 'u1', ['b', 'a'])).toBe(driftRequestName('workers', 'u1', ['a', 'b']));
     expect(driftRequestName('workers', 'u1', ['a'])).not.toBe(driftRequestName('workers', 'u1', ['a', 'b']));

@@ -110,7 +110,7 @@ describe('NodeMaintenance CRD', () => {
     expect(m.spec.scope).toBe('Cluster');
     expect(m.spec.names).toEqual({ kind: 'NodeMaintenance', listKind: 'NodeMaintenanceList', plural: 'nodemaintenances', singular: 'nodemaintenance', shortNames: ['snm'], categories: ['slipway'] });
     expect(m.spec.versions[0]!.subresources).toEqual({ status: {} });
-    expect(m.spec.versions[0]!.additionalPrinterColumns).toEqual([
+    expect(m.spec.versions[0]!.additionalPrinterColumns).toMatchObject([
       { name: 'Stage', type: 'string', jsonPath: '.spec.stage' },
       { name: 'Drained', type: 'string', jsonPath: '.status.conditions[?(@.type=="Drained")].status' },
       { name: 'Nodes', type: 'integer', jsonPath: '.status.selectedNodes' },
