@@ -79,7 +79,8 @@ monitoring_tools() {
   else
     log "promtool: unpacking Debian's prometheus package"
     local dir="$SLIPWAY_HOME/build/prometheus-deb"; rm -rf "$dir"; mkdir -p "$dir"
-    (cd "$dir" && apt-get download prometheus >/dev/null && dpkg-deb -x prometheus_*.deb root)
+    # A fresh machine has no package lists yet: update them once if the download finds nothing.
+    (cd "$dir" && { apt-get download prometheus >/dev/null 2>&1 || { apt-get update -qq >/dev/null && apt-get download prometheus >/dev/null; }; } && dpkg-deb -x prometheus_*.deb root)
     cp "$dir/root/usr/bin/promtool" "$BIN/promtool"
   fi
   local crds="$SLIPWAY_HOME/prometheus-operator-crds"
