@@ -1,7 +1,7 @@
 // docs/nm-coverage.md stays true: every test file it lists for a NodeMaintenance statement still
 // names that statement, and every statement has at least one. Tests name statements as `NM-3.1` or,
-// several at once, `NM-5.1/5.2/5.4`. To rebuild the table's test column after tests move (the spec
-// lives beside the repo, in ../shared/specs/node-maintenance.md):
+// several at once, `NM-5.1/5.2/5.4`. The statements are described in docs/node-maintenance.md (the
+// spec they come from is kept outside the repository). To rebuild the table's test column after tests move:
 //   SLIPWAY_WRITE_NM_COVERAGE=1 node --experimental-vm-modules node_modules/jest/bin/jest.js test/unit/nm-coverage.test.ts
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
