@@ -1,5 +1,6 @@
 // The one logger of Slipway's processes (worker, bridge, the CLI's debug mode): pino, one JSON
-// object per line on stdout; short text lines instead when stdout is a terminal. The level comes
+// object per line on stdout (the CLI: stderr, see logTo); short text lines instead when that
+// stream is a terminal. The level comes
 // from SLIPWAY_LOG_LEVEL (the CLI's --log-level sets it), read when the first logger is made.
 // Every line carries what it is about as fields: component, and kind/namespace/name, node,
 // workflowId where they apply. Node-only: workflow code logs through the SDK's workflow logger.
@@ -32,11 +33,22 @@ export function logLevelFromEnv(env: Record<string, string | undefined> = proces
 }
 
 let root: Logger | undefined;
+let dest: 1 | 2 = 1;
+
+/**
+ * Where the lines go: 1 stdout (the worker's and bridge's default), 2 stderr (the CLI, whose stdout
+ * is its output). Only before the first logger is made.
+ */
+export function logTo(fd: 1 | 2): void {
+  if (root && fd !== dest) throw new Error('logTo after the first logger was made');
+  dest = fd;
+}
 
 /** The process's root logger (made on first use, so a flag parsed before that sets its level). */
 export function rootLogger(): Logger {
   if (root) return root;
-  const stream = process.stdout.isTTY ? { write: (line: string) => void process.stdout.write(textLine(line)) } : pino.destination({ dest: 1, sync: true });
+  const out = dest === 2 ? process.stderr : process.stdout;
+  const stream = out.isTTY ? { write: (line: string) => void out.write(textLine(line)) } : pino.destination({ dest, sync: true });
   root = pino({ level: logLevelFromEnv(), base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: (label) => ({ level: label }) } }, stream);
   const raw = process.env.SLIPWAY_LOG_LEVEL;
   if (raw && !LEVELS.includes(raw.trim().toLowerCase())) root.warn({ component: 'log' }, `SLIPWAY_LOG_LEVEL=${raw} is not a level (${LEVELS.join(', ')}); using info`);

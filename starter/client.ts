@@ -1,19 +1,27 @@
 // A Temporal client from the same settings the worker uses.
 import { hostname, userInfo } from 'node:os';
-import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor, type GrpcRetryOptions } from '@temporalio/client';
+import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor, type GrpcRetryOptions, type WorkflowClientInterceptor } from '@temporalio/client';
 import type { Duration } from '@temporalio/common';
 import { temporalSettings, type TemporalSettings } from '../shared/temporal.js';
 
-/** connectTimeout: how long to try before giving up (the SDK's default is 10 s). */
-export async function connectClient(settings: TemporalSettings = temporalSettings(), opts: { connectTimeout?: Duration } = {}): Promise<Client> {
+type GrpcInterceptor = ReturnType<typeof makeGrpcRetryInterceptor>;
+
+/**
+ * connectTimeout: how long to try before giving up (the SDK's default is 10 s); grpc and workflow:
+ * interceptors to add (the CLI's debug lines).
+ */
+export async function connectClient(
+  settings: TemporalSettings = temporalSettings(),
+  opts: { connectTimeout?: Duration; grpc?: GrpcInterceptor[]; workflow?: WorkflowClientInterceptor[] } = {},
+): Promise<Client> {
   const retries = new RetryTimers();
-  const connection = await Connection.connect({ ...settings.connection, interceptors: [retries.interceptor()], ...opts });
+  const connection = await Connection.connect({ ...settings.connection, interceptors: [...(opts.grpc ?? []), retries.interceptor()], ...(opts.connectTimeout !== undefined && { connectTimeout: opts.connectTimeout }) });
   const close = connection.close.bind(connection);
   connection.close = async () => {
     await retries.settle();
     return close();
   };
-  return new Client({ connection, namespace: settings.namespace, identity: callerIdentity() });
+  return new Client({ connection, namespace: settings.namespace, identity: callerIdentity(), interceptors: { workflow: opts.workflow ?? [] } });
 }
 
 /** The longest close() waits for a scheduled retry. */

@@ -7,7 +7,10 @@ import { oneLine } from './explain.js';
 import { doc, type VersionDocument } from './output.js';
 import type { Session } from './session.js';
 
-const why = (err: unknown, session: Session) => ({ error: oneLine(err, session.ctx) });
+const why = (err: unknown, session: Session) => {
+  session.failed('version', err);
+  return { error: oneLine(err, session.ctx) };
+};
 
 /** slipway_build_info's labels from a worker's /metrics (SLIPWAY_WORKER_METRICS_URL), when set. */
 async function workerBuild(env: Record<string, string | undefined>): Promise<{ version: string; revision: string } | undefined> {

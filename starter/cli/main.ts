@@ -29,17 +29,24 @@ export async function run(argv: string[], io: Io = { out: (l) => console.log(l),
     io.out(completion(cmd.shell));
     return 0;
   }
-  const [{ temporalSettings }, { Session }, { execute }, { oneLine }, { renderDocument }] = await Promise.all([
+  const [{ logTo, logger }, { temporalSettings }, { Session }, { execute }, { oneLine }, { renderDocument }, { temporalFields }] = await Promise.all([
+    import('../../shared/log.js'),
     import('../../shared/temporal.js'),
     import('./session.js'),
     import('./commands.js'),
     import('./explain.js'),
     import('./output.js'),
+    import('./debug.js'),
   ]);
+  // Debug lines go to stderr: stdout is the command's output (with -o, one document).
+  logTo(2);
+  const log = logger('cli');
   let session: InstanceType<typeof Session>;
   try {
-    session = new Session(temporalSettings(process.env, { address: globals.temporalAddress, namespace: globals.temporalNamespace }), process.env, globals);
+    session = new Session(temporalSettings(process.env, { address: globals.temporalAddress, namespace: globals.temporalNamespace }), process.env, globals, log);
+    log.debug({ command: cmd.cmd, ...temporalFields(session.settings) }, 'temporal settings');
   } catch (err) {
+    log.debug({ err }, 'temporal settings');
     io.err(`${PREFIX}Temporal settings: ${oneLine(err, { temporalAddress: globals.temporalAddress ?? process.env.TEMPORAL_ADDRESS ?? '?', temporalNamespace: '?' })}`);
     return 1;
   }
@@ -51,6 +58,7 @@ export async function run(argv: string[], io: Io = { out: (l) => console.log(l),
     if (globals.output && document) io.out(renderDocument(document, globals.output));
     return code;
   } catch (err) {
+    session.failed(`${cmd.cmd} failed`, err);
     if (err instanceof UsageError) {
       io.err(`${PREFIX}${oneLine(err, session.ctx)} ${usageHint(err.command)}`);
       return 2;

@@ -5,8 +5,10 @@ import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
 import { apiStatus, createKube, type Kube } from '../../activities/kube.js';
+import type { Logger } from '../../shared/log.js';
 import { temporalSettings, type TemporalSettings } from '../../shared/temporal.js';
 import { connectClient } from '../client.js';
+import { grpcDebug, kubeDebug, kubeFields, workflowDebug } from './debug.js';
 import { CliError } from './errors.js';
 import { oneLine, type ErrorContext } from './explain.js';
 
@@ -22,7 +24,18 @@ export class Session {
     private readonly env: Record<string, string | undefined> = process.env,
     /** --kubeconfig and --context. */
     private readonly kubeFlags: { kubeconfig?: string; context?: string } = {},
+    /** The `cli` logger: at debug, the kubeconfig's choice and every Temporal and Kubernetes call. */
+    readonly log?: Logger,
   ) {}
+
+  private get debug(): Logger | undefined {
+    return this.log?.isLevelEnabled('debug') ? this.log : undefined;
+  }
+
+  /** A failure the command reports in one line, with its stack (at debug). */
+  failed(what: string, err: unknown): void {
+    this.debug?.debug({ err }, what);
+  }
 
   get ctx(): ErrorContext {
     return {
@@ -39,8 +52,14 @@ export class Session {
   kube(): Kube {
     if (!this.kubeValue) {
       try {
-        this.kubeValue = createKube(this.kubeConfig());
+        const kc = this.kubeConfig();
+        if (this.debug) {
+          this.debug.debug(kubeFields(kc, this.kubeconfigPath()), 'kubernetes settings');
+          kubeDebug(kc, this.debug);
+        }
+        this.kubeValue = createKube(kc);
       } catch (err) {
+        this.failed('kubeconfig', err);
         const e = err as NodeJS.ErrnoException;
         const source = this.kubeFlags.kubeconfig ? ' (--kubeconfig)' : this.env.KUBECONFIG ? ' (KUBECONFIG)' : '';
         if (e.code === 'ENOENT') throw new CliError(`kubeconfig ${e.path ?? this.kubeconfigPath()}${source} not found`);
@@ -64,7 +83,9 @@ export class Session {
   }
 
   async client(): Promise<Client> {
-    this.clientValue ??= connectClient(this.settings, { connectTimeout: CONNECT_TIMEOUT }).catch((err: unknown) => {
+    const log = this.debug;
+    this.clientValue ??= connectClient(this.settings, { connectTimeout: CONNECT_TIMEOUT, grpc: log && [grpcDebug(log)], workflow: log && [workflowDebug(log)] }).catch((err: unknown) => {
+      this.failed('temporal connect', err);
       const why = err instanceof Error ? err.message.split('\n')[0] : String(err);
       throw new CliError(`cannot reach Temporal at ${this.settings.address} (--temporal-address, TEMPORAL_ADDRESS or the temporal CLI profile): ${why}`);
     });
@@ -81,6 +102,7 @@ export class Session {
       return await f(kube);
     } catch (err) {
       if (apiStatus(err) === 404) return undefined;
+      this.failed(`reading ${what}`, err);
       throw new CliError(`reading ${what}: ${oneLine(err, this.ctx)}`);
     }
   }
