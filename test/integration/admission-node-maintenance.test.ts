@@ -50,15 +50,15 @@ describe('NodeMaintenance corpus, apiserver side', () => {
 });
 
 describe('NM-1.1 the kind as kubectl shows it', () => {
-  test('kubectl get snm (the server-side table): Stage, Drained from the condition, Nodes, Age; Reason only with -o wide', async () => {
+  test('kubectl get snm (the server-side table): Stage, Drained from the condition, Nodes, Blocked (#24.6), Age; Reason only with -o wide', async () => {
     const name = await store(nm({ stage: 'Drain', reason: 'kernel upgrade' }));
     const condition = { type: 'Drained', status: 'True', reason: 'Drained', message: 'Drained', lastTransitionTime: new Date().toISOString() };
-    await custom.patchClusterCustomObjectStatus({ ...where, name, body: { status: { selectedNodes: 3, conditions: [condition] } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    await custom.patchClusterCustomObjectStatus({ ...where, name, body: { status: { selectedNodes: 3, conditions: [condition], drainStatus: { podsBlocked: 2 } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
     type Table = { columnDefinitions: Array<{ name: string; priority: number }>; rows: Array<{ cells: unknown[] }> };
     const table = (await custom.getClusterCustomObject({ ...where, name }, setHeaderOptions('Accept', 'application/json;as=Table;v=v1;g=meta.k8s.io'))) as Table;
     const cols = table.columnDefinitions.map((c) => `${c.name}${c.priority ? ' (wide)' : ''}`);
-    expect(cols).toEqual(['Name', 'Stage', 'Drained', 'Nodes', 'Age', 'Reason (wide)']);
-    expect(table.rows[0]!.cells.filter((_, i) => i !== 4)).toEqual([name, 'Drain', 'True', 3, 'kernel upgrade']);
+    expect(cols).toEqual(['Name', 'Stage', 'Drained', 'Nodes', 'Blocked', 'Age', 'Reason (wide)']);
+    expect(table.rows[0]!.cells.filter((_, i) => i !== 5)).toEqual([name, 'Drain', 'True', 3, 2, 'kernel upgrade']);
   });
 });
 
