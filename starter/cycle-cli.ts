@@ -52,6 +52,7 @@ export interface DryRunPlan {
   concurrency: number;
   nodes: string[];
   batches: string[][];
+  /** Named (--nodes) but not in the group. */
   missingNodes: string[];
   /** The request skips missing named nodes (validationOptions.skipMissingNamedNodes). */
   skipMissing: boolean;

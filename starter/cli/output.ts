@@ -4,6 +4,7 @@ import { stringify } from 'yaml';
 import type { DrainStatus } from '../../workflows/drain/status.js';
 import type { CycleStatus } from '../../workflows/cycle/types.js';
 import type { InventoryResult } from '../../workflows/inventory.js';
+import type { DryRunPlan } from '../cycle-cli.js';
 import type { MaintenancePlan, MaintenanceStatus } from '../../workflows/maintenance/types.js';
 
 export const API_VERSION = 'cli.slipway.dev/v1';
@@ -42,20 +43,11 @@ export interface MaintenancePlanDocument {
   plan: MaintenancePlan;
 }
 
-/** `cycle --dry-run`: what the request would do; nothing is created. */
-export interface CycleDryRunDocument {
+/** `cycle --dry-run`: what the request would do (the dry run's plan, as `cycle --dry-run` prints it); nothing is created. */
+export interface CycleDryRunDocument extends DryRunPlan {
   apiVersion: typeof API_VERSION;
   kind: 'CycleDryRun';
   request: { namespace: string; name: string };
-  nodeGroups: string[];
-  method: string;
-  concurrency: number;
-  nodes: string[];
-  batches: string[][];
-  /** Named (--nodes) but not in the group. */
-  missingNodes: string[];
-  /** Missing named nodes are skipped rather than failing the request. */
-  skipMissing: boolean;
 }
 
 /** `version`: this CLI's, and with the servers reachable the worker's build and the API server's. */
