@@ -1,9 +1,8 @@
 // Progress reports to another workflow without blocking the sender: a signal is a server round
 // trip, so steps go on while it is in flight. One report in flight at a time, each built when it
 // is sent, so reports made meanwhile coalesce into the newest state.
-import { CancellationScope, patched, sleep } from '@temporalio/workflow';
+import { CancellationScope, sleep } from '@temporalio/workflow';
 
-const REPORTS_SURVIVE_CANCEL = 'reports-survive-cancel';
 export interface ProgressReporter {
   /** Something changed: send the newest state when the channel is free. */
   report(): void;
@@ -27,8 +26,7 @@ export function latestOnly(send: () => Promise<unknown>): ProgressReporter {
       // A cancelled sender (a node cycle stopped by its request's healing) still sends its last
       // state: in the cancelled scope the send failed at once and the receiver, which may know the
       // sender only by its reports (after a continue-as-new), waited for an end it never heard.
-      // Patched: histories from before replay their cancellable sends.
-      sending ??= patched(REPORTS_SURVIVE_CANCEL) ? CancellationScope.nonCancellable(loop) : loop();
+      sending ??= CancellationScope.nonCancellable(loop);
     },
     async flush() {
       while (sending) await sending;

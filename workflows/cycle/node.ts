@@ -7,7 +7,6 @@ import {
   CancellationScope,
   executeChild,
   isCancellation,
-  patched,
   getExternalWorkflowHandle,
   setCurrentDetails,
   setHandler,
@@ -237,17 +236,13 @@ async function takeAway(c: NodeCycle): Promise<void> {
   const { input, phase } = c;
   const { node } = input;
   phase('DeletingNode', undefined, true);
-  if (patched('cycle-pre-terminate-hooks')) {
-    for (;;) {
-      const d = await act.deleteNode.executeWithOptions({ summary: `delete Node ${node.name}` }, [node.name, { unlessHooked: true }]);
-      if (!d.hooks?.length) break;
-      await waitForPreTerminateHooks(c, d.hooks);
-    }
-  } else {
-    await act.deleteNode.executeWithOptions({ summary: `delete Node ${node.name}` }, [node.name]);
+  for (;;) {
+    const d = await act.deleteNode.executeWithOptions({ summary: `delete Node ${node.name}` }, [node.name, { unlessHooked: true }]);
+    if (!d.hooks?.length) break;
+    await waitForPreTerminateHooks(c, d.hooks);
   }
   // Issue 15: deleted, so no longer disrupted: give the request's NodeDisruptionBudget slot back.
-  if (patched('node-disruption-budget')) await act.releaseDisruption.executeWithOptions({ summary: `release the budget slot of ${node.name}` }, [{ holder: input.parentId, nodes: [node.name] }]);
+  await act.releaseDisruption.executeWithOptions({ summary: `release the budget slot of ${node.name}` }, [{ holder: input.parentId, nodes: [node.name] }]);
   phase('TerminatingNode', undefined, true);
   await act.terminateInstance.executeWithOptions({ summary: `terminate ${node.providerID}` }, [{ provider: input.provider, providerID: node.providerID }]);
 }

@@ -17,7 +17,6 @@ import {
   continueAsNew,
   getExternalWorkflowHandle,
   isCancellation,
-  patched,
   setCurrentDetails,
   setHandler,
   sleep,
@@ -110,10 +109,6 @@ export interface RequestCarry {
   held?: HeldNode[];
   /** Tries in a row that found only held nodes (the backoff). */
   heldTries?: number;
-  /** The run that claims nodes before it touches them (false only for workflows begun before claims existed). */
-  claims?: boolean;
-  /** The run that takes a NodeDisruptionBudget slot for each node before its batch (false for workflows begun before budgets). */
-  budgets?: boolean;
   /** Why the last batch could not take more nodes: the first budget without room. */
   budgetWait?: string;
 }
@@ -325,14 +320,11 @@ export class Request {
    * in flight: healing gives it back (claim removed, uncordoned).
    */
   private async claimBatch(free: number): Promise<string[]> {
-    this.c.claims ??= patched('cycle-claims-nodes');
-    if (!this.c.claims) return this.c.queue.splice(0, free);
-    this.c.budgets ??= patched('node-disruption-budget');
     this.c.budgetWait = undefined;
     const batch: string[] = [];
     while (batch.length < free && this.c.queue.length) {
       let candidates = this.c.queue.splice(0, free - batch.length);
-      if (this.c.budgets) candidates = await this.takeBudgetSlots(candidates);
+      candidates = await this.takeBudgetSlots(candidates);
       if (!candidates.length) break;
       const r = await act.claimNodes.executeWithOptions({ summary: `claim ${candidates.join(', ')}` }, [{ requestKey: this.key, nodes: candidates }]);
       for (const name of r.gone) this.done(name, 'node was removed by someone else');
@@ -340,7 +332,7 @@ export class Request {
       batch.push(...r.claimed);
       (this.c.held ??= []).push(...r.held);
       const notTaken = [...r.gone, ...r.held.map((h) => h.node)];
-      if (this.c.budgets && notTaken.length) await this.releaseBudgetSlots(notTaken);
+      if (notTaken.length) await this.releaseBudgetSlots(notTaken);
       if (this.c.budgetWait) break;
     }
     if (batch.length) this.c.heldTries = 0;
@@ -422,9 +414,9 @@ export class Request {
     await act.protectFromScaleDown.executeWithOptions({ summary: 'disable scale-down of the new nodes' }, [{ nodes: rep.newNodes, requestKey: this.key }]);
     const live = batch.filter((n) => this.isInFlight(n));
     Object.assign(this.c.batch, { replacements: rep.newNodes, toCordon: live, toStart: [...live] });
-    // A copy: cordoning consumes toCordon (the same array as live), and an emptied list made the
-    // release due at once, giving the new nodes back to cluster-autoscaler before the old were gone.
-    this.c.releases.push({ nodes: patched('release-waits-for-batch') ? [...live] : live, newNodes: rep.newNodes });
+    // A copy: cordoning consumes toCordon, and an emptied list would make the release due at once,
+    // giving the new nodes back to cluster-autoscaler before the old were gone.
+    this.c.releases.push({ nodes: [...live], newNodes: rep.newNodes });
     this.phase('CordoningNode', `replacements: ${rep.newNodes.join(', ')}`);
     return 'CordoningNode';
   }
@@ -514,7 +506,7 @@ export class Request {
   }
 
   private async succeed(): Promise<Next> {
-    if (this.c.budgets) await this.releaseBudgetSlots(this.st.nodes.map((n) => n.nodeName)); // anything a lost report left
+    await this.releaseBudgetSlots(this.st.nodes.map((n) => n.nodeName)); // anything a lost report left
     await this.locks.release();
     this.countCycled();
     this.phase('Successful', cycledMessage(this.st.nodes));
@@ -545,7 +537,7 @@ export class Request {
         if (this.overBudget()) return 'Healing';
       }
       await act.releaseScaleDown.executeWithOptions({ summary: 'release scale-down protection' }, [{ requestKey: this.key }]);
-      if (this.c.budgets) await this.releaseBudgetSlots(this.st.nodes.map((n) => n.nodeName)); // waiting entries too
+      await this.releaseBudgetSlots(this.st.nodes.map((n) => n.nodeName)); // waiting entries too
       await this.locks.release(); // only now: another request must not take the group mid-healing
       this.phase('Failed');
       this.st.completedAt = new Date().toISOString();
@@ -572,10 +564,8 @@ export class Request {
       const heal = await act.healNodes.executeWithOptions({ summary: `heal ${nodes.length} nodes` }, [{ provider: r.provider, requestKey: this.key, nodes }]);
       if (heal.reattached.length) this.st.message = `${this.st.message}; re-attached ${heal.reattached.join(', ')}`;
     }
-    // healNodes uncordons before it drops the claim (NM-7.7); a run from before claims also
-    // uncordons here (idempotent; a missing node is fine).
-    if (!this.c.claims) await Promise.all(nodes.map((n) => act.uncordonNode.executeWithOptions({ summary: `uncordon ${n.name}` }, [n.name])));
-    if (this.c.budgets && nodes.length) await this.releaseBudgetSlots(nodes.map((n) => n.name)); // uncordoned: no longer disrupted
+    // healNodes uncordons before it drops the claim (NM-7.7).
+    if (nodes.length) await this.releaseBudgetSlots(nodes.map((n) => n.name)); // uncordoned: no longer disrupted
     for (const n of nodes) {
       const phase = this.index.get(n.name)?.phase;
       if (phase !== 'Failed' || this.c.cancelled.includes(n.name)) this.mark(n.name, 'Failed', 'healed: back in its group, uncordoned');
