@@ -83,6 +83,10 @@ export const specChangedUpdate = defineUpdate<{ concurrency: number }, [{ spec: 
 export const releaseLockSignal = defineSignal('releaseLock');
 /** The node-group lock asks whether its holder still runs: the signal fails once the holder has closed. */
 export const lockHolderProbeSignal = defineSignal('lockHolderProbe');
+/** A request waits for a held node-group lock: the lock tells it (lockFreed, to this workflow ID) when it ends. */
+export const lockWaiterSignal = defineSignal<[waiter: string]>('lockWaiter');
+/** The node-group lock a request waited for has ended: try to take it now. */
+export const lockFreedSignal = defineSignal('lockFreed');
 
 // ---- NodeMaintenance (workflows/maintenance): the maintenance workflow and the per-node coordinator.
 

@@ -275,6 +275,42 @@ describe('the node-group lock', () => {
   }, 30_000);
 });
 
+describe('#26.1 idle costs nothing: the cycle\'s waits', () => {
+  /** History events of a workflow, once it has stood still for a moment (its last step's events written). */
+  const settled = async (h: Request) => {
+    let n = -1;
+    for (;;) {
+      await new Promise((r) => setTimeout(r, 1000));
+      const m = (await h.fetchHistory()).events!.length;
+      if (m === n) return m;
+      n = m;
+    }
+  };
+
+  test.concurrent('#26.1 a request waiting for a held node-group lock adds no history while nothing changes (was a retry every 5-30 s), and starts once the lock ends', async () => {
+    const fake = new FakeCycle('idle-lock', 1);
+    fake.held.add('waitForReplacements');
+    await env().withWorker(fake.activities(), async (taskQueue) => {
+      const first = fake.request('idle-first');
+      const second = fake.request('idle-second');
+      const h1 = await env().client.workflow.start(cycleNodeRequestWorkflow, { taskQueue, workflowId: first.workflowId, args: [first.input] });
+      await statusWhen(h1, 'the first ScalingUp', (s) => s.phase === 'ScalingUp');
+      const h2 = await env().client.workflow.start(cycleNodeRequestWorkflow, { taskQueue, workflowId: second.workflowId, args: [second.input] });
+      await statusWhen(h2, 'the second waiting', (s) => s.message.startsWith('waiting for node group'));
+      const before = await settled(h2);
+      const windowS = 12; // longer than the old first retry (5 s) and its next (10 s later)
+      await new Promise((r) => setTimeout(r, windowS * 1000));
+      const grown = (await h2.fetchHistory()).events!.length - before;
+      const perHour = (grown * 3600) / windowS;
+      expect({ grown, perHour }).toEqual({ grown: 0, perHour: 0 }); // bound: <= 30 an hour
+      fake.release('waitForReplacements');
+      expect((await h1.result()).phase).toBe('Successful');
+      expect((await h2.result()).phase).toBe('Successful');
+    }, { workflowIds: [fake.request('idle-first').workflowId, fake.request('idle-second').workflowId] });
+    expect(fake.callsOf('detachNodes')).toHaveLength(2);
+  }, 60_000);
+});
+
 describe('NM-7.6 nodes a NodeMaintenance holds', () => {
   test.concurrent('the batch takes the next unheld node; with only held nodes left the request stays in its phase, names the maintenance, and cycles the node once it is let go', async () => {
     const fake = new FakeCycle('held', 2);

@@ -4,18 +4,22 @@
 //
 // The lock is ABANDONed by its parent (not terminated with it), because the holder continues as new
 // (a new run, same workflow ID) and a TERMINATE policy would end the lock at every switch. So the
-// lock watches its holder instead: every minute it signals the holder's workflow ID, which reaches
-// whichever run is current, and fails only once the holder has closed (completed, failed,
-// terminated). Then the lock ends itself: a lock never outlives its holder by more than a minute.
+// lock watches its holder instead: every 10 minutes it signals the holder's workflow ID, which
+// reaches whichever run is current, and fails only once the holder has closed (completed, failed,
+// terminated). Then the lock ends itself. A holder always releases at its end, so this look only
+// matters for a terminated holder; it is rare so that a held lock costs almost no history (#26.1).
+//
+// A request that finds the lock held registers with it (lockWaiter) and waits for its lockFreed,
+// sent when the lock ends: no retry loop while another request cycles the group.
 import {
   CancellationScope,
+  allHandlersFinished,
   condition,
   continueAsNew,
   getExternalWorkflowHandle,
   isCancellation,
   setCurrentDetails,
   setHandler,
-  sleep,
   startChild,
   upsertSearchAttributes,
   workflowInfo,
@@ -24,12 +28,14 @@ import {
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { NodeGroupAttr } from '../search-attributes.js';
-import { lockHolderProbeSignal, releaseLockSignal } from '../messages.js';
+import { lockFreedSignal, lockHolderProbeSignal, lockWaiterSignal, releaseLockSignal } from '../messages.js';
 
 export const nodeGroupLockId = (provider: string, group: string) => `lock/${provider}/${group}`;
 
-/** How often a lock checks that its holder still runs. */
-const HOLDER_PROBE_MS = 60_000;
+/** How often a lock checks that its holder still runs (a holder releases it at its end; this is for one terminated). */
+const HOLDER_PROBE_MS = 10 * 60_000;
+/** A waiter tries the lock again after this long even without its lockFreed (one lost, or the lock terminated by hand). */
+const WAITER_RENEWAL_MS = 10 * 60_000;
 /** A lock held for days stays a short history. */
 const LOCK_HISTORY_BUDGET = 2_000;
 
@@ -39,24 +45,42 @@ export interface NodeGroupLockInput {
   /** The holder's workflow ID (stable across its continue-as-new). Default: the parent. */
   holder?: string;
   probeEveryMs?: number;
+  /** Workflow IDs of requests waiting for this lock (carried across continue-as-new). */
+  waiters?: string[];
 }
 
 /** Held while it runs: until released, cancelled, or its holder has closed. */
 export async function nodeGroupLockWorkflow(input: NodeGroupLockInput): Promise<void> {
   const holder = input.holder ?? workflowInfo().parent?.workflowId;
   let released = false;
+  const waiters = new Set(input.waiters ?? []);
   setHandler(releaseLockSignal, () => void (released = true));
+  setHandler(lockWaiterSignal, (id) => void waiters.add(id));
   upsertSearchAttributes([{ key: NodeGroupAttr, value: input.group }]);
   setCurrentDetails(`Node group **${input.group}** (${input.provider}) is being cycled by \`${holder ?? '(none)'}\`.`);
   try {
     while (!(await condition(() => released, input.probeEveryMs ?? HOLDER_PROBE_MS))) {
-      if (holder && !(await holderRuns(holder))) return;
+      if (holder && !(await holderRuns(holder))) break;
       if (workflowInfo().historyLength > LOCK_HISTORY_BUDGET || workflowInfo().continueAsNewSuggested) {
-        await continueAsNew<typeof nodeGroupLockWorkflow>({ ...input, holder });
+        await condition(allHandlersFinished);
+        await continueAsNew<typeof nodeGroupLockWorkflow>({ ...input, holder, waiters: [...waiters] });
       }
     }
   } catch (err) {
-    if (!isCancellation(err)) throw err;
+    if (!isCancellation(err)) throw err; // continue-as-new too: the waiters go with it
+  }
+  await CancellationScope.nonCancellable(() => tellWaiters(waiters));
+}
+
+/** The lock ends: every waiter (also one that registers meanwhile) hears it once. */
+async function tellWaiters(waiters: Set<string>): Promise<void> {
+  const told = new Set<string>();
+  for (;;) {
+    await condition(allHandlersFinished);
+    const next = [...waiters].filter((w) => !told.has(w));
+    if (!next.length) return;
+    for (const w of next) told.add(w);
+    await Promise.all(next.map((w) => getExternalWorkflowHandle(w).signal(lockFreedSignal).catch(() => undefined)));
   }
 }
 
@@ -75,12 +99,18 @@ export class HeldLocks {
   /** Handles for the locks this run took: their end can be awaited. */
   private readonly handles = new Map<string, ChildWorkflowHandle<typeof nodeGroupLockWorkflow>>();
 
-  constructor(readonly ids: string[] = []) {}
+  /** A lockFreed arrived since the last try. */
+  private freed = false;
+
+  constructor(readonly ids: string[] = []) {
+    setHandler(lockFreedSignal, () => void (this.freed = true));
+  }
 
   /**
    * Takes the locks of `groups` in sorted order (so two requests on overlapping groups cannot each
    * hold one and wait for the other). While a group is held by another request it calls `waiting`
-   * once and tries again after 5 s, backing off to 30 s (a long wait stays a short history).
+   * once, registers with the lock and tries again when the lock ends (lockFreed), or after
+   * WAITER_RENEWAL_MS: a wait costs a few events, however long.
    */
   async acquire(provider: string, groups: string[], waiting: (group: string, lockId: string) => void, probeEveryMs?: number): Promise<void> {
     const holder = workflowInfo().workflowId;
@@ -88,6 +118,7 @@ export class HeldLocks {
       const workflowId = nodeGroupLockId(provider, group);
       if (this.ids.includes(workflowId)) continue;
       for (let attempt = 0; ; attempt++) {
+        this.freed = false;
         try {
           // Not cancelled with the holder: a deleted request keeps its groups until its healing is done.
           const child = await CancellationScope.nonCancellable(() =>
@@ -99,10 +130,19 @@ export class HeldLocks {
         } catch (err) {
           if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
           if (attempt === 0) waiting(group, workflowId);
-          await sleep(Math.min(30_000, 5_000 * 2 ** Math.min(attempt, 3)));
+          await this.untilFreed(workflowId, holder);
         }
       }
     }
+  }
+
+  /** Registers with the held lock and waits for its end. A lock that has ended already cannot be told: try again at once. */
+  private async untilFreed(lockId: string, waiter: string): Promise<void> {
+    const told = await getExternalWorkflowHandle(lockId).signal(lockWaiterSignal, waiter).then(() => true, (err: unknown) => {
+      if (isCancellation(err)) throw err;
+      return false;
+    });
+    if (told) await condition(() => this.freed, WAITER_RENEWAL_MS);
   }
 
   /** Releases every lock; waits for the ones this run took to end (a lock taken by an earlier run ends on the signal). */
