@@ -234,7 +234,7 @@ export async function sendUpdate<R, A extends [unknown]>(
   } catch (err) {
     if (err instanceof WorkflowUpdateFailedError) return { applied: false, reason: err.cause?.message ?? err.message };
     // Closed before the update reached it ("workflow update was aborted by closing workflow"):
-    // the close report that follows settles the generation (status.ts closedGeneration).
+    // the close report that follows settles the generation (workflow-status.ts closedGeneration).
     if (err instanceof WorkflowNotFoundError) return { applied: false, closed: true, reason: err.message };
     throw err;
   }

@@ -109,7 +109,7 @@ describe('the bridge service account', () => {
     { group: 'slipway.dev', resource: 'nodedisruptionbudgets', verb: 'get' },
     { group: 'slipway.dev', resource: 'nodedisruptionbudgets', subresource: 'status', verb: 'update' },
     { group: '', resource: 'nodes', verb: 'list' },
-    // The Idle previews' feed (starter/bridge/preview-feed.ts): one watch per kind.
+    // The Idle previews' feed (starter/bridge/maintenance/preview-feed.ts): one watch per kind.
     { group: '', resource: 'nodes', verb: 'watch' },
     { group: '', resource: 'pods', verb: 'list' },
     { group: '', resource: 'pods', verb: 'watch' },

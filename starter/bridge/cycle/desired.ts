@@ -11,7 +11,7 @@ import { closedNodes, closedState, invalidSpecStatus, mayCreateNodeStatuses, nod
 import { invalidSpecMessage, mergePatchOf, statusChanged, type StatusEvent } from '../workflow-status.js';
 import type { Tracked } from '../tracker.js';
 
-/** The request's workflow as far as the bridge knows (tracker.ts). */
+/** The request's workflow as far as the bridge knows (../tracker.ts). */
 export type WorkflowView = Pick<Tracked, 'workflowId' | 'runId' | 'generation' | 'state' | 'closed' | 'taskFailure'>;
 
 export interface DesiredInput {

@@ -1,6 +1,6 @@
 // What a NodeMaintenance should look like and what its workflow must be told, as pure functions of
 // what the bridge knows: the object (from the cache), its workflow as the tracker last saw it, and
-// the time. maintenance-reconciler.ts computes these first and then only does the I/O
+// the time. reconciler.ts computes these first and then only does the I/O
 // (test/unit/bridge-maintenance-desired.test.ts covers the mapping without a cluster).
 //
 //   deleting, no finalizer of ours  → the workflow is told (`deleting`: an Idle maintenance just ends, NM-2.11)

@@ -1,6 +1,6 @@
 // One NodeMaintenance, reconciled from its cached state: level-based and idempotent like the
-// CycleNodeRequest reconciler (reconciler.ts), on the same controller and trackers. What to write is
-// computed by maintenance-desired.ts (pure); this file does the I/O.
+// CycleNodeRequest reconciler (../cycle/reconciler.ts), on the same controller and trackers. What to write is
+// computed by desired.ts (pure); this file does the I/O.
 //
 //   gone                      → an Idle maintenance was deleted: its workflow is told and ends (NM-2.11)
 //   deleting                  → Complete first, then the finalizer goes (NM-2.12, NM-2.13)
