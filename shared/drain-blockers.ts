@@ -1,7 +1,7 @@
 // What blocks a drain, read from its message (Cluster API's shape, `drainMessage` of
 // workflows/drain/status.ts), and the aggregate that names each blocked node with its blocker lines.
 // One home for both kinds that drain nodes: the CycleNodeRequest's Ready condition and Events
-// (starter/bridge/status.ts) and the NodeMaintenance's message, Drained condition and Events
+// (starter/bridge/cycle/status.ts) and the NodeMaintenance's message, Drained condition and Events
 // (workflows/maintenance/status.ts, starter/bridge/maintenance-status.ts). Pure.
 
 // Pods leaving, running to completion, pausing before a re-eviction, or left on the node because

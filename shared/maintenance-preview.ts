@@ -58,7 +58,7 @@ export interface PreviewReadFrom {
 }
 
 /**
- * What a preview was computed from, for the bridge's feed of changes (starter/bridge/preview-feed.ts):
+ * What a preview was computed from, for the bridge's feed of changes (starter/bridge/maintenance/preview-feed.ts):
  * small, it travels in the workflow's history and in its status query while Idle.
  */
 export interface PreviewInputs {

@@ -24,9 +24,9 @@ import { probePortFromEnv, serveProbes, type Readiness } from '../../shared/prob
 import { untilReachable } from '../../shared/retry.js';
 import { temporalSettings, type TemporalSettings } from '../../shared/temporal.js';
 import { connectClient } from '../client.js';
-import { Bridge } from './bridge.js';
+import { Bridge, type BridgeSettings } from './bridge.js';
 import { runWhileLeading } from '../controller/term.js';
-import { emptyStats, type BridgeStats } from './reconciler.js';
+import { emptyStats, type BridgeStats } from './kit.js';
 import { setLeaderCheck } from './metrics.js';
 import { bridgeRegistry, servedRegistry } from '../../shared/metrics.js';
 import { lineLog, logger, type Log } from '../../shared/log.js';
@@ -34,27 +34,14 @@ import { lineLog, logger, type Log } from '../../shared/log.js';
 export const LEASE_NAME = 'slipway-bridge';
 const SA_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
-export interface StartBridgeOptions {
+/** The bridge's settings (bridge.ts BridgeSettings; namespace and allowedNamespaces default from the environment), its servers and its Lease. */
+export interface StartBridgeOptions extends BridgeSettings {
   kube?: Kube;
   /** A Temporal client (not closed by stop()); by default one is connected from `settings`. */
   client?: Client;
   settings?: TemporalSettings;
   /** Task queue of the workflows it starts (default: settings.taskQueue). */
   taskQueue?: string;
-  /** Only this namespace's requests (default: SLIPWAY_WATCH_NAMESPACE, else all). NodeMaintenances are cluster-scoped: all. */
-  namespace?: string;
-  /** Act only on requests in these namespaces (default: SLIPWAY_ALLOWED_NAMESPACES, else all watched). */
-  allowedNamespaces?: readonly string[];
-  /** Reconcile NodeMaintenances too (default true). */
-  maintenances?: boolean;
-  /** Run NodeGroups' drift observers too (default true). */
-  nodeGroups?: boolean;
-  /** Keep NodeDisruptionBudgets' status current too (default true). */
-  budgets?: boolean;
-  /** Only the NodeMaintenances with these labels (a label selector; default: all). */
-  maintenanceSelector?: string;
-  /** A running maintenance workflow without an object is told it was deleted once it is this old (default 60 s). */
-  orphanGraceMs?: number;
   leaseNamespace?: string;
   leaseName?: string;
   identity?: string;
@@ -62,10 +49,6 @@ export interface StartBridgeOptions {
   renewIntervalMs?: number;
   retryIntervalMs?: number;
   renewDeadlineMs?: number;
-  queryIntervalMs?: number;
-  taskCheckIntervalMs?: number;
-  queryTimeoutMs?: number;
-  resyncIntervalMs?: number;
   /** One line per action (default: the process's logger, component bridge). */
   log?: Log;
 }
@@ -119,25 +102,7 @@ export async function startBridge(opts: StartBridgeOptions = {}): Promise<Runnin
     renewDeadlineMs: opts.renewDeadlineMs,
     log,
     newTerm: (isLeader) =>
-      new Bridge({
-        kube,
-        client,
-        taskQueue,
-        namespace,
-        allowedNamespaces,
-        maintenances: opts.maintenances,
-        nodeGroups: opts.nodeGroups,
-        budgets: opts.budgets,
-        maintenanceSelector: opts.maintenanceSelector,
-        orphanGraceMs: opts.orphanGraceMs,
-        queryIntervalMs: opts.queryIntervalMs,
-        taskCheckIntervalMs: opts.taskCheckIntervalMs,
-        queryTimeoutMs: opts.queryTimeoutMs,
-        resyncIntervalMs: opts.resyncIntervalMs,
-        isLeader,
-        stats,
-        log,
-      }),
+      new Bridge({ ...opts, kube, client, taskQueue, namespace, allowedNamespaces, isLeader, stats, log }),
     onStarted: () =>
       log(`reconciling CycleNodeRequests in ${namespace ?? 'all namespaces'}${opts.maintenances === false ? '' : ' and NodeMaintenances (cluster-scoped)'}${allowedNamespaces ? ` (acting only for ${allowedNamespaces.join(', ')})` : ''}, task queue ${taskQueue}`),
   });

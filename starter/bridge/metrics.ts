@@ -8,10 +8,10 @@ import { Counter, Gauge, Histogram } from 'prom-client';
 import { bridgeRegistry } from '../../shared/metrics.js';
 import type { NodeDisruptionBudgetStatus } from '../../api/node-disruption-budget.js';
 import type { CycleStatus } from '../../workflows/cycle/types.js';
-import type { BudgetKubeObject } from './budget.js';
-import type { NodeMaintenanceObject } from './maintenance-objects.js';
-import type { CycleNodeRequestObject } from './objects.js';
-import { drainBlockers } from './status.js';
+import type { BudgetKubeObject } from './budget/reconciler.js';
+import type { NodeMaintenanceObject } from './maintenance/objects.js';
+import type { CycleNodeRequestObject } from './cycle/objects.js';
+import { drainBlockers } from '../../shared/drain-blockers.js';
 
 /** What a scrape reads from the running term (only the leader runs one). */
 export interface BridgeView {

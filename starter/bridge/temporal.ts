@@ -1,15 +1,10 @@
 // The bridge's side of Temporal: start an object's workflow by name (one per object, replays are
 // no-ops), query its status with a deadline, wait for it to close, send it updates, and look for a
-// workflow task failing in it or its children. The helpers are kind-neutral; cycleWorkflows binds
-// them to CycleNodeRequest (maintenance-temporal.ts to NodeMaintenance).
-import type { UpdateDefinition } from '@temporalio/common';
+// workflow task failing in it or its children. The helpers are kind-neutral; each kind binds them to
+// its workflow (cycle/temporal.ts, maintenance/temporal.ts).
+import type { SearchAttributePair, UpdateDefinition } from '@temporalio/common';
 import { isGrpcServiceError, WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
-import type { CycleNodeRequestSpec } from '../../api/cycle-node-request.js';
-import { nodeGroupsOf } from '../../api/cycle-node-request.js';
-import { CYCLE_WORKFLOW_TYPE, type CycleRequestInput, type CycleRequestRef, type CycleStatus } from '../../workflows/cycle/types.js';
-import { cycleStatusQuery, specChangedUpdate } from '../../workflows/messages.js';
-import { NodeGroupAttr, ObjectAttr, PhaseAttr } from '../../workflows/search-attributes.js';
-import { isCycleStatus, type ClosedWorkflow } from './status.js';
+import type { ClosedWorkflow } from './workflow-status.js';
 import { readBatch, type BatchEventLike, type HistoryBatch } from './history-batch.js';
 import { FAILING_ATTEMPT, taskFailureIn, type HistoryEventLike, type TaskFailure } from './task-failure.js';
 
@@ -56,17 +51,6 @@ export interface TaskCheck {
   failure?: TaskFailure;
   /** Children run: their tasks are not in this workflow's history, so they are looked at on a timer. */
   children: boolean;
-}
-
-/** What the bridge needs from Temporal (an interface so the reconciler reads as a list of steps). */
-export interface CycleWorkflows extends TrackedSource<CycleStatus> {
-  start(workflowId: string, ref: Required<Pick<CycleRequestRef, 'namespace' | 'name' | 'uid'>> & { generation?: number }, spec: CycleNodeRequestSpec): Promise<StartResult>;
-  /** undefined when no workflow has this ID. */
-  describe(workflowId: string): Promise<Described | undefined>;
-  /** Requests cancellation; the workflow runs its compensations, then closes. */
-  cancel(workflowId: string): Promise<void>;
-  /** Sends an edited spec: applied (the concurrency now in effect) or refused (why, in the workflow's words). */
-  changeSpec(workflowId: string, spec: CycleNodeRequestSpec, generation: number | undefined): Promise<{ applied: true; concurrency: number } | UpdateNotApplied>;
 }
 
 /**
@@ -209,18 +193,27 @@ export async function workflowTaskFailure(client: Client, workflowId: string): P
   return { failure, children };
 }
 
+/** What a kind's workflow is started with (the ID policies are startOnce's). */
+export interface StartOnce {
+  workflowId: string;
+  taskQueue: string;
+  args: unknown[];
+  typedSearchAttributes: SearchAttributePair[];
+  staticSummary: string;
+}
+
 /**
  * Starts a workflow once per ID: a running one is attached to (USE_EXISTING), a closed one is never
  * re-run (REJECT_DUPLICATE), so replayed events and restarted bridges start nothing twice.
  */
-export async function startOnce(client: Client, workflowId: string, start: () => Promise<{ firstExecutionRunId: string }>): Promise<StartResult> {
+export async function startOnce(client: Client, workflowType: string, o: StartOnce): Promise<StartResult> {
   try {
-    const handle = await start();
-    return { workflowId, runId: handle.firstExecutionRunId, existing: false };
+    const handle = await client.workflow.start(workflowType, { ...o, workflowIdConflictPolicy: 'USE_EXISTING', workflowIdReusePolicy: 'REJECT_DUPLICATE' });
+    return { workflowId: o.workflowId, runId: handle.firstExecutionRunId, existing: false };
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-    const d = await describeWorkflow(client, workflowId);
-    return { workflowId, runId: d?.runId ?? '', existing: true };
+    const d = await describeWorkflow(client, o.workflowId);
+    return { workflowId: o.workflowId, runId: d?.runId ?? '', existing: true };
   }
 }
 
@@ -241,7 +234,7 @@ export async function sendUpdate<R, A extends [unknown]>(
   } catch (err) {
     if (err instanceof WorkflowUpdateFailedError) return { applied: false, reason: err.cause?.message ?? err.message };
     // Closed before the update reached it ("workflow update was aborted by closing workflow"):
-    // the close report that follows settles the generation (status.ts closedGeneration).
+    // the close report that follows settles the generation (workflow-status.ts closedGeneration).
     if (err instanceof WorkflowNotFoundError) return { applied: false, closed: true, reason: err.message };
     throw err;
   }
@@ -252,50 +245,4 @@ export interface UpdateNotApplied {
   applied: false;
   reason: string;
   closed?: true;
-}
-
-export function cycleWorkflows(client: Client, taskQueue: string): CycleWorkflows {
-  const describe = (workflowId: string) => describeWorkflow(client, workflowId);
-  return {
-    async start(workflowId, ref, spec) {
-      const groups = nodeGroupsOf(spec);
-      const input: CycleRequestInput = { request: { namespace: ref.namespace, name: ref.name, uid: ref.uid, generation: ref.generation }, spec };
-      return startOnce(client, workflowId, () =>
-        client.workflow.start(CYCLE_WORKFLOW_TYPE, {
-          args: [input],
-          workflowId,
-          taskQueue,
-          workflowIdConflictPolicy: 'USE_EXISTING',
-          workflowIdReusePolicy: 'REJECT_DUPLICATE',
-          typedSearchAttributes: [
-            { key: ObjectAttr, value: `CycleNodeRequest/${ref.namespace}/${ref.name}` },
-            { key: NodeGroupAttr, value: groups[0] ?? '' },
-            { key: PhaseAttr, value: 'Pending' },
-          ],
-          staticSummary: `Cycle nodes of ${groups.join(', ')} for CycleNodeRequest ${ref.namespace}/${ref.name} (method ${spec.cycleSettings.method})`,
-        }),
-      );
-    },
-
-    async query(workflowId, timeoutMs) {
-      return client.withDeadline(Date.now() + timeoutMs, () => client.workflow.getHandle(workflowId).query(cycleStatusQuery));
-    },
-
-    describe,
-
-    follow: (workflowId, signal) => followHistory(client, workflowId, signal),
-
-    waitClosed: (workflowId, signal) => waitWorkflowClosed(client, workflowId, signal, (h) => h.query(cycleStatusQuery), isCycleStatus),
-
-    async cancel(workflowId) {
-      await client.workflow.getHandle(workflowId).cancel();
-    },
-
-    taskFailure: (workflowId) => workflowTaskFailure(client, workflowId),
-
-    async changeSpec(workflowId, spec, generation) {
-      const r = await sendUpdate(client, workflowId, specChangedUpdate, [{ spec, generation }]);
-      return r.applied ? { applied: true, concurrency: r.result.concurrency } : r;
-    },
-  };
 }

@@ -20,7 +20,7 @@ import {
   nodeDrainWorkflowId,
   parseWorkflowId,
 } from '../../workflows/ids.js';
-import { maintenanceObjectAttr } from '../bridge/maintenance-temporal.js';
+import { maintenanceObjectAttr } from '../bridge/maintenance/temporal.js';
 import { CliError } from './errors.js';
 import type { Ref } from './refs.js';
 import type { Session } from './session.js';

@@ -6,7 +6,7 @@ import { CYCLE_NODE_REQUEST } from '../../api/cycle-node-request.js';
 import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
 import { installCrds } from '../../starter/install-crds.js';
-import type { CycleNodeRequestObject } from '../../starter/bridge/objects.js';
+import type { CycleNodeRequestObject } from '../../starter/bridge/cycle/objects.js';
 import { admissionClient, causeFor, withSpecUnchecked } from '../support/admission.js';
 import { BAD_CYCLE_REQUESTS } from '../support/bad-cycle-requests.js';
 import { deleteGroupNodes, uniqueName } from '../support/cluster.js';

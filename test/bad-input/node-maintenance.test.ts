@@ -4,7 +4,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ALLOW_ALL_NODES_ANNOTATION } from '../../api/node-maintenance.js';
 import { installCrds } from '../../starter/install-crds.js';
-import type { NodeMaintenanceObject } from '../../starter/bridge/maintenance-objects.js';
+import type { NodeMaintenanceObject } from '../../starter/bridge/maintenance/objects.js';
 import { admissionClient, causeFor, withSpecUnchecked, type Admission } from '../support/admission.js';
 import { BAD_NODE_MAINTENANCES, NO_NODE } from '../support/bad-node-maintenances.js';
 import { Maintenances } from '../support/bridge-maintenance.js';

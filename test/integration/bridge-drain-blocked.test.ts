@@ -3,7 +3,7 @@
 // condition, one Warning Event), not only on the per-node CycleNodeStatus.
 import { writeFileSync } from 'node:fs';
 import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
-import type { CycleNodeRequestObject } from '../../starter/bridge/objects.js';
+import type { CycleNodeRequestObject } from '../../starter/bridge/cycle/objects.js';
 import { BridgeFixture } from '../support/bridge.js';
 import { isRunning, readAudit } from '../support/cluster.js';
 import { waitFor } from '../support/wait.js';

@@ -6,7 +6,7 @@ import { writeFileSync } from 'node:fs';
 import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { apiStatus } from '../../activities/kube.js';
 import { CYCLE_NODE_REQUEST, CYCLE_NODE_STATUS } from '../../api/cycle-node-request.js';
-import { FINALIZER } from '../../starter/bridge/names.js';
+import { FINALIZER } from '../../starter/bridge/cycle/names.js';
 import { BridgeFixture, recordingKube } from '../support/bridge.js';
 import { createNamespace, uniqueName } from '../support/cluster.js';
 import { waitFor } from '../support/wait.js';

@@ -4,7 +4,7 @@
 // the error) and in one Warning Event. On the local stack with a scripted cycle workflow whose
 // signal `scriptBreak` makes a workflow task throw.
 import { writeFileSync } from 'node:fs';
-import type { CycleNodeRequestObject } from '../../starter/bridge/objects.js';
+import type { CycleNodeRequestObject } from '../../starter/bridge/cycle/objects.js';
 import { nodeCycleWorkflowId, type CycleStatus } from '../../workflows/cycle/types.js';
 import { BridgeFixture, validSpec } from '../support/bridge.js';
 import { uniqueName } from '../support/cluster.js';

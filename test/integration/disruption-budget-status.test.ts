@@ -1,4 +1,4 @@
-// A NodeDisruptionBudget's status between its holders' writes (starter/bridge/budget.ts): the bridge
+// A NodeDisruptionBudget's status between its holders' writes (starter/bridge/budget/): the bridge
 // writes it when the budget is created (the limit in force, Valid), keeps the limit current at each
 // resync (nodes added to the selection), repairs a leaked ledger entry with no holder writing, and
 // reports a stored spec zod refuses (a backwards cron range CEL cannot see) with Valid False and a

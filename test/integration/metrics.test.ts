@@ -15,7 +15,7 @@ import { CYCLE_NODE_REQUEST } from '../../api/cycle-node-request.js';
 import { NODE_DISRUPTION_BUDGET } from '../../api/node-disruption-budget.js';
 import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
-import type { CycleNodeRequestObject } from '../../starter/bridge/objects.js';
+import type { CycleNodeRequestObject } from '../../starter/bridge/cycle/objects.js';
 import { WORKER_NODE_FLAGS } from '../../worker/config.js';
 import { createNamespace, deleteGroupNodes, isRunning, testCluster, uniqueName } from '../support/cluster.js';
 import { connectClient } from '../../starter/client.js';

@@ -6,8 +6,8 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { AuthorizationV1Api, KubernetesObjectApi, PatchStrategy, RbacAuthorizationV1Api, loadAllYaml, type KubernetesObject } from '@kubernetes/client-node';
 import { apiStatus } from '../../activities/kube.js';
-import { FINALIZER } from '../../starter/bridge/names.js';
-import type { CycleNodeRequestObject } from '../../starter/bridge/objects.js';
+import { FINALIZER } from '../../starter/bridge/cycle/names.js';
+import type { CycleNodeRequestObject } from '../../starter/bridge/cycle/objects.js';
 import type { CycleStatus } from '../../workflows/cycle/types.js';
 import { BridgeFixture, kubeConfigWithToken, kubeFrom, validSpec } from '../support/bridge.js';
 import { withSpecUnchecked } from '../support/admission.js';
@@ -109,7 +109,7 @@ describe('the bridge service account', () => {
     { group: 'slipway.dev', resource: 'nodedisruptionbudgets', verb: 'get' },
     { group: 'slipway.dev', resource: 'nodedisruptionbudgets', subresource: 'status', verb: 'update' },
     { group: '', resource: 'nodes', verb: 'list' },
-    // The Idle previews' feed (starter/bridge/preview-feed.ts): one watch per kind.
+    // The Idle previews' feed (starter/bridge/maintenance/preview-feed.ts): one watch per kind.
     { group: '', resource: 'nodes', verb: 'watch' },
     { group: '', resource: 'pods', verb: 'list' },
     { group: '', resource: 'pods', verb: 'watch' },

@@ -4,8 +4,8 @@
 import { fileURLToPath } from 'node:url';
 import type { CoreV1Event } from '@kubernetes/client-node';
 import { apiStatus } from '../../activities/kube.js';
-import { MAINTENANCE_RESOURCE, MAINTENANCE_API_VERSION, type NodeMaintenanceObject } from '../../starter/bridge/maintenance-objects.js';
-import { maintenanceObjectAttr } from '../../starter/bridge/maintenance-temporal.js';
+import { MAINTENANCE_RESOURCE, MAINTENANCE_API_VERSION, type NodeMaintenanceObject } from '../../starter/bridge/maintenance/objects.js';
+import { maintenanceObjectAttr } from '../../starter/bridge/maintenance/temporal.js';
 import { NODE_MAINTENANCE } from '../../api/node-maintenance.js';
 import type { BridgeFixture } from './bridge.js';
 import { mergePatch } from './drain.js';

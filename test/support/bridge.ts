@@ -11,7 +11,7 @@ import { apiStatus, createKube, type Kube } from '../../activities/kube.js';
 import { CYCLE_NODE_REQUEST, CYCLE_NODE_STATUS, type CycleNodeRequestSpecInput } from '../../api/cycle-node-request.js';
 import { connectClient } from '../../starter/client.js';
 import { startBridge, type RunningBridge, type StartBridgeOptions } from '../../starter/bridge/main.js';
-import type { CycleNodeRequestObject, CycleNodeStatusObject } from '../../starter/bridge/objects.js';
+import type { CycleNodeRequestObject, CycleNodeStatusObject } from '../../starter/bridge/cycle/objects.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
 import { temporalSettings } from '../../shared/temporal.js';
 import { createWorker } from '../../worker/worker.js';

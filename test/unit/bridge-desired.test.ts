@@ -1,9 +1,9 @@
 // The CycleNodeRequest reconciler's decisions as one pure function: finalizers, status, Events and
 // CycleNodeStatus writes, computed from the cached objects and the workflow's state, no cluster.
-import { desired, namespaceRefusal, type DesiredInput, type WorkflowView } from '../../starter/bridge/desired.js';
+import { desired, namespaceRefusal, type DesiredInput, type WorkflowView } from '../../starter/bridge/cycle/desired.js';
 import { allowedFromEnv } from '../../starter/bridge/main.js';
-import { FINALIZER, REQUEST_LABEL } from '../../starter/bridge/names.js';
-import type { CycleNodeRequestObject, CycleNodeStatusObject } from '../../starter/bridge/objects.js';
+import { FINALIZER, REQUEST_LABEL } from '../../starter/bridge/cycle/names.js';
+import type { CycleNodeRequestObject, CycleNodeStatusObject } from '../../starter/bridge/cycle/objects.js';
 import type { CycleStatus } from '../../workflows/cycle/types.js';
 
 const now = new Date('2026-01-01T00:00:00Z');

@@ -1,6 +1,6 @@
 // Names the bridge derives: CycleNodeStatus names (valid, stable, unique when truncated) and the
 // request label value.
-import { cycleNodeStatusName, requestLabelValue } from '../../starter/bridge/names.js';
+import { cycleNodeStatusName, requestLabelValue } from '../../starter/bridge/cycle/names.js';
 
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$/;

@@ -1,7 +1,7 @@
 // Which failed writes of the bridge can never succeed (their target is going away), so they are
 // skipped rather than retried: 404, and 403 from a terminating namespace, never another 403.
 import { ApiException } from '@kubernetes/client-node';
-import { isGoneOrTerminating } from '../../starter/bridge/objects.js';
+import { isGoneOrTerminating } from '../../starter/bridge/kube-objects.js';
 
 const terminating = {
   kind: 'Status',

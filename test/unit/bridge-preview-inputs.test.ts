@@ -1,7 +1,7 @@
-// #24.5 The bridge's preview feed, pure part (starter/bridge/preview-inputs.ts): which events change
+// #24.5 The bridge's preview feed, pure part (starter/bridge/maintenance/preview-inputs.ts): which events change
 // what an Idle maintenance's preview read, and the per-maintenance debounce of the signal.
 import type { V1Node, V1Pod, V1PodDisruptionBudget } from '@kubernetes/client-node';
-import { Debounce, PreviewWatchers, statusOnly } from '../../starter/bridge/preview-inputs.js';
+import { Debounce, PreviewWatchers, statusOnly } from '../../starter/bridge/maintenance/preview-inputs.js';
 import type { PreviewInputs } from '../../shared/maintenance-preview.js';
 
 const from = { pods: '1', pdbs: '1', drainRules: '1', nodes: '1' };

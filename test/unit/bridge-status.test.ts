@@ -5,26 +5,9 @@
 import { CycleNodeRequestSpec, type CycleNodeRequestStatus } from '../../api/cycle-node-request.js';
 import type { CycleStatus, CycleNodeStatus } from '../../workflows/cycle/types.js';
 import { drainMessage, emptyStatus, type DrainStatus } from '../../workflows/drain/status.js';
-import {
-  canonical,
-  closedGeneration,
-  closedNodes,
-  closedState,
-  drainBlockers,
-  invalidSpecMessage,
-  invalidSpecStatus,
-  isCycleStatus,
-  mayCreateNodeStatuses,
-  mergePatchOf,
-  nodeStatus,
-  phaseEvent,
-  readyMessage,
-  requestStatus,
-  setCondition,
-  stateFromStatus,
-  statusChanged,
-  statusEvents,
-} from '../../starter/bridge/status.js';
+import { canonical, closedGeneration, invalidSpecMessage, mergePatchOf, setCondition, statusChanged } from '../../starter/bridge/workflow-status.js';
+import { closedNodes, closedState, invalidSpecStatus, isCycleStatus, mayCreateNodeStatuses, nodeStatus, phaseEvent, readyMessage, requestStatus, stateFromStatus, statusEvents } from '../../starter/bridge/cycle/status.js';
+import { drainBlockers } from '../../shared/drain-blockers.js';
 import type { TaskFailure } from '../../starter/bridge/task-failure.js';
 
 const t0 = new Date('2026-01-01T10:00:00.123Z');

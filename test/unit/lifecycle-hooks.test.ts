@@ -6,7 +6,7 @@ import { nodeFacts } from '../../activities/drain/snapshot.js';
 import { preTerminateMessage } from '../../workflows/cycle/node.js';
 import { drainMarkdown, drainMessage, emptyStatus } from '../../workflows/drain/status.js';
 import { renderCycle } from '../../starter/cycle-cli.js';
-import { nodeStatus } from '../../starter/bridge/status.js';
+import { nodeStatus } from '../../starter/bridge/cycle/status.js';
 import type { CycleStatus } from '../../workflows/cycle/types.js';
 
 describe('which annotations hold a node', () => {

@@ -5,7 +5,7 @@
 // message says when the preview was computed.
 import { DEFAULT_DRAIN_PLAN } from '../../api/drain-plan.js';
 import { CRDS } from '../../api/crds.js';
-import { maintenanceEvents, maintenanceObjectStatus } from '../../starter/bridge/maintenance-status.js';
+import { maintenanceEvents, maintenanceObjectStatus } from '../../starter/bridge/maintenance/status.js';
 import { drainMessage, emptyStatus } from '../../workflows/drain/status.js';
 import { maintenanceStatus, type Facts } from '../../workflows/maintenance/status.js';
 import type { NodeReport } from '../../workflows/maintenance/types.js';

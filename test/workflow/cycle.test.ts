@@ -12,7 +12,7 @@ import { cycleStatusQuery, specChangedUpdate } from '../../workflows/messages.js
 import { FakeCycle } from '../support/fake-cycle.js';
 import { pod } from '../support/fake-drain.js';
 import type { PodVerdict } from '../../shared/drain.js';
-import { nodeStatus, podLeftEvents, requestStatus } from '../../starter/bridge/status.js';
+import { nodeStatus, podLeftEvents, requestStatus } from '../../starter/bridge/cycle/status.js';
 import { waitFor } from '../support/wait.js';
 import { useWorkflowEnv } from '../support/workflow-env.js';
 

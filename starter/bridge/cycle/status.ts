@@ -1,44 +1,24 @@
 // Pure mapping from a cycle workflow's state to the status of its CycleNodeRequest and
 // CycleNodeStatus objects: phase, nodes (with what blocks their drains), metav1 Conditions
 // (lastTransitionTime kept while a condition's status stays the same), a failing workflow task,
-// change detection, the Events a change calls for, and the invalid-spec report.
-import type { z } from 'zod';
+// the Events a change calls for, and the invalid-spec status (the kit they share: ../workflow-status.ts).
 import {
   CycleRequestPhase,
   type Condition,
   type CycleNodeSummary,
   type CycleNodeRequestStatus,
   type CycleNodeStatusStatus,
-} from '../../api/cycle-node-request.js';
-import type { CycleStatus, CycleNodeStatus } from '../../workflows/cycle/types.js';
-import type { TaskFailure } from './task-failure.js';
-import { returnReason } from '../../workflows/drain/status.js';
+} from '../../../api/cycle-node-request.js';
+import type { CycleStatus, CycleNodeStatus } from '../../../workflows/cycle/types.js';
+import type { TaskFailure } from '../task-failure.js';
+import { returnReason } from '../../../workflows/drain/status.js';
 
 type Phase = CycleRequestPhase;
 const TERMINAL: ReadonlySet<Phase> = new Set<Phase>(['Successful', 'Failed']);
 export const isTerminalPhase = (p: Phase | undefined) => p !== undefined && TERMINAL.has(p);
 
-export { metaTime, setCondition, type ConditionInput } from '../../shared/conditions.js';
-import { metaTime, setCondition } from '../../shared/conditions.js';
-
-/** Where the workflow is, as far as the bridge knows. */
-export interface WorkflowRef {
-  workflowId: string;
-  runId?: string;
-}
-
-/** A closed workflow's outcome, from describe() and result(). */
-export interface ClosedWorkflow<S = CycleStatus> {
-  /** COMPLETED, FAILED, CANCELLED, TERMINATED, TIMED_OUT (the SDK's status names). */
-  statusName: string;
-  /** The workflow's return value (COMPLETED only). */
-  result?: unknown;
-  /** The failure message (anything but COMPLETED). */
-  failure?: string;
-  closeTime?: Date;
-  /** The status query's answer after the close (a worker replays it), when there was one. */
-  finalState?: S;
-}
+import { setCondition } from '../../../shared/conditions.js';
+import { dropUndefined, sameWorkflow, type ClosedWorkflow, type StatusEvent, type WorkflowStatusInput, drainBlockedEvents } from '../workflow-status.js';
 
 // ---- conditions (setCondition: shared/conditions.ts) ------------------------------------------
 
@@ -61,8 +41,7 @@ export function phaseConditions(
 
 // ---- what blocks a drain (shared/drain-blockers.ts) ------------------------------------------------
 
-export { drainBlockers } from '../../shared/drain-blockers.js';
-import { blockedPods, drainBlockers, nodesMessage } from '../../shared/drain-blockers.js';
+import { nodesMessage } from '../../../shared/drain-blockers.js';
 
 /** The drain's message of a node while it drains (the workflow clears it after; this makes sure). */
 const drainOf = (n: CycleNodeStatus) => (n.phase === 'DrainingPods' ? n.drainMessage : undefined);
@@ -102,24 +81,14 @@ export function isCycleStatus(v: unknown): v is CycleStatus {
   return CycleRequestPhase.safeParse(s.phase).success && Array.isArray(s.nodes) && typeof s.nodesTotal === 'number' && typeof s.nodesCycled === 'number';
 }
 
-export interface StatusInput {
-  /** The object's current status (conditions' transition times are kept from it). */
-  prev: CycleNodeRequestStatus | undefined;
-  workflow: WorkflowRef;
-  /** The workflow's latest state; undefined while the bridge has none yet (just started, query failing). */
-  state: CycleStatus | undefined;
-  /** The generation the workflow was started for. */
-  observedGeneration: number | undefined;
+export interface StatusInput extends WorkflowStatusInput<CycleNodeRequestStatus, CycleStatus> {
   /** A workflow task of the running workflow (or a child) that keeps failing. */
   taskFailure?: TaskFailure;
-  now: Date;
 }
 
 /** The status to write for a request with a workflow. Without a state, the previous one is kept (Pending at first). */
 export function requestStatus(i: StatusInput): CycleNodeRequestStatus {
-  const prev = i.prev ?? {};
-  // A previous status of another workflow (none, or an invalid spec since fixed) is not carried over.
-  const same = prev.workflowId === i.workflow.workflowId;
+  const { prev, same, fields } = sameWorkflow(i);
   const started = `workflow ${i.workflow.workflowId} started`;
   const base: CycleNodeRequestStatus = i.state
     ? {
@@ -156,9 +125,7 @@ export function requestStatus(i: StatusInput): CycleNodeRequestStatus {
   return dropUndefined({
     ...base,
     message: failing ?? base.message,
-    workflowId: i.workflow.workflowId,
-    runId: i.workflow.runId ?? (same ? prev.runId : undefined),
-    observedGeneration: i.observedGeneration,
+    ...fields,
     conditions,
   });
 }
@@ -168,7 +135,7 @@ export function requestStatus(i: StatusInput): CycleNodeRequestStatus {
  * otherwise its final query answer (else the last one seen) with phase Failed and the failure (or
  * Successful for a completion without a CycleStatus result).
  */
-export function closedState(closed: ClosedWorkflow, lastSeen: CycleStatus | undefined, workflowId: string): CycleStatus {
+export function closedState(closed: ClosedWorkflow<CycleStatus>, lastSeen: CycleStatus | undefined, workflowId: string): CycleStatus {
   if (closed.statusName === 'COMPLETED' && isCycleStatus(closed.result)) return closed.result;
   const last = closed.finalState ?? lastSeen;
   const completedAt = last?.completedAt ?? (closed.closeTime ? closed.closeTime.toISOString() : undefined);
@@ -196,19 +163,6 @@ export function stateFromStatus(s: CycleNodeRequestStatus | undefined): CycleSta
 }
 
 // ---- invalid spec -------------------------------------------------------------------------------
-
-/** `spec.healthChecks[0].regexMatch`: a zod issue path in the apiserver's notation. */
-export function fieldPath(path: readonly PropertyKey[], root = 'spec'): string {
-  let out = root;
-  for (const p of path) out += typeof p === 'number' ? `[${p}]` : `.${String(p)}`;
-  return out;
-}
-
-/** Every problem of an invalid spec, `path: message`, joined with "; ". */
-export function invalidSpecMessage(error: z.ZodError): string {
-  const problems = error.issues.map((i) => `${fieldPath(i.path)}: ${i.message}`);
-  return `invalid spec: ${[...new Set(problems)].join('; ')}`;
-}
 
 /** Phase Failed with Ready=False and Progressing=False, reason InvalidSpec. No workflow. */
 export function invalidSpecStatus(prev: CycleNodeRequestStatus | undefined, message: string, generation: number | undefined, now: Date): CycleNodeRequestStatus {
@@ -249,73 +203,12 @@ export function nodeStatus(n: CycleNodeStatus, observedGeneration?: number): Cyc
   });
 }
 
-// ---- change detection ---------------------------------------------------------------------------
-
-/** JSON with object keys sorted and undefined dropped: equal values give equal strings. */
-export function canonical(v: unknown): string {
-  return JSON.stringify(v, (_k, val: unknown) => {
-    if (val && typeof val === 'object' && !Array.isArray(val)) {
-      return Object.fromEntries(Object.entries(val as Record<string, unknown>).filter(([, x]) => x !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-    }
-    return val;
-  });
-}
-
-/** Whether writing `next` would change `prev` (only the fields `next` manages). */
-export function statusChanged(prev: object | undefined, next: object): boolean {
-  return canonical(prev ?? {}) !== canonical(next);
-}
-
-/**
- * A JSON merge patch that turns the flat object `prev` into `next`: keys only in `prev` are removed
- * (null). Status values are scalars or arrays, which merge patch replaces whole.
- */
-export function mergePatchOf(prev: object | undefined, next: object): Record<string, unknown> {
-  const patch: Record<string, unknown> = dropUndefined({ ...next });
-  for (const k of Object.keys(prev ?? {})) if (!(k in patch)) patch[k] = null;
-  return patch;
-}
-
-export function dropUndefined<T extends object>(o: T): T {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
-}
-
 // ---- events -------------------------------------------------------------------------------------
 
 /** The Event for a phase change: Normal `Phase<Phase>`, Warning for Failed. */
 export function phaseEvent(from: Phase | undefined, to: Phase, message: string): { type: 'Normal' | 'Warning'; reason: string; message: string } | undefined {
   if (from === to) return undefined;
   return { type: to === 'Failed' ? 'Warning' : 'Normal', reason: `Phase${to}`, message: `${from ?? 'none'} → ${to}${message ? `: ${message}` : ''}` };
-}
-
-export interface StatusEvent {
-  type: 'Normal' | 'Warning';
-  reason: string;
-  message: string;
-  /** Stable for this occurrence (with the object's uid it names the Event: a retry writes nothing). */
-  dedup: string;
-}
-
-/**
- * `DrainBlocked` (Warning) for each node whose drain has just become blocked: once per block, not
- * per retry or poll (a node that stays blocked, `before` says, gets none; the dedup key names its
- * blocked pods). `before` and `after` are the nodes draining then and now, with their drain messages.
- * Both kinds that drain nodes (CycleNodeRequest, NodeMaintenance) record it alike.
- */
-export function drainBlockedEvents(workflowId: string, before: ReadonlyArray<{ name: string; message?: string }>, after: ReadonlyArray<{ name: string; message?: string }>): StatusEvent[] {
-  const was = new Set(before.filter((n) => drainBlockers(n.message).length).map((n) => n.name));
-  const out: StatusEvent[] = [];
-  for (const n of after) {
-    const blockers = drainBlockers(n.message);
-    if (!blockers.length || was.has(n.name)) continue;
-    out.push({
-      type: 'Warning',
-      reason: 'DrainBlocked',
-      message: `drain of node ${n.name} is blocked:\n${blockers.map((b) => `* ${b}`).join('\n')}`,
-      dedup: `${workflowId}/DrainBlocked/${n.name}/${blockers.map(blockedPods).join('|')}`,
-    });
-  }
-  return out;
 }
 
 /**
@@ -361,18 +254,7 @@ export function podLeftEvents(prev: CycleNodeRequestStatus | undefined, nodes: r
 }
 
 /** A closed workflow's nodes as it reported them itself (result or final query), for CycleNodeStatus. */
-export function closedNodes(closed: ClosedWorkflow): CycleNodeStatus[] | undefined {
+export function closedNodes(closed: ClosedWorkflow<CycleStatus>): CycleNodeStatus[] | undefined {
   if (closed.statusName === 'COMPLETED' && isCycleStatus(closed.result)) return closed.result.nodes;
   return closed.finalState?.nodes;
-}
-
-/**
- * A closed workflow takes no more edits, so once the bridge has seen it closed every generation
- * counts as observed (GitOps tools compare metadata.generation with status.observedGeneration, and
- * would otherwise wait for good). `actedOn`: the newest generation the workflow itself reported
- * acting on (setStage writes one); a newer one was never applied, which the caller says in an Event.
- */
-export function closedGeneration(generation: number | undefined, tracked: number | undefined, actedOn?: number): { generation: number; applied: boolean } | undefined {
-  if (generation === undefined || (tracked !== undefined && generation <= tracked)) return undefined;
-  return { generation, applied: generation <= Math.max(tracked ?? 0, actedOn ?? 0) };
 }

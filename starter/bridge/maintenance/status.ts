@@ -2,9 +2,9 @@
 // NodeMaintenance (spec §1): the same bookkeeping as a CycleNodeRequest (workflowId, runId,
 // observedGeneration, metav1 conditions with lastTransitionTime kept while unchanged), the Events a
 // change calls for (StageStarted, Drained, SelectsAllNodes), and the invalid-spec report (NM-4.7).
-import type { NodeMaintenanceStatus } from '../../api/node-maintenance.js';
-import { isStage, type MaintenanceStatus } from '../../workflows/maintenance/types.js';
-import { drainBlockedEvents, dropUndefined, setCondition, type ClosedWorkflow, type StatusEvent, type WorkflowRef } from './status.js';
+import type { NodeMaintenanceStatus } from '../../../api/node-maintenance.js';
+import { isStage, type MaintenanceStatus } from '../../../workflows/maintenance/types.js';
+import { drainBlockedEvents, dropUndefined, sameWorkflow, setCondition, type ClosedWorkflow, type StatusEvent, type WorkflowStatusInput } from '../workflow-status.js';
 
 /** Whether a query answer (or a workflow result) has the shape of a MaintenanceStatus. */
 export function isMaintenanceStatus(v: unknown): v is MaintenanceStatus {
@@ -15,16 +15,9 @@ export function isMaintenanceStatus(v: unknown): v is MaintenanceStatus {
 
 const oneLine = (s: string) => s.split('\n')[0]!.trim();
 
-export interface MaintenanceStatusInput {
-  prev: NodeMaintenanceStatus | undefined;
-  workflow: WorkflowRef;
-  /** The workflow's latest answer; undefined while there is none yet (just started, query failing). */
-  state: MaintenanceStatus | undefined;
-  /** The generation the workflow has been sent (moves on a refused edit too, NM-2.16). */
-  observedGeneration: number | undefined;
+export interface MaintenanceStatusInput extends WorkflowStatusInput<NodeMaintenanceStatus, MaintenanceStatus> {
   /** Set when the workflow has closed without completing: Ready says so. */
   closedWithout?: string;
-  now: Date;
 }
 
 /**
@@ -32,8 +25,7 @@ export interface MaintenanceStatusInput {
  * holds for the same workflow is kept (a note that it started at first).
  */
 export function maintenanceObjectStatus(i: MaintenanceStatusInput): NodeMaintenanceStatus {
-  const prev = i.prev ?? {};
-  const same = prev.workflowId === i.workflow.workflowId;
+  const { prev, same, fields } = sameWorkflow(i);
   const gen = i.observedGeneration;
   let out: NodeMaintenanceStatus;
   if (i.state) {
@@ -62,9 +54,7 @@ export function maintenanceObjectStatus(i: MaintenanceStatusInput): NodeMaintena
   }
   return dropUndefined({
     ...out,
-    workflowId: i.workflow.workflowId,
-    runId: i.workflow.runId ?? (same ? prev.runId : undefined),
-    observedGeneration: gen,
+    ...fields,
   });
 }
 

@@ -2,11 +2,12 @@
 // bodies: CycleNodeRequests (finalizer, status subresource) and CycleNodeStatuses (create, status).
 // Metadata changes carry the resourceVersion they were computed from (409 on a concurrent change);
 // status writes are merge patches of the status subresource.
-import { ApiException, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig, type KubernetesObject, type V1ObjectMeta } from '@kubernetes/client-node';
-import type { CycleNodeRequestStatus, CycleNodeStatusStatus, CycleSettings } from '../../api/cycle-node-request.js';
-import { CYCLE_NODE_REQUEST, CYCLE_NODE_STATUS } from '../../api/cycle-node-request.js';
-import { apiStatus } from '../../activities/kube.js';
-import type { ListPage } from '../controller/reflector.js';
+import { CustomObjectsApi, type KubeConfig, type KubernetesObject, type V1ObjectMeta } from '@kubernetes/client-node';
+import type { CycleNodeRequestStatus, CycleNodeStatusStatus, CycleSettings } from '../../../api/cycle-node-request.js';
+import { CYCLE_NODE_REQUEST, CYCLE_NODE_STATUS } from '../../../api/cycle-node-request.js';
+import { apiStatus } from '../../../activities/kube.js';
+import type { ListPage } from '../../controller/reflector.js';
+import { collectionPath, mergePatch } from '../kube-objects.js';
 
 export interface CycleNodeRequestObject extends KubernetesObject {
   metadata: V1ObjectMeta & { name: string; namespace: string; uid: string };
@@ -20,11 +21,7 @@ export interface CycleNodeStatusObject extends KubernetesObject {
   status?: CycleNodeStatusStatus;
 }
 
-export const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const API_VERSION = `${CYCLE_NODE_REQUEST.group}/${CYCLE_NODE_REQUEST.version}`;
-
-export const collectionPath = (r: { group: string; version: string; plural: string }, namespace?: string) =>
-  `/apis/${r.group}/${r.version}${namespace ? `/namespaces/${encodeURIComponent(namespace)}` : ''}/${r.plural}`;
 
 export class CycleObjects {
   readonly custom: CustomObjectsApi;
@@ -100,27 +97,6 @@ export class CycleObjects {
     const { group, version, plural } = CYCLE_NODE_STATUS;
     return (await this.custom.patchNamespacedCustomObjectStatus({ group, version, plural, namespace, name, body: { status } }, mergePatch)) as CycleNodeStatusObject;
   }
-}
-
-/**
- * A write that can never succeed because its target is going away: 404 (the object or its
- * namespace is gone), or 403 because the namespace is terminating (NamespaceLifecycle refuses
- * every create there). Retrying it would only loop; the bridge skips it.
- */
-export function isGoneOrTerminating(err: unknown): boolean {
-  if (!(err instanceof ApiException)) return false;
-  if (err.code === 404) return true;
-  if (err.code !== 403) return false;
-  let body: unknown = err.body;
-  if (typeof body === 'string') {
-    try {
-      body = JSON.parse(body);
-    } catch {
-      return /because it is being terminated/.test(body as string);
-    }
-  }
-  const s = (body ?? {}) as { message?: string; details?: { causes?: Array<{ reason?: string }> } };
-  return (s.details?.causes ?? []).some((c) => c.reason === 'NamespaceTerminating') || /because it is being terminated/.test(s.message ?? '');
 }
 
 /** The controller ownerReference of a CycleNodeStatus to its request (garbage collection deletes it with the request). */

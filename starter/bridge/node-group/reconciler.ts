@@ -2,23 +2,17 @@
 // for one (spec.driftObserver). The observer does its own reading and status writing (it is the
 // one that knows what it found); the bridge only keeps it running and wakes it when the object
 // changes, or is deleted (it then ends at once instead of at the end of its interval).
-import { CustomObjectsApi, type KubeConfig, type KubernetesObject, type V1ObjectMeta } from '@kubernetes/client-node';
+import type { KubernetesObject, V1ObjectMeta } from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
-import { GROUP, VERSION } from '../../api/crd.js';
-import { NODE_GROUP, DRIFT_OBSERVER_ANNOTATION } from '../../api/node-group-kind.js';
-import { nodeGroupObserverWorkflowId } from '../../workflows/ids.js';
-import { observeNowSignal } from '../../workflows/messages.js';
-import { ObjectAttr } from '../../workflows/search-attributes.js';
-import { Controller } from '../controller/controller.js';
-import type { ObjectCache } from '../controller/cache.js';
-import type { ListPage } from '../controller/reflector.js';
-import { collectionPath } from './objects.js';
-import { NotLeaderError } from './reconciler.js';
-import { reconcileHooks } from './metrics.js';
-import type { Log } from '../../shared/log.js';
+import { DRIFT_OBSERVER_ANNOTATION } from '../../../api/node-group-kind.js';
+import { nodeGroupObserverWorkflowId } from '../../../workflows/ids.js';
+import { observeNowSignal } from '../../../workflows/messages.js';
+import { ObjectAttr } from '../../../workflows/search-attributes.js';
+import type { ObjectCache } from '../../controller/cache.js';
+import { NotLeaderError } from '../kit.js';
+import type { Log } from '../../../shared/log.js';
 
 export const NODE_GROUP_OBSERVER_TYPE = 'nodeGroupObserverWorkflow';
-const RESOURCE = { group: GROUP, version: VERSION, plural: NODE_GROUP.plural } as const;
 
 export interface NodeGroupKubeObject extends KubernetesObject {
   metadata: V1ObjectMeta & { name: string; uid: string };
@@ -77,23 +71,4 @@ export class NodeGroupReconciler {
       // not running: nothing to wake
     }
   }
-}
-
-/** The NodeGroup kind's controller for one leadership term. */
-export function nodeGroupTerm(o: { kc: KubeConfig; client: Client; taskQueue: string; resyncIntervalMs?: number; isLeader: () => boolean; log: Log }) {
-  const custom = o.kc.makeApiClient(CustomObjectsApi);
-  const controller = new Controller({
-    kind: 'NodeGroup',
-    kc: o.kc,
-    resyncIntervalMs: o.resyncIntervalMs,
-    quietError: (err) => err instanceof NotLeaderError,
-    ...reconcileHooks('NodeGroup'),
-    log: o.log,
-  });
-  const groups = controller.watchPrimary<NodeGroupKubeObject>({
-    path: collectionPath(RESOURCE),
-    list: async (page) => (await custom.listClusterCustomObject({ ...RESOURCE, ...page })) as ListPage<NodeGroupKubeObject>,
-  });
-  const reconciler = new NodeGroupReconciler({ groups, client: o.client, taskQueue: o.taskQueue, isLeader: o.isLeader, log: o.log });
-  return { controller, reconciler, groups };
 }

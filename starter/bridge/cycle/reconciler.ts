@@ -7,49 +7,22 @@
 //   no workflow yet             → validate the spec: invalid → status Failed/InvalidSpec + Warning Event;
 //                                 valid → finalizer, start the workflow (one ID per object), record it
 //   workflow                    → mirror its state into status and CycleNodeStatus objects
-import { CycleNodeRequestSpec } from '../../api/cycle-node-request.js';
-import type { EventInput } from '../../activities/events.js';
-import { apiStatus } from '../../activities/kube.js';
-import { webUiLink } from '../../shared/temporal.js';
-import { cycleWorkflowId } from '../../workflows/ids.js';
-import { objectKey, type ObjectCache } from '../controller/cache.js';
+import { CYCLE_NODE_REQUEST, CycleNodeRequestSpec } from '../../../api/cycle-node-request.js';
+import type { EventInput } from '../../../activities/events.js';
+import { apiStatus } from '../../../activities/kube.js';
+import { webUiLink } from '../../../shared/temporal.js';
+import { cycleWorkflowId } from '../../../workflows/ids.js';
+import { objectKey, type ObjectCache } from '../../controller/cache.js';
 import { desired, type Desired, type NodeStatusWrite } from './desired.js';
 import { FINALIZER } from './names.js';
-import { isGoneOrTerminating, type CycleNodeRequestObject, type CycleNodeStatusObject, type CycleObjects } from './objects.js';
-import { closedGeneration, invalidSpecMessage } from './status.js';
+import type { CycleNodeRequestObject, CycleNodeStatusObject, CycleObjects } from './objects.js';
 import type { CycleWorkflows } from './temporal.js';
-import type { Tracked, TrackerCounts, WorkflowTrackers } from './tracker.js';
-import { failpoint } from '../../shared/failpoint.js';
-import { objectFields, type Log } from '../../shared/log.js';
-
-export interface BridgeStats extends TrackerCounts {
-  /** Start requests sent (a request for an ID already taken attaches to it: still one execution). */
-  workflowsStarted: number;
-  statusWrites: number;
-  finalizersAdded: number;
-  finalizersRemoved: number;
-  cancels: number;
-  nodeStatusesCreated: number;
-  nodeStatusWrites: number;
-  events: number;
-  /** previewInputsChanged signals the preview feed sent. */
-  previewSignals: number;
-}
-
-export const emptyStats = (): BridgeStats => ({
-  previewSignals: 0,
-  workflowsStarted: 0,
-  statusWrites: 0,
-  finalizersAdded: 0,
-  finalizersRemoved: 0,
-  cancels: 0,
-  nodeStatusesCreated: 0,
-  nodeStatusWrites: 0,
-  events: 0,
-  statusQueries: 0,
-  historyPolls: 0,
-  taskChecks: 0,
-});
+import { eventWriter, NotLeaderError, type BridgeStats } from '../kit.js';
+import { isGoneOrTerminating } from '../kube-objects.js';
+import type { Tracked, WorkflowTrackers } from '../tracker.js';
+import { closedGeneration, invalidSpecMessage } from '../workflow-status.js';
+import { failpoint } from '../../../shared/failpoint.js';
+import { objectFields, type Log } from '../../../shared/log.js';
 
 export interface ReconcilerDeps {
   requests: ObjectCache<CycleNodeRequestObject>;
@@ -67,20 +40,14 @@ export interface ReconcilerDeps {
   allowedNamespaces?: readonly string[];
 }
 
-export class NotLeaderError extends Error {
-  constructor() {
-    super('not the leader: not writing');
-    this.name = 'NotLeaderError';
-  }
-}
-
-const REQUEST_API_VERSION = 'slipway.dev/v1alpha1';
 
 export class Reconciler {
   private readonly now: () => Date;
+  private readonly event: ReturnType<typeof eventWriter>;
 
   constructor(private readonly d: ReconcilerDeps) {
     this.now = d.now ?? (() => new Date());
+    this.event = eventWriter(CYCLE_NODE_REQUEST.kind, `${CYCLE_NODE_REQUEST.group}/${CYCLE_NODE_REQUEST.version}`, d);
   }
 
   async reconcile(key: string): Promise<void> {
@@ -148,9 +115,9 @@ export class Reconciler {
     }
     t.generation = generation;
     if (outcome.applied) {
-      await this.event(obj, 'Normal', 'SpecChanged', `generation ${generation} applied: concurrency ${outcome.concurrency} from the next batch`, `SpecChanged/${t.workflowId}/${generation}`);
+      await this.event(obj, { type: 'Normal', reason: 'SpecChanged', message: `generation ${generation} applied: concurrency ${outcome.concurrency} from the next batch`, dedup: `SpecChanged/${t.workflowId}/${generation}` });
     } else {
-      await this.event(obj, 'Warning', 'SpecChangeRefused', `generation ${generation} not applied: ${outcome.reason}`, `SpecChangeRefused/${t.workflowId}/${generation}`);
+      await this.event(obj, { type: 'Warning', reason: 'SpecChangeRefused', message: `generation ${generation} not applied: ${outcome.reason}`, dedup: `SpecChangeRefused/${t.workflowId}/${generation}` });
     }
     this.d.log(`${objectKey(obj.metadata.namespace, obj.metadata.name)}: spec generation ${generation} ${outcome.applied ? `applied (concurrency ${outcome.concurrency})` : `refused: ${outcome.reason}`}`, objectFields('CycleNodeRequest', objectKey(obj.metadata.namespace, obj.metadata.name)));
   }
@@ -161,7 +128,7 @@ export class Reconciler {
     if (!seen) return;
     t.generation = seen.generation;
     const why = `workflow ${t.workflowId} has ${t.closed!.statusName.toLowerCase().replace(/_/g, ' ')}`;
-    await this.event(obj, 'Warning', 'SpecChangeRefused', `generation ${seen.generation} not applied: ${why}`, `SpecChangeRefused/${t.workflowId}/${seen.generation}`);
+    await this.event(obj, { type: 'Warning', reason: 'SpecChangeRefused', message: `generation ${seen.generation} not applied: ${why}`, dedup: `SpecChangeRefused/${t.workflowId}/${seen.generation}` });
     this.d.log(`${objectKey(obj.metadata.namespace, obj.metadata.name)}: spec generation ${seen.generation} not applied: ${why}`, objectFields('CycleNodeRequest', objectKey(obj.metadata.namespace, obj.metadata.name)));
   }
 
@@ -174,7 +141,7 @@ export class Reconciler {
   private async apply(obj: CycleNodeRequestObject, want: Desired): Promise<void> {
     const key = objectKey(obj.metadata.namespace, obj.metadata.name);
     if (want.status) {
-      for (const ev of want.events) await this.event(obj, ev.type, ev.reason, ev.message, ev.dedup);
+      for (const ev of want.events) await this.event(obj, ev);
       if (!(await this.writeStatus(obj, want.status.patch))) return;
       failpoint('bridge.cnr.after-status');
       const s = want.status.next;
@@ -230,24 +197,6 @@ export class Reconciler {
     this.d.stats.nodeStatusWrites++;
     this.d.log(`${namespace}/${w.name}: node ${w.node.nodeName} ${w.node.phase}${w.node.message ? ` ${w.node.message}` : ''}`, { kind: 'CycleNodeStatus', namespace, name: w.name, node: w.node.nodeName });
     return true;
-  }
-
-  /** Records an Event on the request; skipped (not retried) when its namespace is terminating or gone. */
-  private async event(obj: CycleNodeRequestObject, type: 'Normal' | 'Warning', reason: string, message: string, dedup: string): Promise<void> {
-    this.mustLead();
-    try {
-      await this.d.recordEvent({
-        involved: { kind: 'CycleNodeRequest', apiVersion: REQUEST_API_VERSION, namespace: obj.metadata.namespace, name: obj.metadata.name, uid: obj.metadata.uid },
-        type,
-        reason,
-        message,
-        dedupKey: `${obj.metadata.uid}/${dedup}`,
-      });
-      this.d.stats.events++;
-    } catch (err) {
-      if (!isGoneOrTerminating(err)) throw err;
-      this.d.log(`${objectKey(obj.metadata.namespace, obj.metadata.name)}: Event ${reason} not recorded: namespace terminating or gone`, objectFields('CycleNodeRequest', objectKey(obj.metadata.namespace, obj.metadata.name)));
-    }
   }
 
   // ---- finalizer and deletion -------------------------------------------------------------------

@@ -1,6 +1,6 @@
 // What a NodeMaintenance should look like and what its workflow must be told, as pure functions of
 // what the bridge knows: the object (from the cache), its workflow as the tracker last saw it, and
-// the time. maintenance-reconciler.ts computes these first and then only does the I/O
+// the time. reconciler.ts computes these first and then only does the I/O
 // (test/unit/bridge-maintenance-desired.test.ts covers the mapping without a cluster).
 //
 //   deleting, no finalizer of ours  → the workflow is told (`deleting`: an Idle maintenance just ends, NM-2.11)
@@ -8,13 +8,13 @@
 //                                     it reports completed, or when there is no workflow (NM-2.12, NM-2.13)
 //   no workflow, invalid spec       → Ready=False InvalidSpec + Warning Event; no workflow, no finalizer (NM-4.7)
 //   otherwise                       → the workflow's maintenanceStatus mirrored into status, with its Events
-import { ALLOW_ALL_NODES_ANNOTATION, MAINTENANCE_FINALIZER, NodeMaintenanceSpec, type NodeMaintenanceStatus } from '../../api/node-maintenance.js';
-import { parseWorkflowId } from '../../workflows/ids.js';
-import type { MaintenanceStatus } from '../../workflows/maintenance/types.js';
-import { closedMaintenance, invalidMaintenanceStatus, maintenanceCompleted, maintenanceEvents, maintenanceObjectStatus } from './maintenance-status.js';
-import type { NodeMaintenanceObject } from './maintenance-objects.js';
-import { invalidSpecMessage, mergePatchOf, statusChanged, type StatusEvent } from './status.js';
-import type { Tracked } from './tracker.js';
+import { ALLOW_ALL_NODES_ANNOTATION, MAINTENANCE_FINALIZER, NodeMaintenanceSpec, type NodeMaintenanceStatus } from '../../../api/node-maintenance.js';
+import { parseWorkflowId } from '../../../workflows/ids.js';
+import type { MaintenanceStatus } from '../../../workflows/maintenance/types.js';
+import { closedMaintenance, invalidMaintenanceStatus, maintenanceCompleted, maintenanceEvents, maintenanceObjectStatus } from './status.js';
+import type { NodeMaintenanceObject } from './objects.js';
+import { invalidSpecMessage, mergePatchOf, statusChanged, type StatusEvent } from '../workflow-status.js';
+import type { Tracked } from '../tracker.js';
 
 export type MaintenanceWorkflowView = Pick<Tracked<MaintenanceStatus>, 'workflowId' | 'runId' | 'generation' | 'state' | 'closed'>;
 

@@ -1,20 +1,20 @@
-// The bridge's side of Temporal for NodeMaintenance: temporal.ts's kind-neutral helpers bound to
+// The bridge's side of Temporal for NodeMaintenance: ../temporal.ts's kind-neutral helpers bound to
 // `nodeMaintenanceWorkflow` and its messages (workflows/messages.ts).
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { SignalDefinition } from '@temporalio/common';
-import type { NodeMaintenanceSpecInput } from '../../api/node-maintenance.js';
-import { maintenanceDeletingSignal, maintenanceSpecChangedUpdate, maintenanceStatusQuery, previewInputsChangedSignal } from '../../workflows/messages.js';
-import type { MaintenanceInput, MaintenanceStatus, Stage } from '../../workflows/maintenance/types.js';
-import { maintenanceWorkflowId } from '../../workflows/ids.js';
-import { ObjectAttr, PhaseAttr } from '../../workflows/search-attributes.js';
-import { isMaintenanceStatus } from './maintenance-status.js';
-import { describeWorkflow, followHistory, sendUpdate, startOnce, waitWorkflowClosed, workflowTaskFailure, type Described, type StartResult, type TrackedSource, type UpdateNotApplied } from './temporal.js';
+import type { NodeMaintenanceSpecInput } from '../../../api/node-maintenance.js';
+import { maintenanceDeletingSignal, maintenanceSpecChangedUpdate, maintenanceStatusQuery, previewInputsChangedSignal } from '../../../workflows/messages.js';
+import type { MaintenanceInput, MaintenanceStatus, Stage } from '../../../workflows/maintenance/types.js';
+import { maintenanceWorkflowId } from '../../../workflows/ids.js';
+import { ObjectAttr, PhaseAttr } from '../../../workflows/search-attributes.js';
+import { isMaintenanceStatus } from './status.js';
+import { describeWorkflow, followHistory, sendUpdate, startOnce, waitWorkflowClosed, workflowTaskFailure, type Described, type StartResult, type TrackedSource, type UpdateNotApplied } from '../temporal.js';
 
 /** The maintenance workflow's type name (registered by the worker). */
 export const MAINTENANCE_WORKFLOW_TYPE = 'nodeMaintenanceWorkflow';
 
 /** The SlipwayObject search attribute of a maintenance's workflow (how the CLI finds it by name). */
-import { maintenanceObjectAttr } from '../../workflows/ids.js';
+import { maintenanceObjectAttr } from '../../../workflows/ids.js';
 export { maintenanceObjectAttr };
 
 export interface MaintenanceSpecChange {
@@ -46,20 +46,16 @@ export function maintenanceWorkflows(client: Client, taskQueue: string): Mainten
   return {
     start(input) {
       const workflowId = maintenanceWorkflowId(input);
-      return startOnce(client, workflowId, () =>
-        client.workflow.start(MAINTENANCE_WORKFLOW_TYPE, {
-          args: [input],
-          workflowId,
-          taskQueue,
-          workflowIdConflictPolicy: 'USE_EXISTING',
-          workflowIdReusePolicy: 'REJECT_DUPLICATE',
-          typedSearchAttributes: [
-            { key: ObjectAttr, value: maintenanceObjectAttr(input.name) },
-            { key: PhaseAttr, value: input.spec.stage ?? 'Idle' },
-          ],
-          staticSummary: `NodeMaintenance ${input.name}${input.spec.reason ? `: ${input.spec.reason}` : ''}`,
-        }),
-      );
+      return startOnce(client, MAINTENANCE_WORKFLOW_TYPE, {
+        args: [input],
+        workflowId,
+        taskQueue,
+        typedSearchAttributes: [
+          { key: ObjectAttr, value: maintenanceObjectAttr(input.name) },
+          { key: PhaseAttr, value: input.spec.stage ?? 'Idle' },
+        ],
+        staticSummary: `NodeMaintenance ${input.name}${input.spec.reason ? `: ${input.spec.reason}` : ''}`,
+      });
     },
 
     query: (workflowId, timeoutMs) => client.withDeadline(Date.now() + timeoutMs, () => client.workflow.getHandle(workflowId).query(maintenanceStatusQuery)),

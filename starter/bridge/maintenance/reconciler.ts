@@ -1,6 +1,6 @@
 // One NodeMaintenance, reconciled from its cached state: level-based and idempotent like the
-// CycleNodeRequest reconciler (reconciler.ts), on the same controller and trackers. What to write is
-// computed by maintenance-desired.ts (pure); this file does the I/O.
+// CycleNodeRequest reconciler (../cycle/reconciler.ts), on the same controller and trackers. What to write is
+// computed by desired.ts (pure); this file does the I/O.
 //
 //   gone                      → an Idle maintenance was deleted: its workflow is told and ends (NM-2.11)
 //   deleting                  → Complete first, then the finalizer goes (NM-2.12, NM-2.13)
@@ -8,25 +8,24 @@
 //                               nm/<name>/<uid> (even while Idle; the workflow adds the finalizer itself)
 //   workflow                  → new generations and the allow-all-nodes annotation go as `specChanged`;
 //                               `maintenanceStatus` is mirrored into status with its Events
-import { MAINTENANCE_FINALIZER, NodeMaintenanceSpec } from '../../api/node-maintenance.js';
-import { failpoint } from '../../shared/failpoint.js';
-import type { EventInput } from '../../activities/events.js';
-import { apiStatus } from '../../activities/kube.js';
-import { webUiLink } from '../../shared/temporal.js';
-import { maintenanceWorkflowId } from '../../workflows/ids.js';
-import type { MaintenanceStatus } from '../../workflows/maintenance/types.js';
-import type { ObjectCache } from '../controller/cache.js';
-import type { NodeSelector } from '../../api/node-maintenance.js';
+import { MAINTENANCE_FINALIZER, NodeMaintenanceSpec } from '../../../api/node-maintenance.js';
+import { failpoint } from '../../../shared/failpoint.js';
+import type { EventInput } from '../../../activities/events.js';
+import { apiStatus } from '../../../activities/kube.js';
+import { webUiLink } from '../../../shared/temporal.js';
+import { maintenanceWorkflowId } from '../../../workflows/ids.js';
+import type { MaintenanceStatus } from '../../../workflows/maintenance/types.js';
+import type { ObjectCache } from '../../controller/cache.js';
+import type { NodeSelector } from '../../../api/node-maintenance.js';
 import type { PreviewFeed } from './preview-feed.js';
-import { allowsAllNodes, desiredMaintenance, orphanedMaintenances, specChangeToSend, type MaintenanceDesired } from './maintenance-desired.js';
-import { MAINTENANCE_API_VERSION, type MaintenanceObjects, type NodeMaintenanceObject } from './maintenance-objects.js';
-import type { MaintenanceWorkflows } from './maintenance-temporal.js';
-import { isGoneOrTerminating } from './objects.js';
-import { NotLeaderError, type BridgeStats } from './reconciler.js';
-import { closedGeneration, invalidSpecMessage } from './status.js';
-import { closedMaintenance } from './maintenance-status.js';
-import type { Tracked, WorkflowTrackers } from './tracker.js';
-import { objectFields, type Log } from '../../shared/log.js';
+import { allowsAllNodes, desiredMaintenance, orphanedMaintenances, specChangeToSend, type MaintenanceDesired } from './desired.js';
+import { MAINTENANCE_API_VERSION, type MaintenanceObjects, type NodeMaintenanceObject } from './objects.js';
+import type { MaintenanceWorkflows } from './temporal.js';
+import { closedMaintenance } from './status.js';
+import { eventWriter, NotLeaderError, type BridgeStats } from '../kit.js';
+import type { Tracked, WorkflowTrackers } from '../tracker.js';
+import { closedGeneration, invalidSpecMessage } from '../workflow-status.js';
+import { objectFields, type Log } from '../../../shared/log.js';
 
 export interface MaintenanceReconcilerDeps {
   maintenances: ObjectCache<NodeMaintenanceObject>;
@@ -47,6 +46,7 @@ type T = Tracked<MaintenanceStatus>;
 
 export class MaintenanceReconciler {
   private readonly now: () => Date;
+  private readonly event: ReturnType<typeof eventWriter>;
   /** Per object key: the uid and the allow-all-nodes value its workflow was last sent. */
   private readonly sentAllow = new Map<string, { uid: string; allow: boolean }>();
   /** Workflows told by sweep() that their object is gone (until they no longer run). */
@@ -54,6 +54,7 @@ export class MaintenanceReconciler {
 
   constructor(private readonly d: MaintenanceReconcilerDeps) {
     this.now = d.now ?? (() => new Date());
+    this.event = eventWriter('NodeMaintenance', MAINTENANCE_API_VERSION, d);
   }
 
   async reconcile(key: string): Promise<void> {
@@ -131,7 +132,7 @@ export class MaintenanceReconciler {
     if (change.newGeneration) t.generation = change.generation;
     const what = change.newGeneration ? `generation ${change.generation}` : `allow-all-nodes ${change.allowAllNodes}`;
     if (!outcome.applied) {
-      await this.event(obj, 'Warning', 'SpecChangeRefused', `${what} not applied: ${outcome.reason}`, `SpecChangeRefused/${t.workflowId}/${change.generation}/${change.allowAllNodes}`);
+      await this.event(obj, { type: 'Warning', reason: 'SpecChangeRefused', message: `${what} not applied: ${outcome.reason}`, dedup: `SpecChangeRefused/${t.workflowId}/${change.generation}/${change.allowAllNodes}` });
     }
     this.d.log(`${key}: ${what} ${outcome.applied ? `applied (stage ${outcome.stage})` : `refused: ${outcome.reason}`}`, objectFields('NodeMaintenance', key));
   }
@@ -148,7 +149,7 @@ export class MaintenanceReconciler {
     t.generation = seen.generation;
     if (seen.applied || obj.metadata.deletionTimestamp) return;
     const why = `workflow ${t.workflowId} has ${t.closed!.statusName.toLowerCase().replace(/_/g, ' ')}`;
-    await this.event(obj, 'Warning', 'SpecChangeRefused', `generation ${seen.generation} not applied: ${why}`, `SpecChangeRefused/${t.workflowId}/${seen.generation}/closed`);
+    await this.event(obj, { type: 'Warning', reason: 'SpecChangeRefused', message: `generation ${seen.generation} not applied: ${why}`, dedup: `SpecChangeRefused/${t.workflowId}/${seen.generation}/closed` });
     this.d.log(`${t.key}: generation ${seen.generation} not applied: ${why}`, objectFields('NodeMaintenance', t.key));
   }
 
@@ -272,7 +273,7 @@ export class MaintenanceReconciler {
   /** Its Events, then its status; a status write to an object that is gone is skipped. */
   private async apply(obj: NodeMaintenanceObject, want: MaintenanceDesired): Promise<void> {
     if (!want.status) return;
-    for (const ev of want.events) await this.event(obj, ev.type, ev.reason, ev.message, ev.dedup);
+    for (const ev of want.events) await this.event(obj, ev);
     this.mustLead();
     try {
       const updated = await this.d.objects.patchStatus(obj, want.status.patch);
@@ -286,27 +287,10 @@ export class MaintenanceReconciler {
     this.d.log(want.invalidSpec ? `/${obj.metadata.name}: ${want.invalidSpec}` : `/${obj.metadata.name}: status ${want.status.next.message ?? ''}`, objectFields('NodeMaintenance', `/${obj.metadata.name}`));
   }
 
-  /** Records an Event on the maintenance (cluster-scoped: in the default namespace, as for Nodes). */
-  private async event(obj: NodeMaintenanceObject, type: 'Normal' | 'Warning', reason: string, message: string, dedup: string): Promise<void> {
-    this.mustLead();
-    try {
-      await this.d.recordEvent({
-        involved: { kind: 'NodeMaintenance', apiVersion: MAINTENANCE_API_VERSION, name: obj.metadata.name, uid: obj.metadata.uid },
-        type,
-        reason,
-        message,
-        dedupKey: `${obj.metadata.uid}/${dedup}`,
-      });
-      this.d.stats.events++;
-    } catch (err) {
-      if (!isGoneOrTerminating(err)) throw err;
-    }
-  }
-
   private mustLead(): void {
     if (!this.d.isLeader()) throw new NotLeaderError();
   }
 }
 
 /** The spec as stored (checked by zod before any start or update); the workflow parses it again. */
-type MaintenanceStartSpec = import('../../workflows/maintenance/types.js').MaintenanceInput['spec'];
+type MaintenanceStartSpec = import('../../../workflows/maintenance/types.js').MaintenanceInput['spec'];

@@ -6,9 +6,9 @@
 // (disruptionsAllowed 0) and not; any DrainRule change but a status-only one; a node entering or
 // leaving the selector. Nothing per pod is kept: per maintenance, sets of names.
 import type { KubernetesObject, V1Node, V1Pod, V1PodDisruptionBudget } from '@kubernetes/client-node';
-import type { NodeSelector } from '../../api/node-maintenance.js';
-import { matchesNodeSelector } from '../../api/node-selector.js';
-import type { PreviewInputs } from '../../shared/maintenance-preview.js';
+import type { NodeSelector } from '../../../api/node-maintenance.js';
+import { matchesNodeSelector } from '../../../api/node-selector.js';
+import type { PreviewInputs } from '../../../shared/maintenance-preview.js';
 
 export type FeedEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 

@@ -2,29 +2,16 @@
 // object (from the cache), its workflow as the tracker last saw it, its CycleNodeStatus objects
 // (from the cache) and the time. The reconciler computes this first and then only writes it, so
 // the whole mapping is tested without a cluster (test/unit/bridge-desired.test.ts).
-import { CycleNodeRequestSpec, CycleSettings, type CycleNodeRequestStatus, type CycleNodeStatusStatus } from '../../api/cycle-node-request.js';
-import type { CycleNodeStatus } from '../../workflows/cycle/types.js';
-import { objectKey } from '../controller/cache.js';
+import { CycleNodeRequestSpec, CycleSettings, type CycleNodeRequestStatus, type CycleNodeStatusStatus } from '../../../api/cycle-node-request.js';
+import type { CycleNodeStatus } from '../../../workflows/cycle/types.js';
+import { objectKey } from '../../controller/cache.js';
 import { cycleNodeStatusName, FINALIZER, REQUEST_LABEL, requestLabelValue } from './names.js';
 import { CNS_API_VERSION, ownerReference, type CycleNodeRequestObject, type CycleNodeStatusObject } from './objects.js';
-import {
-  closedNodes,
-  closedState,
-  invalidSpecMessage,
-  invalidSpecStatus,
-  mayCreateNodeStatuses,
-  mergePatchOf,
-  nodeStatus,
-  podLeftEvents,
-  requestStatus,
-  stateFromStatus,
-  statusChanged,
-  statusEvents,
-  type StatusEvent,
-} from './status.js';
-import type { Tracked } from './tracker.js';
+import { closedNodes, closedState, invalidSpecStatus, mayCreateNodeStatuses, nodeStatus, podLeftEvents, requestStatus, stateFromStatus, statusEvents } from './status.js';
+import { invalidSpecMessage, mergePatchOf, statusChanged, type StatusEvent } from '../workflow-status.js';
+import type { Tracked } from '../tracker.js';
 
-/** The request's workflow as far as the bridge knows (tracker.ts). */
+/** The request's workflow as far as the bridge knows (../tracker.ts). */
 export type WorkflowView = Pick<Tracked, 'workflowId' | 'runId' | 'generation' | 'state' | 'closed' | 'taskFailure'>;
 
 export interface DesiredInput {

@@ -2,11 +2,11 @@
 // list for the reflector, get, status merge patch, finalizers (with the resourceVersion read, 409
 // on a concurrent change) and spec.stage=Complete on deletion (NM-2.12).
 import { CustomObjectsApi, type KubeConfig, type KubernetesObject, type V1ObjectMeta } from '@kubernetes/client-node';
-import { GROUP, VERSION } from '../../api/crd.js';
-import { NODE_MAINTENANCE, type NodeMaintenanceStatus } from '../../api/node-maintenance.js';
-import { apiStatus } from '../../activities/kube.js';
-import type { ListPage } from '../controller/reflector.js';
-import { collectionPath, mergePatch } from './objects.js';
+import { GROUP, VERSION } from '../../../api/crd.js';
+import { NODE_MAINTENANCE, type NodeMaintenanceStatus } from '../../../api/node-maintenance.js';
+import { apiStatus } from '../../../activities/kube.js';
+import type { ListPage } from '../../controller/reflector.js';
+import { collectionPath, mergePatch } from '../kube-objects.js';
 
 export interface NodeMaintenanceObject extends KubernetesObject {
   metadata: V1ObjectMeta & { name: string; uid: string };

@@ -1,0 +1,63 @@
+// The bridge's side of Temporal for CycleNodeRequest: ../temporal.ts's kind-neutral helpers bound
+// to the cycle workflow and its messages (workflows/messages.ts).
+import type { Client } from '@temporalio/client';
+import type { CycleNodeRequestSpec } from '../../../api/cycle-node-request.js';
+import { nodeGroupsOf } from '../../../api/cycle-node-request.js';
+import { CYCLE_WORKFLOW_TYPE, type CycleRequestInput, type CycleRequestRef, type CycleStatus } from '../../../workflows/cycle/types.js';
+import { cycleStatusQuery, specChangedUpdate } from '../../../workflows/messages.js';
+import { NodeGroupAttr, ObjectAttr, PhaseAttr } from '../../../workflows/search-attributes.js';
+import { isCycleStatus } from './status.js';
+import { describeWorkflow, followHistory, sendUpdate, startOnce, waitWorkflowClosed, workflowTaskFailure, type Described, type StartResult, type TrackedSource, type UpdateNotApplied } from '../temporal.js';
+
+/** What the bridge needs from Temporal (an interface so the reconciler reads as a list of steps). */
+export interface CycleWorkflows extends TrackedSource<CycleStatus> {
+  start(workflowId: string, ref: Required<Pick<CycleRequestRef, 'namespace' | 'name' | 'uid'>> & { generation?: number }, spec: CycleNodeRequestSpec): Promise<StartResult>;
+  /** undefined when no workflow has this ID. */
+  describe(workflowId: string): Promise<Described | undefined>;
+  /** Requests cancellation; the workflow runs its compensations, then closes. */
+  cancel(workflowId: string): Promise<void>;
+  /** Sends an edited spec: applied (the concurrency now in effect) or refused (why, in the workflow's words). */
+  changeSpec(workflowId: string, spec: CycleNodeRequestSpec, generation: number | undefined): Promise<{ applied: true; concurrency: number } | UpdateNotApplied>;
+}
+
+export function cycleWorkflows(client: Client, taskQueue: string): CycleWorkflows {
+  const describe = (workflowId: string) => describeWorkflow(client, workflowId);
+  return {
+    async start(workflowId, ref, spec) {
+      const groups = nodeGroupsOf(spec);
+      const input: CycleRequestInput = { request: { namespace: ref.namespace, name: ref.name, uid: ref.uid, generation: ref.generation }, spec };
+      return startOnce(client, CYCLE_WORKFLOW_TYPE, {
+        args: [input],
+        workflowId,
+        taskQueue,
+        typedSearchAttributes: [
+          { key: ObjectAttr, value: `CycleNodeRequest/${ref.namespace}/${ref.name}` },
+          { key: NodeGroupAttr, value: groups[0] ?? '' },
+          { key: PhaseAttr, value: 'Pending' },
+        ],
+        staticSummary: `Cycle nodes of ${groups.join(', ')} for CycleNodeRequest ${ref.namespace}/${ref.name} (method ${spec.cycleSettings.method})`,
+      });
+    },
+
+    async query(workflowId, timeoutMs) {
+      return client.withDeadline(Date.now() + timeoutMs, () => client.workflow.getHandle(workflowId).query(cycleStatusQuery));
+    },
+
+    describe,
+
+    follow: (workflowId, signal) => followHistory(client, workflowId, signal),
+
+    waitClosed: (workflowId, signal) => waitWorkflowClosed(client, workflowId, signal, (h) => h.query(cycleStatusQuery), isCycleStatus),
+
+    async cancel(workflowId) {
+      await client.workflow.getHandle(workflowId).cancel();
+    },
+
+    taskFailure: (workflowId) => workflowTaskFailure(client, workflowId),
+
+    async changeSpec(workflowId, spec, generation) {
+      const r = await sendUpdate(client, workflowId, specChangedUpdate, [{ spec, generation }]);
+      return r.applied ? { applied: true, concurrency: r.result.concurrency } : r;
+    },
+  };
+}
