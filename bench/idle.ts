@@ -124,7 +124,8 @@ const left = await secondsUntil(spare, (n) => !n.spec?.unschedulable);
 
 console.log(`\n## Idle cost (issue 26 §1): a NodeMaintenance holding ${HELD} drained kwok nodes and a drain blocked by a PDB, ${IDLE_S} s with nothing changing`);
 console.log(`history events per held node per hour (coordinator + its drain + its share of the maintenance): ${heldPerNode.toFixed(1)} (${after.held - before.held} events over ${IDLE_S} s; target ≤ 30)`);
-console.log(`PDB-blocked drain: ${drainPerHour.toFixed(0)} history events per hour (${after.drain - before.drain} over ${IDLE_S} s)`);
+const drainState = await drain.describe().then((d) => d.status.name, (err: unknown) => String(err));
+console.log(`PDB-blocked drain: ${drainPerHour.toFixed(0)} history events per hour (${after.drain - before.drain} over ${IDLE_S} s; ${after.drain} in its history, ${drainState})`);
 console.log(`CPU (cores), idle baseline over ${BASELINE_S} s → held over ${IDLE_S} s: Temporal ${baseline.temporal.toFixed(3)} → ${idle.temporal.toFixed(3)} (${pct(idle.temporal, baseline.temporal)}; target within 10%), worker process ${baseline.worker.toFixed(3)} → ${idle.worker.toFixed(3)} (${pct(idle.worker, baseline.worker)})`);
 console.log(`promptness after the idle window: uncordon → cordoned again ${recordon.toFixed(2)} s (NM-2.5); labelled in → cordoned ${joined.toFixed(2)} s, labelled out → released ${left.toFixed(2)} s (NM-2.6); "promptly" is 5 s`);
 console.log('| figure | value | target |\n|---|---|---|');
