@@ -8,8 +8,10 @@
 //   1. N maintenances created one at a time, Idle (touches nothing): create call → describe says
 //      Running (as bench/bridge.ts for requests), and → status.workflowId mirrored by the bridge.
 //      They stay running while the next are created (N Idle maintenances tracked at once).
+//   0. A baseline (SLIPWAY_BENCH_BASELINE_S, default the idle window): the worker and the bridge
+//      running with no object, nothing else: the CPU of this process and of Temporal (issue 26 §1).
 //   1b. An idle window (SLIPWAY_BENCH_IDLE_S, default 60 s: one Idle preview refresh of each): nothing
-//      changes; the bridge's gRPC calls, its trackers' counts and CPU are measured.
+//      changes; the bridge's gRPC calls, its trackers' counts and CPU are measured, beside the baseline.
 //   2. The first K of them select one kwok node each: spec.stage Idle → Cordon, one at a time:
 //      patch → the node cordoned (spec.unschedulable and the state label, written together by its
 //      coordinator), and → the Cordon stage mirrored into status. Then, a second later, Cordon →
@@ -42,6 +44,7 @@ try {
 const MAINTENANCES = Number(process.env.SLIPWAY_BENCH_MAINTENANCES ?? 500);
 /** The idle window: long enough for every Idle maintenance's own periodic preview refresh (60 s). */
 const IDLE_S = Number(process.env.SLIPWAY_BENCH_IDLE_S ?? 60);
+const BASELINE_S = Number(process.env.SLIPWAY_BENCH_BASELINE_S ?? IDLE_S);
 const NODES = Math.min(MAINTENANCES, Number(process.env.SLIPWAY_BENCH_NODES ?? 20));
 /** Rounds of stage edits over the NODES nodes (a new maintenance per node each round): 5 × 20 = 100 samples, so p99 is not the max. */
 const ROUNDS = Number(process.env.SLIPWAY_BENCH_ROUNDS ?? 5);
@@ -150,6 +153,12 @@ const selector = (i: number) =>
     : { nodeSelectorTerms: [{ matchExpressions: [{ key: 'slipway.dev/bench-selects-nothing', operator: 'In', values: ['none'] }] }] };
 const names: string[] = [];
 
+// ---- 0. Baseline: the worker and the bridge with nothing to follow.
+const base0 = cpuSeconds({ bench: process.pid });
+await sleep(BASELINE_S * 1000);
+const base1 = cpuSeconds({ bench: process.pid });
+const baseline = (k: string) => ((base1.get(k) ?? 0) - (base0.get(k) ?? 0)) / BASELINE_S;
+
 // ---- 1. Created → workflow running.
 const cpuBefore = cpuSeconds({ bench: process.pid });
 const tBefore = performance.now();
@@ -194,7 +203,7 @@ const perS = (n: number) => (n / idleS).toFixed(2);
 const idleLines = [
   `requests from the bridge to Temporal: ${perS(idleCallsTotal)}/s (${idleCalls.map(([m, n]) => `${m} ${perS(n)}/s`).join(', ') || 'none'})`,
   `status queries (tasks for the worker): ${perS(bridge.stats.statusQueries - idle.counts.statusQueries)}/s; history batches: ${perS(bridge.stats.historyPolls - idle.counts.historyPolls)}/s; task checks: ${perS(bridge.stats.taskChecks - idle.counts.taskChecks)}/s; status writes: ${perS(bridge.stats.statusWrites - idle.counts.statusWrites)}/s`,
-  `CPU: ${[...idleCpu].filter(([k]) => k === 'bench' || k === 'temporal').map(([k, v]) => `${k === 'bench' ? 'this process (worker + bridge)' : k} ${((v - (idle.cpu.get(k) ?? 0)) / idleS).toFixed(3)} of a core`).join(', ')}`,
+  `CPU: ${[...idleCpu].filter(([k]) => k === 'bench' || k === 'temporal').map(([k, v]) => `${k === 'bench' ? 'this process (worker + bridge)' : k} ${((v - (idle.cpu.get(k) ?? 0)) / idleS).toFixed(3)} of a core (with nothing: ${baseline(k).toFixed(3)} over ${BASELINE_S} s)`).join(', ')}`,
 ];
 
 // ---- 2. Stage edits → acted on, one maintenance (one node) at a time.

@@ -1,9 +1,10 @@
-// NodeMaintenance activities: node selection and the Idle preview (read-only), the object's finalizer and stage, the Node's state.
+// NodeMaintenance activities: node selection and the Idle preview (read-only), the object's finalizer and stage, the Node's state, and the waits of a held maintenance.
 import type { Kube } from '../kube.js';
 import { createNodeStateActivities } from './node-state.js';
 import { createMaintenanceObjectActivities } from './object.js';
 import { createPreviewActivities } from './preview.js';
 import { createSelectActivities } from './select.js';
+import { createMaintenanceWatchActivities } from './watch.js';
 
 export function createMaintenanceActivities(kube: Kube) {
   return {
@@ -11,5 +12,6 @@ export function createMaintenanceActivities(kube: Kube) {
     ...createPreviewActivities(kube),
     ...createMaintenanceObjectActivities(kube),
     ...createNodeStateActivities(kube),
+    ...createMaintenanceWatchActivities(kube),
   };
 }

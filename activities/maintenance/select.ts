@@ -1,6 +1,7 @@
 // Which nodes a maintenance selects, and whether that is every node (NM-4.8). Read-only.
 import { matchesNodeSelector } from '../../api/node-selector.js';
 import type { NodeSelector } from '../../api/node-maintenance.js';
+import type { V1Node } from '@kubernetes/client-node';
 import type { Kube } from '../kube.js';
 
 const CONTROL_PLANE_LABEL = 'node-role.kubernetes.io/control-plane';
@@ -13,24 +14,30 @@ export interface Selection {
   controlPlaneSelected: number;
 }
 
+/** The selection over these nodes (pure: the read and the selection watch share it). */
+export function selectionOf(nodeSelector: NodeSelector, all: V1Node[]): Selection {
+  const nodes = all.map((n) => ({ name: n.metadata!.name!, labels: n.metadata?.labels ?? {} }));
+  const selected = nodes.filter((n) => matchesNodeSelector(nodeSelector, n));
+  const cp = nodes.filter((n) => n.labels[CONTROL_PLANE_LABEL] !== undefined);
+  return {
+    nodes: selected.map((n) => n.name).sort(),
+    totalNodes: nodes.length,
+    controlPlaneNodes: cp.length,
+    controlPlaneSelected: cp.filter((n) => selected.includes(n)).length,
+  };
+}
+
 export function createSelectActivities(kube: Kube) {
   return {
     async selectMaintenanceNodes(input: { nodeSelector: NodeSelector }): Promise<Selection> {
-      const nodes: Array<{ name: string; labels: Record<string, string> }> = [];
+      const nodes: V1Node[] = [];
       let _continue: string | undefined;
       do {
         const page = await kube.core.listNode({ limit: 500, _continue });
-        for (const n of page.items) nodes.push({ name: n.metadata!.name!, labels: n.metadata?.labels ?? {} });
+        nodes.push(...page.items);
         _continue = page.metadata?._continue || undefined;
       } while (_continue);
-      const selected = nodes.filter((n) => matchesNodeSelector(input.nodeSelector, n));
-      const cp = nodes.filter((n) => n.labels[CONTROL_PLANE_LABEL] !== undefined);
-      return {
-        nodes: selected.map((n) => n.name).sort(),
-        totalNodes: nodes.length,
-        controlPlaneNodes: cp.length,
-        controlPlaneSelected: cp.filter((n) => selected.includes(n)).length,
-      };
+      return selectionOf(input.nodeSelector, nodes);
     },
   };
 }

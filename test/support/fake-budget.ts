@@ -3,7 +3,7 @@
 // one holds is granted, a release of what is not held is done), with the refusal in the real words.
 // Its calls are logged on their own, so the drain's and the maintenance's call logs stay as they were.
 import type { AcquireResult, DisruptionInput } from '../../activities/budget/index.js';
-import { CallLog } from './scripted.js';
+import { CallLog, until } from './scripted.js';
 
 export class FakeBudget extends CallLog {
   /** node → holder. */
@@ -21,18 +21,29 @@ export class FakeBudget extends CallLog {
     return `waiting for NodeDisruptionBudget ${this.name}: ${this.disrupted.size} of ${this.limit} nodes disrupted`;
   }
 
+  private acquire(input: DisruptionInput): AcquireResult {
+    const out: AcquireResult = { granted: [], waiting: [] };
+    for (const node of input.nodes) {
+      if (this.limit === undefined || this.disrupted.has(node) || this.disrupted.size < this.limit) {
+        if (this.limit !== undefined) this.disrupted.set(node, this.disrupted.get(node) ?? input.holder);
+        out.granted.push(node);
+      } else out.waiting.push({ node, reason: this.reason() });
+    }
+    this.most = Math.max(this.most, this.disrupted.size);
+    return out;
+  }
+
   activities() {
     return {
-      acquireDisruption: this.logged('acquireDisruption', async (input: DisruptionInput): Promise<AcquireResult> => {
-        const out: AcquireResult = { granted: [], waiting: [] };
-        for (const node of input.nodes) {
-          if (this.limit === undefined || this.disrupted.has(node) || this.disrupted.size < this.limit) {
-            if (this.limit !== undefined) this.disrupted.set(node, this.disrupted.get(node) ?? input.holder);
-            out.granted.push(node);
-          } else out.waiting.push({ node, reason: this.reason() });
-        }
-        this.most = Math.max(this.most, this.disrupted.size);
-        return out;
+      acquireDisruption: this.logged('acquireDisruption', async (input: DisruptionInput): Promise<AcquireResult> => this.acquire(input)),
+      // As activities/maintenance/watch.ts: asks again on every change, answers when granted or the refusal reads differently.
+      waitForDisruptionSlot: this.logged('waitForDisruptionSlot', async (input: DisruptionInput & { previous?: string; renewMs?: number }): Promise<AcquireResult> => {
+        let r = this.acquire(input);
+        await until(() => {
+          r = this.acquire(input);
+          return !r.waiting.length || r.waiting[0]!.reason !== input.previous;
+        }, input.renewMs ?? 20 * 60_000);
+        return r;
       }),
       releaseDisruption: this.logged('releaseDisruption', async (input: DisruptionInput): Promise<{ released: number }> => {
         let released = 0;

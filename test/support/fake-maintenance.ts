@@ -12,7 +12,8 @@ import { nodeMaintenanceWorkflow } from '../../workflows/index.js';
 import { maintenanceNodeWorkflowId, maintenanceWorkflowId } from '../../workflows/ids.js';
 import { maintenanceStatusQuery } from '../../workflows/messages.js';
 import type { MaintenanceInput, MaintenanceStatus } from '../../workflows/maintenance/types.js';
-import { CallLog } from './scripted.js';
+import type { NodeWatchInput, SelectionWatchInput } from '../../activities/maintenance/watch.js';
+import { CallLog, until } from './scripted.js';
 import { FakeBudget } from './fake-budget.js';
 import { waitFor } from './wait.js';
 import type { WorkflowTestEnv } from './workflow-env.js';
@@ -59,12 +60,35 @@ export class FakeCluster extends CallLog {
     });
   }
 
+  /** The selection as selectMaintenanceNodes answers it now (every fake node; `others` besides). */
+  selection(): Selection {
+    const nodes = [...this.nodes.keys()].sort();
+    return { nodes, totalNodes: nodes.length + this.others, controlPlaneNodes: 0, controlPlaneSelected: 0 };
+  }
+
+  /** What the node watch reacts to (activities/maintenance/watch.ts nodeChange): gone or back, uncordoned, held-by removed. */
+  private nodeChanged(w: NodeWatchInput): boolean {
+    const n = this.nodes.get(w.node);
+    if (!n !== !w.exists) return true;
+    return !!n && w.held && (!n.cordoned || !n.heldBy.length);
+  }
+
   activities() {
     return {
       ...this.budget.activities(),
-      selectMaintenanceNodes: this.logged('selectMaintenanceNodes', async (): Promise<Selection> => {
-        const nodes = [...this.nodes.keys()].sort();
-        return { nodes, totalNodes: nodes.length + this.others, controlPlaneNodes: 0, controlPlaneSelected: 0 };
+      selectMaintenanceNodes: this.logged('selectMaintenanceNodes', async (): Promise<Selection> => this.selection()),
+      // The waits: they end on a change of the fake, or at the renewal period (default: as the real ones, 20 min).
+      watchMaintenanceNode: this.logged('watchMaintenanceNode', async (w: NodeWatchInput) => {
+        const changed = await until(() => this.nodeChanged(w), w.renewMs ?? 20 * 60_000);
+        return changed ? { changed: 'changed' } : {};
+      }),
+      watchMaintenanceSelection: this.logged('watchMaintenanceSelection', async (w: SelectionWatchInput) => {
+        const differs = () => {
+          const s = this.selection();
+          return s.totalNodes !== w.totalNodes || s.nodes.join() !== w.nodes.join();
+        };
+        const changed = await until(differs, w.renewMs ?? 20 * 60_000);
+        return { changed, selection: this.selection() };
       }),
       previewMaintenance: this.logged('previewMaintenance', async (i: PreviewInput): Promise<PreviewResult> => {
         const nodes = i.nodes.map((node) => this.previews.get(node) ?? nodePreview({ node, exists: true, plan: i.plan, verdicts: [], pods: [], pdbs: [], errors: [] }));

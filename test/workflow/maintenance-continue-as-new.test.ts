@@ -5,7 +5,7 @@
 import type { Client } from '@temporalio/client';
 import { nodeMaintenanceWorkflow } from '../../workflows/index.js';
 import { maintenanceNodeWorkflowId, maintenanceWorkflowId } from '../../workflows/ids.js';
-import { maintenanceSpecChangedUpdate, setStageUpdate } from '../../workflows/messages.js';
+import { maintenanceSpecChangedUpdate, maintenanceStatusQuery, setStageUpdate } from '../../workflows/messages.js';
 import type { MaintenanceInput } from '../../workflows/maintenance/types.js';
 import { FakeBudget } from '../support/fake-budget.js';
 import { FakeCluster, SELECTOR } from '../support/fake-maintenance.js';
@@ -13,6 +13,19 @@ import { waitFor } from '../support/wait.js';
 import { useWorkflowEnv } from '../support/workflow-env.js';
 
 const env = useWorkflowEnv({ dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': 30 } });
+
+/**
+ * Waiting costs no history (issue 26): runs renew only as changes come. `poke` makes one (an uncordon,
+ * a node joining or leaving, a new refusal), every 300 ms until `renewed` holds.
+ */
+async function pokeUntil(what: string, poke: (i: number) => void, renewed: () => Promise<boolean>): Promise<void> {
+  let i = 0;
+  await waitFor(what, async () => {
+    if (await renewed()) return true;
+    poke(i++);
+    return false;
+  }, { timeoutMs: 90_000, intervalMs: 300 });
+}
 
 async function runs(client: Client, workflowId: string): Promise<number> {
   let n = 0;
@@ -30,8 +43,13 @@ test('a Cordon maintenance and its coordinators continue as new and still act as
     await h.executeUpdate(maintenanceSpecChangedUpdate, { args: [{ spec: { nodeSelector: SELECTOR, stage: 'Cordon' }, generation: 2 }] });
     await waitFor('both nodes held', async () => nodes.every((n) => fake.nodes.get(n)!.heldBy.join() === 'can'));
     const before = await runs(env().client, id);
-    await waitFor('Cordon renewed', async () => (await runs(env().client, id)) > before, { timeoutMs: 90_000, intervalMs: 500 });
-    await waitFor('a coordinator renewed', async () => (await runs(env().client, maintenanceNodeWorkflowId('can-1'))) >= 2, { timeoutMs: 90_000, intervalMs: 500 });
+    // A node joining and leaving changes the maintenance; an uncordon (reverted) changes can-1's coordinator.
+    const membership = (i: number) => (i % 2 ? fake.nodes.delete('can-x') : fake.nodes.set('can-x', { labels: {}, cordoned: false, heldBy: [] }));
+    await pokeUntil('Cordon renewed', membership, async () => (await runs(env().client, id)) > before);
+    if (fake.nodes.delete('can-x')) await waitFor('can-x released', async () => !(await h.query(maintenanceStatusQuery)).nodeStatuses.some((n) => n.nodeRef.name === 'can-x'));
+    const uncordon = () => (fake.nodes.get('can-1')!.cordoned = false);
+    await pokeUntil('a coordinator renewed', uncordon, async () => (await runs(env().client, maintenanceNodeWorkflowId('can-1'))) >= 2);
+    await waitFor('can-1 cordoned again', async () => fake.nodes.get('can-1')!.cordoned);
     // Still held by exactly this maintenance, and selected once per run (no admission re-check blocking it).
     for (const n of nodes) expect(fake.nodes.get(n)).toMatchObject({ cordoned: true, heldBy: ['can'] });
     await h.executeUpdate(setStageUpdate, { args: [{ stage: 'Complete' }] });
@@ -39,7 +57,7 @@ test('a Cordon maintenance and its coordinators continue as new and still act as
     expect(done.stageStatuses.map((s) => s.name)).toEqual(['Idle', 'Cordon', 'Complete']);
     expect(done.completed).toBe(true);
     for (const n of nodes) expect(fake.nodes.get(n)).toMatchObject({ cordoned: false, heldBy: [] });
-  }, { workflowIds: [id, ...nodes.map(maintenanceNodeWorkflowId)] });
+  }, { workflowIds: [id, ...[...nodes, 'can-x'].map(maintenanceNodeWorkflowId)] });
 }, 240_000);
 
 test('a coordinator waiting for a NodeDisruptionBudget slot continues as new while it waits and after it is granted: one slot, given back at Complete', async () => {
@@ -52,13 +70,16 @@ test('a coordinator waiting for a NodeDisruptionBudget slot continues as new whi
   const coordinator = maintenanceNodeWorkflowId('canb-1');
   await env().withWorker(fake.activities(), async (taskQueue) => {
     const h = await env().client.workflow.start(nodeMaintenanceWorkflow, { taskQueue, workflowId: id, args: [input], workflowExecutionTimeout: '3 minutes' });
-    // Waiting (an ask and a timer every 5 s) renews the coordinator; nothing written across runs.
-    await waitFor('the waiting coordinator renewed', async () => (await runs(env().client, coordinator)) >= 2, { timeoutMs: 90_000, intervalMs: 500 });
+    // A refusal that changes (another holder comes and goes) wakes the waiting coordinator; enough of them renew it; nothing written across runs.
+    const refusal = (i: number) => (i % 2 ? fake.budget.disrupted.delete('elsewhere-2') : fake.budget.disrupted.set('elsewhere-2', 'cnr/other'));
+    await pokeUntil('the waiting coordinator renewed', refusal, async () => (await runs(env().client, coordinator)) >= 2);
+    fake.budget.disrupted.delete('elsewhere-2');
     expect(fake.callsOf('writeMaintenanceNodeState')).toEqual([]);
     fake.budget.disrupted.delete('elsewhere');
     await waitFor('held', async () => fake.nodes.get('canb-1')!.heldBy.join() === 'canb');
     const granted = await runs(env().client, coordinator);
-    await waitFor('renewed while holding', async () => (await runs(env().client, coordinator)) > granted, { timeoutMs: 90_000, intervalMs: 500 });
+    await pokeUntil('renewed while holding', () => (fake.nodes.get('canb-1')!.cordoned = false), async () => (await runs(env().client, coordinator)) > granted);
+    await waitFor('canb-1 cordoned again', async () => fake.nodes.get('canb-1')!.cordoned);
     // The slot is carried: the renewed run neither asks again nor loses track of it.
     const asks = fake.budget.callsOf('acquireDisruption').length;
     await new Promise((r) => setTimeout(r, 6_000));

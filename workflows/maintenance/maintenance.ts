@@ -5,14 +5,16 @@
 // coordinators (node.ts) do, one per node.
 //
 // Stages, one handler each (the table below): Idle → Cordon → Drain → Complete, forward only.
+// Issue 26: while it holds nodes it waits only for messages and for the selection watch
+// (watchMaintenanceSelection), so its history grows with what changes, not with time.
 import {
   ApplicationFailure,
+  CancellationScope,
   WorkflowIdReusePolicy,
   ParentClosePolicy,
   allHandlersFinished,
   condition,
   continueAsNew,
-  patched,
   getExternalWorkflowHandle,
   setCurrentDetails,
   setHandler,
@@ -45,8 +47,10 @@ import { isDrainedNow, maintenanceStatus, progressNodes, type Facts } from './st
 import type { MaintenancePreview, PreviewInputs } from '../../shared/maintenance-preview.js';
 import { isStage, stageRank, STAGES, type HolderInfo, type MaintenanceInput, type MaintenancePlan, type MaintenanceStatus, type NodeReport, type Stage, type StageStatus } from './types.js';
 
-/** Membership is live (NM-2.6): the selection is read again this often while nodes are held. */
-const MEMBERSHIP_MS = 10_000;
+/** Complete sends its releases again this often while a coordinator has not acknowledged one. */
+const RELEASE_RETRY_MS = 10_000;
+/** The selection watch returns at the latest after 20 minutes (RENEW_MS). */
+const waits = longSteps('30 minutes');
 /** The preview reads every selected node's pods: heartbeating, so a long selection is not cut at 30 s. */
 const previewSteps = longSteps('10 minutes');
 
@@ -116,15 +120,17 @@ export class Maintenance implements Facts {
   selectsAll?: { total: number; acknowledged: boolean };
   drainedAt?: string;
   message = '';
-  /** Workflow time of the last selection read (membership is re-read at most every MEMBERSHIP_MS). */
-  private selectedAtMs?: number;
+  /** The selection as last read (the watch returns when it differs). */
+  private selection?: Selection;
+  /** The selection watch running (membership is live, NM-2.6: it returns when the selection changes). */
+  private watching?: CancellationScope;
   /** The current stage's selection check passed (carried, so a renewed run does not check again). */
   private admitted = false;
   private dirty = false;
   /** Nodes this run has registered with (the first time, their coordinator is started before it is signalled). */
   private told = new Set<string>();
-  /** The selection admitSelection just read: the first membership pass takes it instead of reading again. */
-  private admittedSelection?: Selection;
+  /** A selection not yet acted on (admitSelection's read, or the watch's answer): the next membership pass takes it. */
+  private freshSelection?: Selection;
 
   constructor(input: MaintenanceInput) {
     this.name = input.name;
@@ -373,24 +379,62 @@ export class Maintenance implements Facts {
       this.publish();
       if (this.desired !== stage) return this.desired;
       this.dirty = false;
-      await condition(() => this.dirty, MEMBERSHIP_MS);
+      this.watchSelection();
+      await condition(() => this.dirty);
       await this.renewIfLong();
     }
+  }
+
+  /**
+   * NM-2.6 without a poll: one long activity that returns the selection once it differs from the
+   * last read (a node labelled in or out, joining or deleted), or at its renewal; its answer wakes the loop.
+   */
+  private watchSelection(): void {
+    if (this.watching || !this.selection) return;
+    const scope = new CancellationScope();
+    this.watching = scope;
+    const { nodes, totalNodes } = this.selection;
+    const input = { nodeSelector: this.spec.nodeSelector as NodeSelector, nodes, totalNodes };
+    scope
+      .run(() => waits.watchMaintenanceSelection.executeWithOptions({ summary: 'watch the selection' }, [input]))
+      .then(
+        (r) => {
+          if (this.watching !== scope) return;
+          this.watching = undefined;
+          if (r.changed) {
+            this.freshSelection = r.selection;
+            this.dirty = true;
+          } else this.watchSelection(); // renewal: nothing changed
+        },
+        () => {
+          if (this.watching === scope) this.watching = undefined;
+        },
+      );
+  }
+
+  private stopWatching(): void {
+    this.watching?.cancel();
+    this.watching = undefined;
   }
 
   /** NM-4.8: a selector that takes every node waits for the allow-all annotation (or Complete). */
   private async admitSelection(): Promise<boolean> {
     for (;;) {
-      const sel = await this.select();
-      this.admittedSelection = sel;
+      const sel = this.freshSelection ?? (await this.select());
+      this.freshSelection = sel;
+      this.selection = sel;
       const all = sel.nodes.length > 0 && sel.nodes.length === sel.totalNodes;
       this.selectsAll = all ? { total: sel.totalNodes, acknowledged: this.allowAllNodes } : undefined;
       await this.warnAboutSelection(sel);
       if (!all || this.allowAllNodes) return true;
       this.publish();
       this.dirty = false;
-      await condition(() => this.dirty, MEMBERSHIP_MS);
-      if (this.desired === 'Complete' || this.deleting) return false;
+      this.watchSelection(); // a node joining or leaving changes "every node"; the annotation comes as a message
+      await condition(() => this.dirty);
+      if (this.desired === 'Complete' || this.deleting) {
+        this.stopWatching();
+        return false;
+      }
     }
   }
 
@@ -408,11 +452,12 @@ export class Maintenance implements Facts {
 
   // ---- Complete: every node released (uncordoned unless held by another or cordoned before), then the end.
   async complete(): Promise<Next> {
+    this.stopWatching();
     for (const n of this.nodes.keys()) this.releasing.add(n);
     while (this.releasing.size) {
       for (const n of this.releasing) await this.release(n);
       this.publish();
-      await condition(() => this.releasing.size === 0, MEMBERSHIP_MS);
+      await condition(() => this.releasing.size === 0, RELEASE_RETRY_MS);
     }
     this.completed = true;
     return 'End';
@@ -429,12 +474,13 @@ export class Maintenance implements Facts {
 
   /** Takes nodes that match now, releases those that stopped matching (a deleted node stays, reported gone). */
   private async syncMembership(): Promise<void> {
-    // Reports wake the loop often; the selection is read at most every MEMBERSHIP_MS.
-    const fresh = this.admittedSelection && patched('membership-takes-admitted-selection') ? this.admittedSelection : undefined;
-    this.admittedSelection = undefined;
-    if (!fresh && this.selectedAtMs !== undefined && Date.now() - this.selectedAtMs < MEMBERSHIP_MS) return;
+    // Reports wake the loop often; the selection is read once per run, then the watch brings changes.
+    const fresh = this.freshSelection;
+    this.freshSelection = undefined;
+    if (!fresh && this.selection) return;
     const sel = fresh ?? (await this.select());
-    this.selectedAtMs = Date.now();
+    this.selection = sel;
+    if (fresh) upsertSearchAttributes([{ key: NodesAttr, value: sel.nodes.slice(0, 100) }]);
     const now = new Set(sel.nodes);
     const joining = sel.nodes.filter((n) => !this.nodes.has(n));
     for (const n of joining) this.nodes.set(n, undefined);
@@ -474,7 +520,7 @@ export class Maintenance implements Facts {
     const id = maintenanceNodeWorkflowId(node);
     const holder = this.holder();
     // A node this run has not told yet most often has no coordinator: try the start first then.
-    let startFirst = !this.told.has(node) && patched('tell-starts-coordinator-first');
+    let startFirst = !this.told.has(node);
     this.told.add(node);
     for (;;) {
       const signalled =

@@ -9,13 +9,18 @@
 // One pass per change: Holding → (Retargeting) → Reporting; Releasing once nobody holds the node.
 // Issue 15: before its first cordon write the coordinator takes a NodeDisruptionBudget slot (holder:
 // its own workflow ID, stable across continue-as-new); while refused it writes nothing, tells its
-// holders why and asks again every 5 s; the slot goes back after the restoring write.
+// holders why and waits for a budget to change (waitForDisruptionSlot); the slot goes back after the
+// restoring write.
+//
+// Issue 26: idle costs nothing. Besides messages, the loop wakes only for what a long watch activity
+// returns (the node uncordoned, a claim, the node gone; the budget wait above), each renewed at most
+// every 20 minutes, so a held node's history grows with what changes, not with time.
 import {
+  CancellationScope,
   ParentClosePolicy,
   WorkflowIdReusePolicy,
   condition,
   continueAsNew,
-  patched,
   isCancellation,
   getExternalWorkflowHandle,
   log,
@@ -38,20 +43,20 @@ import {
   retryNowSignal,
   type DrainReport,
 } from '../messages.js';
-import { steps } from '../proxies.js';
+import { longSteps, steps } from '../proxies.js';
 import { NodesAttr, PhaseAttr } from '../search-attributes.js';
 import { drainWorkflow } from '../drain/drain.js';
 import { FORCED_OBJECT_EVENT_REASON, forcedLine, freshForced } from '../drain/status.js';
 import { maintenanceRequester } from '../../api/evacuation.js';
 import { fastForwardMessage, fastForwardedBy, limitedBy, limiting, nodeLevelMessage, updateTargets, type FastForward, type NodeTargetsState } from './targets.js';
 import type { HolderInfo, NodeCounts, NodeReport } from './types.js';
+import type { NodeWatchInput } from '../../activities/maintenance/watch.js';
+import type { AcquireResult } from '../../activities/budget/index.js';
 
-/** How often the coordinator looks at the node without being told (an uncordon by someone else, NM-2.5). */
-const RECHECK_MS = 5_000;
 /** Count-only changes reach a holder at most this often (its status, not its plan, depends on them). */
 const COUNTS_PERIOD_MS = 2_000;
-/** How often a coordinator refused a NodeDisruptionBudget slot asks again. */
-const BUDGET_RETRY_MS = 5_000;
+/** The waits: they return at the latest after 20 minutes (RENEW_MS), so half an hour bounds them. */
+const waits = longSteps('30 minutes');
 /** The latest forced actions a holder's status shows for the node. */
 const FORCED_SHOWN = 5;
 /** UncordonReverted at most once per node per 10 minutes. */
@@ -73,8 +78,7 @@ export interface NodeCoordinatorInput {
   forcedSeen?: number;
   forcedLines?: string[];
   released?: string[];
-  /** NodeDisruptionBudget (patched 'maintenance-node-budget'): this coordinator takes slots; it holds one; it has an entry in the ledger. */
-  budgets?: boolean;
+  /** NodeDisruptionBudget: this coordinator holds a slot; it has an entry in the ledger. */
   slot?: boolean;
   inLedger?: boolean;
 }
@@ -85,7 +89,9 @@ export async function maintenanceNodeWorkflow(input: NodeCoordinatorInput): Prom
   const c = new Coordinator(input);
   upsertSearchAttributes([{ key: NodesAttr, value: [input.node] }]);
   for (;;) {
-    const told = await condition(() => c.dirty, c.waitMs()); // false: a look, counts or a budget ask due
+    // Only messages and the watches' answers wake it; and counts that send() held back.
+    if (c.countsDueMs === undefined) await condition(() => c.dirty);
+    else await condition(() => c.dirty, Math.max(10, c.countsDueMs - Date.now()));
     c.dirty = false;
     c.countsDueMs = undefined;
     if (!c.holders.size) {
@@ -101,22 +107,19 @@ export async function maintenanceNodeWorkflow(input: NodeCoordinatorInput): Prom
       continue;
     }
     const letGo = c.releasesInEffect(); // before the write: a release that lands during it is not on the node yet
-    c.beside = patched('coordinator-quick-handover');
-    if (!c.beside) {
-      await c.holding(true);
-      await c.acknowledgeReleases(letGo);
-      await c.advancing();
-    } else if (c.cordonedBefore()) {
+    if (c.cordonedBefore()) {
       // A running drain and the holders need the new targets now: the node write goes beside them,
-      // and (patched) after the targets are decided, so it shows them: one write per change, not two.
-      if ((c.targetsFirst ??= patched('coordinator-writes-new-targets'))) await Promise.all([c.advancing(), c.holding(c.lookDue())]);
-      else await Promise.all([c.holding(c.lookDue()), c.advancing()]);
+      // after the targets are decided, so it shows them: one write per change, not two.
+      const look = c.takeLook();
+      await Promise.all([c.advancing(), c.holding(look)]);
       await c.acknowledgeReleases(letGo); // the node no longer names them
     } else {
+      c.takeLook();
       await c.holding(true); // cordoned before any drain starts
       await c.acknowledgeReleases(letGo);
       await c.advancing();
     }
+    c.watchNode();
     if (workflowInfo().continueAsNewSuggested) await continueAsNew<typeof maintenanceNodeWorkflow>(c.carry());
   }
 }
@@ -147,11 +150,13 @@ class Coordinator {
   private forcedLines: string[];
   private phase: string | undefined;
   private reportedTo = new Map<string, string>();
-  /** Histories from before the quick hand-over (node write beside the targets, held-back counts) replay the old way. */
-  beside = false;
-  /** patched('coordinator-writes-new-targets'), asked once per run: the write beside the targets starts after them. */
-  targetsFirst?: boolean;
+  /** When the node was last written (count-only changes are held back for COUNTS_PERIOD_MS after it). */
   private lookedAtMs = -Infinity;
+  /** The node watch returned: the next write is made even if nothing changed (it re-cordons, NM-2.5). */
+  private lookDue = false;
+  /** The running node watch (what it expects), or the budget wait (the refusal it was asked with). */
+  private nodeWatch?: { key: string; scope: CancellationScope };
+  private slotWait?: { previous?: string; scope: CancellationScope; answer?: AcquireResult };
   /** Set by send() when a count-only report was held back: the pass that sends it. */
   countsDueMs?: number;
   private sentAt = new Map<string, { planKey: string; ms: number }>();
@@ -159,15 +164,12 @@ class Coordinator {
   private writtenMain?: string;
   /** The last node state written (this run): an unchanged one is not written again until the periodic look. */
   private written?: string;
-  /** NodeDisruptionBudget: undefined until decided (patched) at the first ask; false for runs from before budgets. */
-  private budgets?: boolean;
   /** A slot is held: the node may be cordoned (kept until the restoring write). */
   private slot: boolean;
   /** The ledger may name this coordinator for the node (disrupted or waiting): released with the node. */
   private inLedger: boolean;
   /** The refusal while no slot is held. */
   private budgetWait?: string;
-  private budgetAskedAtMs = -Infinity;
 
   constructor(input: NodeCoordinatorInput) {
     this.node = input.node;
@@ -182,8 +184,6 @@ class Coordinator {
     this.forcedSeen = input.forcedSeen ?? 0;
     this.forcedLines = input.forcedLines ?? [];
     this.released = new Set(input.released ?? []);
-    // A run carried from code before budgets has cordoned without a slot: it stays without (replay-safe).
-    this.budgets = input.budgets ?? (input.seq !== undefined ? false : undefined);
     this.slot = input.slot ?? false;
     this.inLedger = input.inLedger ?? false;
     setHandler(registerHolderSignal, (h) => {
@@ -228,12 +228,6 @@ class Coordinator {
     return this.drainReport?.drained && this.drainReport.targetsSeq === this.seq ? 'Drained' : 'Draining';
   }
 
-  /** When the next pass is due without a message: the periodic look, or counts held back by send(). */
-  wakeInMs(): number {
-    const due = Math.min(this.lookedAtMs + RECHECK_MS, this.countsDueMs ?? Infinity);
-    return Math.max(10, due - Date.now());
-  }
-
   /** The node state differs from the last write in its counts only, written under COUNTS_PERIOD_MS ago. */
   private countsOnly(input: { status: Record<string, unknown> }): boolean {
     const { drainTargets, drainMessage, limitedBy, reason } = input.status;
@@ -253,33 +247,88 @@ class Coordinator {
     return true;
   }
 
-  /** How long the loop waits without a message: the budget's next ask while refused, else the look and counts. */
-  waitMs(): number {
-    if (this.budgetWait !== undefined) return Math.max(10, this.budgetAskedAtMs + BUDGET_RETRY_MS - Date.now());
-    return this.beside ? this.wakeInMs() : RECHECK_MS;
-  }
-
   /**
    * Issue 15: the node may be cordoned only with a slot in every NodeDisruptionBudget selecting it.
-   * Asked before the first write; while refused, again every BUDGET_RETRY_MS (a message that wakes
-   * the loop sooner only refreshes the reports). Runs from before budgets always proceed.
+   * Asked before the first write; while refused, waitForDisruptionSlot asks again whenever a budget
+   * changes and answers when the slot is granted or the refusal reads differently (a message that
+   * wakes the loop meanwhile only refreshes the reports).
    */
   async slotTaken(): Promise<boolean> {
     if (this.slot) return true;
-    this.budgets ??= patched('maintenance-node-budget');
-    if (!this.budgets) return true;
-    if (this.budgetWait !== undefined && Date.now() - this.budgetAskedAtMs < BUDGET_RETRY_MS) return false;
-    this.inLedger = true; // before the ask: a release during it must still give back what it writes
-    const r = await steps.acquireDisruption.executeWithOptions({ summary: `disruption budget slot for ${this.node}` }, [{ holder: workflowInfo().workflowId, nodes: [this.node] }]);
-    this.budgetAskedAtMs = Date.now();
+    const answer = this.slotWait?.answer;
+    let r: AcquireResult;
+    if (answer) {
+      this.slotWait = undefined;
+      r = answer;
+    } else if (this.slotWait) return false; // still waiting
+    else {
+      this.inLedger = true; // before the ask: a release during it must still give back what it writes
+      r = await steps.acquireDisruption.executeWithOptions({ summary: `disruption budget slot for ${this.node}` }, [{ holder: workflowInfo().workflowId, nodes: [this.node] }]);
+    }
     const refused = r.waiting.find((w) => w.node === this.node);
     this.budgetWait = refused?.reason;
     this.slot = !refused;
+    if (refused) this.waitForSlot(refused.reason);
     return this.slot;
   }
 
-  lookDue(): boolean {
-    return Date.now() - this.lookedAtMs >= RECHECK_MS;
+  /** The budget wait, in the background: its answer wakes the loop. */
+  private waitForSlot(previous: string): void {
+    const scope = new CancellationScope();
+    const w: NonNullable<Coordinator['slotWait']> = { previous, scope };
+    this.slotWait = w;
+    const ask = { holder: workflowInfo().workflowId, nodes: [this.node], previous };
+    scope
+      .run(() => waits.waitForDisruptionSlot.executeWithOptions({ summary: `wait for a disruption budget slot for ${this.node}` }, [ask]))
+      .then(
+        (r) => {
+          if (this.slotWait !== w) return;
+          w.answer = r;
+          this.dirty = true;
+        },
+        () => {
+          if (this.slotWait === w) this.slotWait = undefined; // cancelled (released); or failed: asked again on the next pass
+        },
+      );
+  }
+
+  /** Whether this pass's write is a look (forced even when nothing changed): once per watch return. */
+  takeLook(): boolean {
+    const look = this.lookDue;
+    this.lookDue = false;
+    return look;
+  }
+
+  /**
+   * NM-2.5 and NM-7.7 without a poll: a watch of the node, expecting it as the last write left it,
+   * returns when that no longer holds (uncordoned, held-by gone, a claim came or went, the node went
+   * or came back) or at its renewal; then the next pass looks. Re-armed only when what it expects changes.
+   */
+  watchNode(): void {
+    const want: NodeWatchInput | undefined = this.written === undefined && !this.gone && !this.claimedBy ? undefined : { node: this.node, exists: !this.gone, held: !this.gone && !this.claimedBy, ...(this.claimedBy ? { claimedBy: this.claimedBy } : {}) };
+    const key = JSON.stringify(want ?? null);
+    if (this.nodeWatch?.key === key) return;
+    this.stopWatch();
+    if (!want) return;
+    const scope = new CancellationScope();
+    const w = { key, scope };
+    this.nodeWatch = w;
+    scope
+      .run(() => waits.watchMaintenanceNode.executeWithOptions({ summary: `watch ${this.node}` }, [want]))
+      .then(
+        () => {
+          if (this.nodeWatch !== w) return;
+          this.nodeWatch = undefined;
+          this.lookDue = true;
+          this.dirty = true;
+        },
+        () => undefined, // cancelled: a newer watch replaced it
+      );
+  }
+
+  private stopWatch(): void {
+    this.nodeWatch?.scope.cancel();
+    this.nodeWatch = undefined;
   }
 
   /** A drain ran on this node, so this coordinator cordoned it already. */
@@ -294,7 +343,7 @@ class Coordinator {
   }
 
   // ---- Holding: the Node shows who holds it, cordoned; an uncordon by anyone is reverted.
-  /** `look`: write even when nothing changed (the periodic look that reverts an uncordon by someone else). */
+  /** `look`: write even when nothing changed (the node watch returned: it reverts an uncordon by someone else). */
   async holding(look: boolean): Promise<void> {
     const lim = limiting([...this.holders.values()]);
     const status = {
@@ -308,12 +357,12 @@ class Coordinator {
     const input = { node: this.node, holders, state: this.state(), status };
     const key = JSON.stringify(input);
     if (!look && key === this.written) return; // the node shows it already
-    if (!look && this.beside && this.countsOnly(input)) return; // held back: the next pass writes them
+    if (!look && this.countsOnly(input)) return; // held back: the next pass writes them
     this.lookedAtMs = Date.now(); // every write reads the node first (and re-cordons it)
     const r = await steps.writeMaintenanceNodeState.executeWithOptions({ summary: `hold ${this.node} for ${holders.join(', ')}` }, [input]);
     this.written = key;
     // What the write found (the node gone, a cycle's claim) changes the reports: another pass sends them.
-    if (this.beside && (this.gone !== !r.exists || this.claimedBy !== r.claimedBy)) this.dirty = true;
+    if (this.gone !== !r.exists || this.claimedBy !== r.claimedBy) this.dirty = true;
     this.gone = !r.exists;
     this.claimedBy = r.claimedBy;
     if (r.reverted) await this.uncordonReverted(holders);
@@ -342,10 +391,9 @@ class Coordinator {
     const next = updateTargets(this.targets, holders);
     this.targets = next.state;
     for (const f of next.fastForwarded) await this.fastForward(f);
-    // NM-5.6: the drain's Evacuation requesters follow the maintenances that cover the node (patched:
-    // runs recorded before this send no extra targets).
+    // NM-5.6: the drain's Evacuation requesters follow the maintenances that cover the node.
     const requesters = this.covering().map((h) => ({ name: maintenanceRequester(h.name), ...(h.reason ? { reason: h.reason } : {}) }));
-    const requestersChanged = this.drainStarted && JSON.stringify(requesters) !== this.requestersSent && patched('drain-requesters');
+    const requestersChanged = this.drainStarted && JSON.stringify(requesters) !== this.requestersSent;
     if (!next.changed && next.final === this.final && !requestersChanged && (this.drainStarted || !this.covering().length || this.drainFailed)) return;
     this.final = next.final;
     if (!this.covering().length) return; // Cordon-stage holders only: no drain (A6); targets cleared by the planner
@@ -467,15 +515,13 @@ class Coordinator {
     const { seq: _seq, ...rest } = report;
     const key = JSON.stringify(rest);
     if (this.reportedTo.get(id) === key) return;
-    if (this.beside) {
-      // Counts and blocker lines only: at most every COUNTS_PERIOD_MS (each report is a task for the
-      // maintenance, which recomputes its status over all its nodes). Anything its plan reads goes at once.
-      const { counts: _c, blockers: _b, ...plan } = rest;
-      const planKey = JSON.stringify(plan);
-      const last = this.sentAt.get(id);
-      if (this.heldBack(last?.planKey, last?.ms ?? -Infinity, planKey)) return;
-      this.sentAt.set(id, { planKey, ms: Date.now() });
-    }
+    // Counts and blocker lines only: at most every COUNTS_PERIOD_MS (each report is a task for the
+    // maintenance, which recomputes its status over all its nodes). Anything its plan reads goes at once.
+    const { counts: _c, blockers: _b, ...plan } = rest;
+    const planKey = JSON.stringify(plan);
+    const last = this.sentAt.get(id);
+    if (this.heldBack(last?.planKey, last?.ms ?? -Infinity, planKey)) return;
+    this.sentAt.set(id, { planKey, ms: Date.now() });
     this.reportedTo.set(id, key);
     await getExternalWorkflowHandle(id)
       .signal(nodeReportSignal, report)
@@ -484,6 +530,9 @@ class Coordinator {
 
   // ---- Releasing: nobody holds the node: stop the drain, restore the node, tell the releasers.
   async releasing(): Promise<void> {
+    this.stopWatch();
+    this.slotWait?.scope.cancel(); // its ask may still land: the release below gives back what it wrote
+    this.slotWait = undefined;
     if (this.drainStarted) {
       await getExternalWorkflowHandle(maintenanceDrainWorkflowId(this.node))
         .cancel()
@@ -546,7 +595,6 @@ class Coordinator {
       recordonedSeen: this.recordonedSeen,
       ...(this.forcedSeen ? { forcedSeen: this.forcedSeen, forcedLines: this.forcedLines } : {}),
       released: [...this.released],
-      budgets: (this.budgets ??= patched('maintenance-node-budget')),
       slot: this.slot,
       inLedger: this.inLedger,
     };

@@ -1,0 +1,162 @@
+// The waits of a held maintenance (issue 26 §1: idle costs nothing). Each is one long activity that
+// heartbeats (heartbeats add no history) and returns only when something its workflow acts on has
+// changed, or after RENEW_MS as a safety net; the workflow's history grows with the changes, not
+// with the time it holds. Built on watchUntil and the worker's caches (node-cache.ts, object-cache.ts).
+//   - watchMaintenanceNode: the node coordinator's look (an uncordon to revert, NM-2.5; a cycle's
+//     claim coming or going, NM-7.7; the node deleted or back).
+//   - watchMaintenanceSelection: the maintenance's live membership (NM-2.6): the selection changed.
+//   - waitForDisruptionSlot: a coordinator refused a NodeDisruptionBudget slot asks again whenever a
+//     budget changes (a slot freed, a limit raised) and every WAITER_REFRESH_MS (its place in the queue).
+import { Context } from '@temporalio/activity';
+import { CustomObjectsApi, type KubernetesObject, type V1Node } from '@kubernetes/client-node';
+import { GROUP, VERSION } from '../../api/crd.js';
+import { matchesNodeSelector } from '../../api/node-selector.js';
+import { HELD_BY_ANNOTATION, type NodeSelector } from '../../api/node-maintenance.js';
+import { NODE_DISRUPTION_BUDGET } from '../../api/node-disruption-budget.js';
+import type { Kube } from '../kube.js';
+import { claimantName, CYCLED_BY } from '../cycle/markers.js';
+import { cacheRegistry, ObjectCache, type CacheListener } from '../object-cache.js';
+import { nodeByName, oneNode } from '../node-cache.js';
+import { watchUntil } from '../watch.js';
+import { WAITER_STALE_MS, createBudgetActivities, type AcquireResult, type DisruptionInput } from '../budget/index.js';
+import { selectionOf, type Selection } from './select.js';
+
+/** The longest a watch waits without a change before it returns anyway (the workflow re-arms it). */
+export const RENEW_MS = 20 * 60_000;
+/** A waiting holder asks again this often even without a budget change: the ledger drops a waiter silent for WAITER_STALE_MS. */
+const WAITER_REFRESH_MS = WAITER_STALE_MS / 3;
+
+export interface NodeWatchInput {
+  node: string;
+  /** The node exists as far as the coordinator knows. */
+  exists: boolean;
+  /** The coordinator holds it (cordoned by its write): an uncordon or a lost held-by ends the wait. */
+  held: boolean;
+  /** "ns/name" of the CycleNodeRequest that claimed it, as last seen. */
+  claimedBy?: string;
+  /** Test hook: the renewal period. */
+  renewMs?: number;
+}
+
+export interface SelectionWatchInput {
+  nodeSelector: NodeSelector;
+  /** The selection as last read: the wait ends when the selected names or the node total differ. */
+  nodes: string[];
+  totalNodes: number;
+  renewMs?: number;
+}
+
+/** Every Node of the cluster (names and labels are what selection reads), shared by the worker's selection waits. */
+const allNodes = cacheRegistry<Kube, V1Node>(
+  (kube, _key, onStopped) =>
+    new ObjectCache<V1Node>({
+      kc: kube.config,
+      path: '/api/v1/nodes', // literal: the RBAC test reads watched paths from the code
+      list: async () => {
+        const items: V1Node[] = [];
+        let _continue: string | undefined;
+        let resourceVersion = '';
+        do {
+          const page = await kube.core.listNode({ limit: 500, _continue });
+          items.push(...page.items);
+          resourceVersion = page.metadata?.resourceVersion ?? '';
+          _continue = page.metadata?._continue || undefined;
+        } while (_continue);
+        return { items, resourceVersion };
+      },
+      key: (n) => n.metadata?.name,
+      idleMs: 120_000,
+      segmentMs: 5 * 60_000,
+      onStopped,
+    }),
+);
+
+/** Why the node differs from what the coordinator expects (undefined: it does not). */
+export function nodeChange(n: V1Node | undefined, w: Omit<NodeWatchInput, 'renewMs'>): string | undefined {
+  if (!n) return w.exists ? 'deleted' : undefined;
+  if (!w.exists) return 'exists again';
+  const claim = n.metadata?.annotations?.[CYCLED_BY];
+  if ((claim ? claimantName(claim) : undefined) !== w.claimedBy) return 'claim changed';
+  if (!w.held) return undefined;
+  if (n.spec?.unschedulable !== true) return 'uncordoned';
+  if (n.metadata?.annotations?.[HELD_BY_ANNOTATION] === undefined) return 'held-by removed';
+  return undefined;
+}
+
+const sameSelection = (a: Selection, w: SelectionWatchInput) => a.totalNodes === w.totalNodes && a.nodes.join('\n') === w.nodes.join('\n');
+
+export function createMaintenanceWatchActivities(kube: Kube) {
+  const custom = kube.config.makeApiClient(CustomObjectsApi);
+  const budgets = createBudgetActivities(kube);
+  const signal = () => Context.current().cancellationSignal;
+
+  return {
+    /** Returns when the node no longer looks as the coordinator left it, or after the renewal period: `changed` says why. */
+    async watchMaintenanceNode(input: NodeWatchInput): Promise<{ changed?: string }> {
+      let why: string | undefined;
+      await watchUntil<V1Node>({
+        ...nodeByName(kube, input.node),
+        cached: oneNode(kube, input.node),
+        done: (objects) => (why = nodeChange([...objects.values()][0], input)) !== undefined,
+        timeoutMs: input.renewMs ?? RENEW_MS,
+        signal: signal(),
+      });
+      return why ? { changed: why } : {};
+    },
+
+    /** Returns the selection once it differs from `input`, or after the renewal period (then `changed` is false). */
+    async watchMaintenanceSelection(input: SelectionWatchInput): Promise<{ changed: boolean; selection: Selection }> {
+      let last: Selection | undefined;
+      const cache = allNodes(kube);
+      const view = (objects: Map<string, V1Node>) => (last = selectionOf(input.nodeSelector, [...objects.values()]));
+      await watchUntil<V1Node>({
+        kc: kube.config,
+        path: '/api/v1/nodes',
+        list: async () => {
+          const l = await kube.core.listNode();
+          return { items: l.items, resourceVersion: l.metadata?.resourceVersion ?? '' };
+        },
+        cached: { whenSynced: (ms) => cache.whenSynced(ms), subscribe: (l: CacheListener<V1Node>) => cache.subscribe(l) },
+        done: (objects) => !sameSelection(view(objects), input),
+        timeoutMs: input.renewMs ?? RENEW_MS,
+        segmentMs: 5 * 60_000,
+        signal: signal(),
+      });
+      const selection = last ?? { nodes: input.nodes, totalNodes: input.totalNodes, controlPlaneNodes: 0, controlPlaneSelected: 0 };
+      return { changed: !sameSelection(selection, input), selection };
+    },
+
+    /**
+     * Asks for the slot (acquireDisruption), and while refused with `previous` as the reason, asks
+     * again on every NodeDisruptionBudget change and every WAITER_REFRESH_MS; returns when granted,
+     * when the refusal reads differently (the holders' status shows it), or after the renewal period.
+     */
+    async waitForDisruptionSlot(input: DisruptionInput & { previous?: string; renewMs?: number }): Promise<AcquireResult> {
+      const deadline = Date.now() + (input.renewMs ?? RENEW_MS);
+      const ask = { holder: input.holder, nodes: input.nodes };
+      for (;;) {
+        const r = await budgets.acquireDisruption(ask);
+        const reason = r.waiting[0]?.reason;
+        if (!r.waiting.length || reason !== input.previous || Date.now() >= deadline) return r;
+        // Any change of a budget (its ledger, its spec) after this list may free a slot: ask again then.
+        let listed: Map<string, string> | undefined;
+        await watchUntil<KubernetesObject>({
+          kc: kube.config,
+          path: '/apis/slipway.dev/v1alpha1/nodedisruptionbudgets', // literal: the RBAC test reads watched paths from the code
+          list: async () => {
+            const l = (await custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: NODE_DISRUPTION_BUDGET.plural })) as { items: KubernetesObject[]; metadata?: { resourceVersion?: string } };
+            return { items: l.items, resourceVersion: l.metadata?.resourceVersion ?? '' };
+          },
+          done: (objects) => {
+            const now = new Map([...objects].map(([uid, o]) => [uid, o.metadata?.resourceVersion ?? '']));
+            if (!listed) listed = now;
+            return now.size !== listed.size || [...now].some(([uid, rv]) => listed!.get(uid) !== rv);
+          },
+          timeoutMs: Math.max(0, Math.min(WAITER_REFRESH_MS, deadline - Date.now())),
+          segmentMs: WAITER_REFRESH_MS,
+          signal: signal(),
+        });
+      }
+    },
+  };
+}
