@@ -17,7 +17,6 @@ import {
   isCancellation,
   log,
   setCurrentDetails,
-  patched,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
@@ -88,10 +87,8 @@ export interface DrainCarry {
   budget?: BudgetCarry;
 }
 
-/** A CLI drain's NodeDisruptionBudget slot (issue 15; patched 'cli-drain-budget'). */
+/** A CLI drain's NodeDisruptionBudget slot (issue 15). */
 interface BudgetCarry {
-  /** This drain takes a slot (decided once, at its first ask). */
-  on: boolean;
   /** It holds one: it may cordon. */
   slot: boolean;
   /** The ledger may name it (disrupted or waiting): released when the drain ends. */
@@ -140,9 +137,7 @@ const PHASES: Record<Step, (d: Drain) => Promise<DrainPhase>> = {
 
 export async function drainWorkflow(input: DrainInput): Promise<DrainResult> {
   const d = new Drain(input);
-  // Every drain (CLI, cycle, maintenance) is found by node and phase in the Web UI. Patched:
-  // drains that started before this change replay without these commands.
-  d.searchable = patched('drain-search-attributes');
+  // Every drain (CLI, cycle, maintenance) is found by node and phase in the Web UI.
   d.upsertPhase([{ key: NodesAttr, value: [input.nodeName] }]);
   try {
     while (d.st.phase !== 'Drained') {
@@ -196,7 +191,6 @@ export class Drain {
   /** Evacuations (evacuations.ts): pods that leave by an evacuator, not by eviction. */
   private readonly evac: EvacuationLedger;
   private wake = false;
-  searchable = false;
   /** The latest read of the node, valid for the next step only. */
   private fresh?: DrainSnapshot;
   private settings?: DrainSettings;
@@ -205,16 +199,12 @@ export class Drain {
   private progress?: ProgressReporter;
   /** Targets mode: seq, finished and counts of the last report (these go out at once, not settled). */
   private reportedTargets = '';
-  /** Targets mode: count-only changes wait for the settle timer (patched; undefined until first asked). */
-  private countsSettle?: boolean;
-  /** A CLI drain's NodeDisruptionBudget slot; `on` undefined until the first ask. */
-  private readonly budget: { on?: boolean; slot: boolean; inLedger: boolean };
+  /** A CLI drain's NodeDisruptionBudget slot. */
+  private readonly budget: BudgetCarry;
   /** DrainSnapshot.drainRulesSeen of the last classify (this run). */
   private rulesSeen?: string;
   /** `fresh` is a wave wait's look (its watched view), not a classify's read. */
   private freshFromWait = false;
-  /** patched('wave-wait-classifies'), asked once. */
-  private waitClassifies?: boolean;
 
   constructor(private readonly input: DrainInput) {
     this.node = input.nodeName;
@@ -306,9 +296,8 @@ export class Drain {
     }
     if (snap.heldBy.length) return this.hold(snap);
     this.st.heldBy = [];
-    // Pre-drain lifecycle hooks: nothing is cordoned or evicted while one is on the node. Patched: a
-    // drain that started before hooks existed never saw them (its recorded classify has none).
-    if (snap.node.preDrainHooks?.length && patched('drain-pre-drain-hooks')) return this.holdForHooks(snap.node.preDrainHooks);
+    // Pre-drain lifecycle hooks: nothing is cordoned or evicted while one is on the node.
+    if (snap.node.preDrainHooks?.length) return this.holdForHooks(snap.node.preDrainHooks);
     delete this.st.hooks;
     if (!(await this.slotTaken())) {
       // Issue 15: a CLI drain cordons only with a NodeDisruptionBudget slot; it waits here, touching nothing.
@@ -329,13 +318,11 @@ export class Drain {
   /**
    * A CLI drain (drain/<node>, no parent) holds a slot in every NodeDisruptionBudget selecting the
    * node from before its cordon to its end; a cycle's or a maintenance's drain is covered by theirs.
-   * Asked once per call; true also for drains from before budgets (patched).
+   * Asked once per call.
    */
   private async slotTaken(): Promise<boolean> {
-    if (this.budget.slot || this.budget.on === false) return true;
+    if (this.budget.slot) return true;
     if (this.input.targets || this.input.reportTo || workflowInfo().parent || !isCliDrainWorkflowId(workflowInfo().workflowId)) return true;
-    this.budget.on ??= patched('cli-drain-budget');
-    if (!this.budget.on) return true;
     this.budget.inLedger = true; // before the ask: a cancel during it must still give back what it writes
     const r = await act.acquireDisruption.executeWithOptions({ summary: `disruption budget slot for ${this.node}` }, [{ holder: workflowInfo().workflowId, nodes: [this.node] }]);
     const refused = r.waiting.find((w) => w.node === this.node);
@@ -417,9 +404,8 @@ export class Drain {
     const t = this.st.targets!;
     this.publish();
     // This wait evicts nothing (no refusal to retry), so newer targets need not wait for its cancel to land.
-    const steps = patched('await-targets-try-cancel') ? waits : waveWaits;
     await this.untilWoken(() =>
-      steps.waitForWave.executeWithOptions({ summary: `finished at drain targets #${t.seq}: waiting for the next targets` }, [{
+      waits.waitForWave.executeWithOptions({ summary: `finished at drain targets #${t.seq}: waiting for the next targets` }, [{
         nodeName: this.node,
         leaving: [],
         completion: [],
@@ -776,11 +762,9 @@ export class Drain {
       return;
     }
     const summary = waitSummary(plan, refused.map((p) => this.refused.get(podKey(p))!.reason), leaving.length, completion.length, held);
-    // The wait ends with the next pass's look at the pods (histories from before replay without it).
-    const classify = (this.waitClassifies ??= patched('wave-wait-classifies')) ? { classify: this.classifyInput() } : {};
     const seq = this.st.targets?.seq;
     const r = await this.untilWoken(() =>
-      (patched('wave-wait-answers-cancel') ? waveWaits : waits).waitForWave.executeWithOptions({ summary }, [{
+      waveWaits.waitForWave.executeWithOptions({ summary }, [{
         nodeName: this.node,
         leaving,
         completion,
@@ -794,7 +778,7 @@ export class Drain {
         qps: this.settings!.evictionQPS,
         timeoutMs: windowMs,
         endsAt: now + windowMs,
-        ...classify,
+        classify: this.classifyInput(), // the wait ends with the next pass's look at the pods
       }]),
     );
     if (!r) return;
@@ -844,9 +828,8 @@ export class Drain {
     setCurrentDetails(drainMarkdown(this.st));
     if (this.report && this.st.targets) {
       // Targets mode: the coordinator advances on what this key holds, so a change goes out at once.
-      // Counts feed only status: since 'drain-counts-settle' they wait for the settle timer like the message.
-      const counts = (this.countsSettle ??= patched('drain-counts-settle')) ? [] : [this.st.counts ?? null];
-      const key = JSON.stringify([this.st.targets.seq, this.st.finished ?? false, ...counts, this.st.phase === 'Drained', this.st.lowestUntargeted ?? null, this.st.recordoned ?? 0, this.st.forced.length]);
+      // Counts feed only status: they wait for the settle timer like the message.
+      const key = JSON.stringify([this.st.targets.seq, this.st.finished ?? false, this.st.phase === 'Drained', this.st.lowestUntargeted ?? null, this.st.recordoned ?? 0, this.st.forced.length]);
       if (key !== this.reportedTargets) {
         this.reportedTargets = key;
         this.reported = this.shown();
@@ -862,15 +845,15 @@ export class Drain {
     }
   }
 
-  /** What the settle timer reports a change of: the message, and in targets mode since 'drain-counts-settle' the counts. */
+  /** What the settle timer reports a change of: the message, the counts (targets mode), the forced actions. */
   private shown(): string {
     // A forced action is reported even when the message stays the same (its owner records it: issue 24.9).
-    return JSON.stringify([this.st.message, this.countsSettle ? (this.st.counts ?? null) : null, this.st.forced.length]);
+    return JSON.stringify([this.st.message, this.st.counts ?? null, this.st.forced.length]);
   }
 
-  /** SlipwayPhase (and any other attributes given) for drains that carry search attributes. */
+  /** SlipwayPhase (and any other attributes given). */
   upsertPhase(more: SearchAttributeUpdatePair[] = []): void {
-    if (this.searchable) upsertSearchAttributes([...more, { key: PhaseAttr, value: this.st.phase }]);
+    upsertSearchAttributes([...more, { key: PhaseAttr, value: this.st.phase }]);
   }
 
   private fail(message: string, type: string): never {
@@ -907,7 +890,7 @@ export class Drain {
       pending: { skips: this.newSkips, forceDeletes: this.forceDeletes },
       locks: { heldSince: [...this.lockState.heldSince], announced: [...this.lockState.announced], required: this.lockState.required },
       evacuations: this.evac.carry(),
-      ...(this.budget.on !== undefined ? { budget: { on: this.budget.on, slot: this.budget.slot, inLedger: this.budget.inLedger } } : {}),
+      budget: { ...this.budget },
     };
     const next: DrainInput = { nodeName: this.node, options: this.input.options, reportTo: this.input.reportTo, carry, ...(this.input.requester ? { requester: this.input.requester } : {}) };
     if (this.st.targets) next.targets = this.st.targets;
