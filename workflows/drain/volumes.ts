@@ -5,9 +5,7 @@ import { countPods } from './pass.js';
 import { classify, take } from './look.js';
 import type { DrainPhase } from './status.js';
 import type { Drain } from './state.js';
-import { untilWoken, waits } from './wait.js';
-
-const VOLUME_WINDOW_MS = 15_000;
+import { MAX_WINDOW_MS, untilWoken, waits } from './wait.js';
 
 export async function waitingForVolumeDetach(d: Drain): Promise<DrainPhase> {
   const snap = take(d) ?? (await classify(d));
@@ -25,13 +23,14 @@ export async function waitingForVolumeDetach(d: Drain): Promise<DrainPhase> {
   const deadline = settings.volumeDetachTimeoutMs !== undefined ? Date.now() + settings.volumeDetachTimeoutMs : Infinity;
   // The first look returns at once, so status shows what is attached before any waiting.
   for (let first = true; ; first = false) {
-    const windowMs = Math.min(first ? 0 : VOLUME_WINDOW_MS, deadline - Date.now());
+    // Later looks end when what is attached changes from what status shows (or the window ends).
+    const windowMs = Math.min(first ? 0 : MAX_WINDOW_MS, deadline - Date.now());
     if (windowMs < 0 || (windowMs === 0 && !first)) {
       d.st.volumes = { message: `${d.st.volumes?.message ?? 'volumes still attached'}\n(volumeDetachTimeout reached; continuing)`, timedOut: true };
       return 'Drained';
     }
     const wait = () => waits.waitForVolumeDetach.executeWithOptions({ summary: `wait for volumes to detach from ${d.node}` }, [
-      { nodeName: d.node, ignoredClaims, windowMs },
+      { nodeName: d.node, ignoredClaims, windowMs, ...(first ? {} : { shown: d.st.volumes?.message }) },
     ]);
     // Targets mode: newer targets (a signal) send the drain back to look at the pods again.
     const v = d.st.targets ? await untilWoken(d, wait) : await wait();

@@ -1,8 +1,9 @@
 // The drain's waits: each one long, heartbeating activity that returns when something it watches
 // changed (or its window ends), cut short by any signal. The wave wait (pods leaving, refusals
 // retried), the wait for newer targets, and the holds that touch nothing: an invalid DrainRule,
-// pre-drain hooks.
-import { ActivityCancellationType, CancellationScope, condition, isCancellation } from '@temporalio/workflow';
+// pre-drain hooks. Idle costs history in proportion to changes, not time (issue 26): a window that
+// ends with nothing changed is renewed in place, without a read, every MAX_WINDOW_MS at most.
+import { ActivityCancellationType, CancellationScope, condition, isCancellation, workflowInfo } from '@temporalio/workflow';
 import { ownersText } from '../../api/lifecycle-hooks.js';
 import { podKey, truncate, UNREACHABLE_TERMINATING_SKIP_MS, type DrainSnapshot } from '../../shared/drain.js';
 import { longSteps } from '../proxies.js';
@@ -13,14 +14,23 @@ import { ref, type Drain } from './state.js';
 import type { WavePlan } from './waves.js';
 import type { ReturnsVerdict } from './returns.js';
 
+/**
+ * The longest single wait: a renewal (about 6 history events: the activity's 3 and a workflow
+ * task's 3) twice an hour while nothing changes. Every change the drain acts on ends a wait at once
+ * (the activities watch for it), so the window only bounds how long one activity runs.
+ */
+export const MAX_WINDOW_MS = 30 * 60_000;
+/** A window, its closing look and some slack: a dead worker's wait is retried within the heartbeat timeout, not this. */
+const WAIT_TIMEOUT = '40 minutes';
+
 /** Waits: long activities that heartbeat; a signal's cancel is not waited for. */
-export const waits = longSteps('10 minutes');
+export const waits = longSteps(WAIT_TIMEOUT);
 // A cancelled wave wait answers with the evictions it made before the cancel reached it; the
 // drain waits for that answer (the SDK's effective default is TRY_CANCEL, which would drop it).
-const waveWaits = longSteps('10 minutes', { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED });
+const waveWaits = longSteps(WAIT_TIMEOUT, { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED });
 
-/** Longest single wait before the workflow looks again (status refresh, continue-as-new). */
-export const MAX_WINDOW_MS = 5 * 60_000;
+/** The window ended with nothing changed: wait again in place, unless the run should continue as new first. */
+const renew = (): boolean => !workflowInfo().continueAsNewSuggested;
 
 /**
  * Runs a wait that a signal may cut short. The cut waits for the activity's own answer when its
@@ -119,7 +129,7 @@ export async function awaitTargets(d: Drain, snap: DrainSnapshot): Promise<Drain
   const t = d.st.targets!;
   d.publish();
   // This wait evicts nothing (no refusal to retry), so newer targets need not wait for its cancel to land.
-  await untilWoken(d, () =>
+  const wait = () =>
     waits.waitForWave.executeWithOptions({ summary: `finished at drain targets #${t.seq}: waiting for the next targets` }, [{
       nodeName: d.node,
       leaving: [],
@@ -130,8 +140,8 @@ export async function awaitTargets(d: Drain, snap: DrainSnapshot): Promise<Drain
       concurrency: d.settings!.evictionConcurrency,
       qps: d.settings!.evictionQPS,
       timeoutMs: MAX_WINDOW_MS,
-    }]),
-  );
+    }]);
+  while ((await untilWoken(d, wait))?.end === 'Timeout' && renew());
   return 'Draining';
 }
 
@@ -140,17 +150,23 @@ export async function hold(d: Drain, snap: DrainSnapshot): Promise<DrainPhase> {
   d.st.heldBy = snap.heldBy;
   d.publish();
   const summary = `held by ${snap.heldBy.length === 1 ? 'an invalid DrainRule' : `${snap.heldBy.length} invalid DrainRules`}: waiting for a fix or deletion`;
-  await untilWoken(d, () => waits.waitForDrainRuleChange.executeWithOptions({ summary }, [{ timeoutMs: MAX_WINDOW_MS, since: snap.drainRulesSeen }]));
+  const wait = () => waits.waitForDrainRuleChange.executeWithOptions({ summary }, [{ timeoutMs: MAX_WINDOW_MS, since: snap.drainRulesSeen }]);
+  while ((await untilWoken(d, wait)) === false && renew()); // false: no rule changed in the window
   return d.st.phase;
 }
 
 /** Pre-drain hooks on the node: touch nothing until their owners remove them (or a signal), then read again. */
 export async function holdForHooks(d: Drain, owners: string[]): Promise<DrainPhase> {
-  d.st.hooks = owners;
-  d.publish();
-  const summary = `waiting for pre-drain hooks: ${ownersText(owners)}`;
-  await untilWoken(d, () => waits.waitForLifecycleHooks.executeWithOptions({ summary }, [{ nodeName: d.node, stage: 'pre-drain', timeoutMs: MAX_WINDOW_MS }]));
-  return d.st.phase;
+  let holding = owners;
+  for (;;) {
+    d.st.hooks = holding;
+    d.publish();
+    const summary = `waiting for pre-drain hooks: ${ownersText(holding)}`;
+    const r = await untilWoken(d, () => waits.waitForLifecycleHooks.executeWithOptions({ summary }, [{ nodeName: d.node, stage: 'pre-drain', timeoutMs: MAX_WINDOW_MS }]));
+    // Released, gone or woken: read again. Other owners (the wait ends when they change): say so, and wait on.
+    if (!r || !r.owners.length || r.nodeGone || !renew()) return d.st.phase;
+    holding = r.owners;
+  }
 }
 
 /** What the Web UI's pending activity says while the wave is out: the PDB that blocks it, first. */
