@@ -232,14 +232,20 @@ export class FakeDrain extends CallLog {
     const started = Date.now();
     let end: WaveWaitEnd | undefined;
     const check = (): boolean => {
+      let reason = false;
       for (const [uid, ref] of refused) {
         const r = this.evictOne(ref);
-        if (r.outcome === 'Blocked') continue;
+        if (r.outcome === 'Blocked') {
+          // As the real one (after REASON_REFRESH_MS there; at once here): other words end the wait.
+          reason ||= input.reasons?.[uid] !== undefined && input.reasons[uid] !== r.reason;
+          continue;
+        }
         refused.delete(uid);
         if (r.outcome === 'Evicted') evicted.push(r);
       }
       const remaining = input.leaving.filter((u) => this.on({ uid: u } as PodRef));
       if (evicted.length) end = 'Evicted';
+      else if (reason) end = 'Reason';
       else if (!this.node.exists || !this.node.cordoned) end = 'NodeChanged';
       else if (input.nodeLocks !== undefined && JSON.stringify(this.node.locks ?? {}) !== JSON.stringify(input.nodeLocks)) end = 'NodeChanged';
       else if (input.nodeUnreachable === false && this.node.unreachable) end = 'NodeChanged';

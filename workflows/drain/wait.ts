@@ -94,6 +94,7 @@ export async function waitForWave(d: Drain, plan: WavePlan, returns: ReturnsVerd
       leaving,
       completion,
       refused: refused.map(ref),
+      reasons: Object.fromEntries(refused.map((p) => [p.uid, d.refused.get(podKey(p))!.reason])),
       known: snap.pods.map((p) => p.uid),
       drainRulesSeen: snap.drainRulesSeen,
       ...(held.length ? { nodeLocks: snap.node.locks ?? {} } : {}),
