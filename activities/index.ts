@@ -7,6 +7,7 @@ import type { NodeGroupProvider } from './providers/types.js';
 import { createInventoryActivities } from './inventory.js';
 import { createMaintenanceActivities } from './maintenance/index.js';
 import { createBudgetActivities } from './budget/index.js';
+import { createBudgetWaitActivities } from './budget/wait.js';
 import { createNodeGroupActivities } from './node-group/observe.js';
 
 export interface ActivityDeps {
@@ -25,6 +26,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createDrainActivities(deps.kube),
     ...createMaintenanceActivities(deps.kube),
     ...createBudgetActivities(deps.kube),
+    ...createBudgetWaitActivities(deps.kube),
     ...createCycleActivities(deps.kube, providers, defaultProvider),
     ...createNodeGroupActivities(deps.kube, providers, defaultProvider),
   };

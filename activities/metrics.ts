@@ -60,7 +60,7 @@ export function evictionAnswered(uid: string, outcome: string, reason: string | 
   else if (outcome === 'Blocked' || outcome === 'MultiplePDBs' || outcome === 'NamespaceTerminating' || outcome === 'Failed') evictionsRefused.inc({ reason: 'other' });
 }
 
-/** The Event reasons of the drain's forced actions (workflows/drain/drain.ts recordForced), counted once each (the Event is deduplicated). */
+/** The Event reasons of the drain's forced actions (workflows/drain/pass.ts recordForced), counted once each (the Event is deduplicated). */
 export function forcedActionRecorded(eventReason: string): void {
   if (eventReason === 'DrainSkippedPod') podsSkipped.inc();
   else if (eventReason === 'DrainForceDeletedPod') podsForceDeleted.inc({ trigger: 'operator' });

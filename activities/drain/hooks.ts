@@ -23,8 +23,9 @@ export function createHookActivities(kube: Kube) {
   const nodeEvent = (nodeName: string, node: V1Node | undefined) => ({ kind: 'Node', apiVersion: 'v1', name: nodeName, uid: node?.metadata?.uid });
   return {
     /**
-     * Until no `stage` hook is on the node, the node is gone, or `timeoutMs` (then `owners` names who
-     * still holds it). Read-only but for its Events; safe to retry and to run again after a crash.
+     * Until no `stage` hook is on the node, the node is gone, other owners hold it (a waiting workflow
+     * then says so), or `timeoutMs`; `owners` names who still holds it. Read-only but for its Events;
+     * safe to retry and to run again after a crash.
      */
     async waitForLifecycleHooks(input: { nodeName: string; stage: HookStage; timeoutMs: number }): Promise<HookWaitResult> {
       const ctx = Context.current();
@@ -51,7 +52,7 @@ export function createHookActivities(kube: Kube) {
           const n = [...nodes.values()][0];
           nodeGone = n === undefined;
           owners = n ? lifecycleHooks(n.metadata?.annotations, input.stage).owners : [];
-          return owners.length === 0;
+          return owners.join() !== hooks.owners.join();
         },
         timeoutMs: input.timeoutMs,
         onTick: () => heartbeat({ stage: input.stage, owners }),

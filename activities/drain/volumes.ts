@@ -16,6 +16,8 @@ export interface VolumeWaitInput {
   ignoredClaims: string[];
   /** How long this call watches; the workflow calls again until its own volumeDetachTimeout. */
   windowMs: number;
+  /** The message the workflow shows: what is attached changing from it ends the wait (the workflow then says so). */
+  shown?: string;
 }
 
 export interface VolumeWaitResult {
@@ -97,7 +99,7 @@ export function createVolumeActivities(kube: Kube) {
         },
         done: (vas) => {
           current = attachedVolumes(node, [...vas.values()], pvs, ignored);
-          return node === undefined || isUnreachable(node) || isClear(current);
+          return node === undefined || isUnreachable(node) || isClear(current) || (input.shown !== undefined && volumesMessage(current) !== input.shown);
         },
         timeoutMs: input.windowMs,
         onTick: () => heartbeat({ claims: current.claims }),
@@ -105,8 +107,10 @@ export function createVolumeActivities(kube: Kube) {
       });
       if (met && node === undefined) return { detached: true, message: 'Node is gone', attachedClaims: [] };
       if (met && isUnreachable(node) && !isClear(current)) return { detached: false, unreachable: true, message: volumesMessage(current), attachedClaims: current.claims };
-      if (met) failpoint('worker.drain.after-volume-wait');
-      if (met) return { detached: true, message: 'volumes detached', attachedClaims: [] };
+      if (met && isClear(current)) {
+        failpoint('worker.drain.after-volume-wait');
+        return { detached: true, message: 'volumes detached', attachedClaims: [] };
+      }
       return { detached: false, message: volumesMessage(current), attachedClaims: current.claims };
     },
   };

@@ -30,6 +30,11 @@ export interface WaveWaitInput {
   completion: string[];
   /** Pods whose eviction was refused: retried here until one goes through. */
   refused: PodRef[];
+  /**
+   * uid → why the workflow shows each refused pod refused: another answer, once the wait has run
+   * REASON_REFRESH_MS, ends it ('Reason'), so status follows a PDB's words without a renewal per minute.
+   */
+  reasons?: Record<string, string>;
   /** Every uid on the node when the workflow last looked: a pod not among them ends the wait. */
   known: string[];
   /** The DrainRules the workflow judged by (DrainSnapshot.drainRulesSeen): a change since then ends the wait. */
@@ -56,7 +61,7 @@ export interface WaveWaitInput {
  * uncordon, a deletion, its kubelet gone) and the DrainRules (one that turned invalid must hold the drain before the
  * next retry) end it, so a long wait never hides a change the drain must act on.
  */
-export type WaveWaitEnd = 'Left' | 'Completed' | 'Evicted' | 'Arrived' | 'Refresh' | 'NodeChanged' | 'RulesChanged' | 'Timeout' | 'Cancelled';
+export type WaveWaitEnd = 'Left' | 'Completed' | 'Evicted' | 'Arrived' | 'Refresh' | 'Reason' | 'NodeChanged' | 'RulesChanged' | 'Timeout' | 'Cancelled';
 
 export interface WaveWaitResult {
   end: WaveWaitEnd;
@@ -74,6 +79,8 @@ export interface WaveWaitResult {
 
 /** A long wait shows pods that have left only for so long: then the workflow refreshes its status. */
 export const WAVE_REFRESH_MS = 10_000;
+/** A refusal's new words end the wait only after this long (a refusal whose words change often costs a renewal a minute at most). */
+export const REASON_REFRESH_MS = 60_000;
 
 const isFinished = (p: V1Pod | undefined) => p?.status?.phase === 'Succeeded' || p?.status?.phase === 'Failed';
 /** Retry delay after the n-th refused eviction: 1 s doubling to 10 s. */
@@ -118,6 +125,9 @@ export function createWaveWaitActivities(kube: Kube) {
       const refused = new Map(input.refused.map((p) => [p.uid, p]));
       const refusals = new Map<string, EvictResult>();
       const refusedTimes: Record<string, number> = {};
+      const said = (r: EvictResult) => r.reason ?? r.outcome;
+      const reasonChanged = () =>
+        input.reasons !== undefined && Date.now() - started >= REASON_REFRESH_MS && [...refusals.values()].some((r) => input.reasons![r.uid] !== undefined && input.reasons![r.uid] !== said(r));
       const evicted: EvictResult[] = [];
       let pods = new Map<string, V1Pod>();
       let podsListed = false;
@@ -160,6 +170,7 @@ export function createWaveWaitActivities(kube: Kube) {
           }
           heartbeat(details());
           if (evicted.length) return 'Evicted' as const;
+          if (reasonChanged()) return 'Reason' as const;
           if (!kicked) {
             await new Promise<void>((resolve) => {
               const t = setTimeout(resolve, evictionBackoffMs(attempt));

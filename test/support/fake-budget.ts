@@ -3,6 +3,7 @@
 // one holds is granted, a release of what is not held is done), with the refusal in the real words.
 // Its calls are logged on their own, so the drain's and the maintenance's call logs stay as they were.
 import type { AcquireResult, DisruptionInput } from '../../activities/budget/index.js';
+import { waitForDisruptionWith, type DisruptionWaitInput } from '../../activities/budget/wait.js';
 import { CallLog, until } from './scripted.js';
 
 export class FakeBudget extends CallLog {
@@ -10,6 +11,8 @@ export class FakeBudget extends CallLog {
   readonly disrupted = new Map<string, string>();
   /** The most nodes disrupted at once. */
   most = 0;
+  /** Overrides the window of every waitForDisruption (0: it asks once and ends, as at the end of its window). */
+  windowMs?: number;
 
   /** `limit` undefined: no budget selects the nodes (every slot granted). */
   constructor(public limit?: number, readonly name = 'fake') {
@@ -34,6 +37,8 @@ export class FakeBudget extends CallLog {
   }
 
   activities() {
+    const acquire = async (input: DisruptionInput): Promise<AcquireResult> => this.acquire(input);
+    const wait = waitForDisruptionWith(acquire, 50);
     return {
       acquireDisruption: this.logged('acquireDisruption', async (input: DisruptionInput): Promise<AcquireResult> => this.acquire(input)),
       // As activities/maintenance/watch.ts: asks again on every change, answers when granted or the refusal reads differently.
@@ -45,6 +50,8 @@ export class FakeBudget extends CallLog {
         }, input.renewMs ?? 20 * 60_000);
         return r;
       }),
+      // The real wait over this ledger, asking every 50 ms (its asks are not logged: they are not the workflow's).
+      waitForDisruption: this.logged('waitForDisruption', (input: DisruptionWaitInput) => wait({ ...input, timeoutMs: this.windowMs ?? input.timeoutMs })),
       releaseDisruption: this.logged('releaseDisruption', async (input: DisruptionInput): Promise<{ released: number }> => {
         let released = 0;
         for (const n of input.nodes) if (this.disrupted.get(n) === input.holder && this.disrupted.delete(n)) released++;

@@ -169,7 +169,9 @@ export class FakeDrain extends CallLog {
       waitForVolumeDetach: logged('waitForVolumeDetach', async (input: VolumeWaitInput): Promise<VolumeWaitResult> => {
         const ignored = new Set(input.ignoredClaims);
         const still = () => this.attached.filter((c) => !ignored.has(c));
-        await until(() => still().length === 0 || this.node.unreachable, input.windowMs);
+        const message = () => `Waiting for Node volumes to be detached: ${still().join(', ')}`;
+        // As the real one: a later look also ends when what is attached changes from what status shows.
+        await until(() => still().length === 0 || this.node.unreachable || (input.shown !== undefined && message() !== input.shown), input.windowMs);
         const left = still();
         if (left.length && this.node.unreachable) return { detached: false, unreachable: true, message: `Waiting for Node volumes to be detached: ${left.join(', ')}`, attachedClaims: left };
         return { detached: left.length === 0, message: left.length ? `Waiting for Node volumes to be detached: ${left.join(', ')}` : 'volumes detached', attachedClaims: left };
@@ -181,7 +183,8 @@ export class FakeDrain extends CallLog {
       // Pre-drain hooks are `node.preDrainHooks`: delete it (or empty it) to release.
       waitForLifecycleHooks: logged('waitForLifecycleHooks', async (input: { nodeName: string; stage: 'pre-drain' | 'pre-terminate'; timeoutMs: number }) => {
         const owners = () => (input.stage === 'pre-drain' ? (this.node.preDrainHooks ?? []) : []);
-        await until(() => owners().length === 0, input.timeoutMs);
+        const first = owners().join();
+        await until(() => owners().join() !== first, input.timeoutMs); // released, or other owners
         return { owners: [...owners()], nodeGone: false };
       }),
       progressEvacuations: logged('progressEvacuations', async (input: EvacuateInput): Promise<EvacuationState[]> =>
@@ -229,14 +232,20 @@ export class FakeDrain extends CallLog {
     const started = Date.now();
     let end: WaveWaitEnd | undefined;
     const check = (): boolean => {
+      let reason = false;
       for (const [uid, ref] of refused) {
         const r = this.evictOne(ref);
-        if (r.outcome === 'Blocked') continue;
+        if (r.outcome === 'Blocked') {
+          // As the real one (after REASON_REFRESH_MS there; at once here): other words end the wait.
+          reason ||= input.reasons?.[uid] !== undefined && input.reasons[uid] !== r.reason;
+          continue;
+        }
         refused.delete(uid);
         if (r.outcome === 'Evicted') evicted.push(r);
       }
       const remaining = input.leaving.filter((u) => this.on({ uid: u } as PodRef));
       if (evicted.length) end = 'Evicted';
+      else if (reason) end = 'Reason';
       else if (!this.node.exists || !this.node.cordoned) end = 'NodeChanged';
       else if (input.nodeLocks !== undefined && JSON.stringify(this.node.locks ?? {}) !== JSON.stringify(input.nodeLocks)) end = 'NodeChanged';
       else if (input.nodeUnreachable === false && this.node.unreachable) end = 'NodeChanged';

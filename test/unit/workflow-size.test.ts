@@ -1,11 +1,15 @@
 // No workflow function over about 60 lines (issue 10): a longer one is a state machine that wants
-// named steps. Every function, method and arrow function in workflows/ is measured from its parsed
+// named steps. No workflow file over about 400 lines (issue 26): a longer one is two files (a class
+// that grew its phase handlers wants them in files of their own, named after the phase group). Every function, method and arrow function in workflows/ is measured from its parsed
 // span (swc, which jest already uses), so comments and strings cannot fool it.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import swc from '@swc/core';
 
 const MAX_LINES = 60;
+const MAX_FILE_LINES = 400;
+/** Files being split right now (issue 26): the cap holds for every other file. Temporary: remove when they are. */
+const FILE_CAP_PENDING = new Set(['workflows/maintenance/maintenance.ts', 'workflows/maintenance/node.ts', 'workflows/cycle/request.ts']);
 const FUNCTIONS = new Set(['FunctionDeclaration', 'FunctionExpression', 'ArrowFunctionExpression', 'ClassMethod', 'PrivateMethod', 'Constructor']);
 
 function sources(dir: string): string[] {
@@ -43,6 +47,14 @@ test(`no function in workflows/ is over ${MAX_LINES} lines`, () => {
   const all = sources('workflows').flatMap((f) => functionLengths(f, readFileSync(f, 'utf8')));
   expect(all.length).toBeGreaterThan(100);
   expect(all.filter((f) => f.lines > MAX_LINES).map((f) => `${f.where}: ${f.lines} lines`)).toEqual([]);
+});
+
+test(`#26.2 no file in workflows/ is over ${MAX_FILE_LINES} lines`, () => {
+  const files = sources('workflows');
+  expect(files.length).toBeGreaterThan(20);
+  const lines = (f: string) => readFileSync(f, 'utf8').split('\n').length - 1;
+  const over = files.filter((f) => !FILE_CAP_PENDING.has(f) && lines(f) > MAX_FILE_LINES).map((f) => `${f}: ${lines(f)} lines`);
+  expect(over).toEqual([]);
 });
 
 test('the measure counts a function from its first to its last line, wherever it sits', () => {
