@@ -51,6 +51,7 @@ export class PayloadSizes {
     return [...this.max.values()].reduce<PayloadRecord | undefined>((a, b) => (!a || b.bytes > a.bytes ? b : a), undefined);
   }
 
+  /** How many were recorded (a workflow task that fails and is retried records its payloads again). */
   count(kind: PayloadKind): number {
     return this.counts.get(kind) ?? 0;
   }

@@ -40,6 +40,7 @@ const done = f.nodesCycled;
 const wallMs = done ? (f.wallS * 1000) / done : NaN;
 const cpuMs = done ? (f.cpuS * 1000) / done : NaN;
 const flat = (x: number, y: number | undefined) => (baseline && y && Number.isFinite(x) ? ` (${((x / y - 1) * 100).toFixed(0)}% vs ${baseline.nodes} nodes; target within ±${TARGET.flat * 100}%: ${verdict(Math.abs(x / y - 1) <= TARGET.flat)})` : '');
-console.log(`  per node cycled: wall ${wallMs.toFixed(1)} ms${flat(wallMs, baseline?.wallMs)}, CPU of this process ${cpuMs.toFixed(1)} ms${flat(cpuMs, baseline?.cpuMs)} (machine shared: rough)`);
+if (!done) console.log('  per node cycled: n/a (no node cycled)');
+else console.log(`  per node cycled: wall ${wallMs.toFixed(1)} ms${flat(wallMs, baseline?.wallMs)}, CPU of this process ${cpuMs.toFixed(1)} ms${flat(cpuMs, baseline?.cpuMs)} (machine shared: rough)`);
 console.log(JSON.stringify({ nodes, finished: f.outcome === 'Successful', wallMs, cpuMs }));
 process.exit(0); // the native runtime keeps a handle open
