@@ -8,7 +8,7 @@
 // (bench/payload-sizes.ts), the largest history, the largest status the bridge would write, the
 // RSS peak of the worker + client, wall and CPU per node, with issue #28's targets beside them.
 import { spawn } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,6 +25,13 @@ const bundlePath = join(tmpdir(), `slipway-scale-bundle-${process.pid}.js`);
 await writeFile(bundlePath, (await recordingBundle()).code);
 const one = fileURLToPath(new URL('./scale-one.js', import.meta.url));
 
+try {
+  await runAll();
+} finally {
+  await rm(bundlePath, { force: true });
+}
+
+async function runAll(): Promise<void> {
 for (const concurrency of CONCURRENCIES) {
   let baseline: string | undefined;
   for (const nodes of SIZES) {
@@ -47,4 +54,5 @@ for (const concurrency of CONCURRENCIES) {
     clearTimeout(kill);
     if (code !== 0) console.log(`scale: ${nodes} nodes, concurrency ${concurrency}: the run's process ended with ${code ?? 'a kill'} (past the cap of ${TIMEOUT_S} s + ${GRACE_S} s, or crashed): figures above, if any, are what it reached`);
   }
+}
 }
