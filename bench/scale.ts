@@ -32,27 +32,27 @@ try {
 }
 
 async function runAll(): Promise<void> {
-for (const concurrency of CONCURRENCIES) {
-  let baseline: string | undefined;
-  for (const nodes of SIZES) {
-    const env = { ...process.env, SLIPWAY_SCALE_ONE_NODES: nodes, SLIPWAY_SCALE_ONE_CONCURRENCY: concurrency, SLIPWAY_SCALE_BUNDLE: bundlePath, ...(baseline ? { SLIPWAY_SCALE_BASELINE: baseline } : {}) };
-    const child = spawn(process.execPath, [one], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-      const lines = out.split('\n');
-      out = lines.pop()!;
-      for (const l of lines) {
-        if (l.startsWith('{')) {
-          const r = JSON.parse(l) as { finished: boolean };
-          if (r.finished && !baseline) baseline = l;
-        } else console.log(l);
-      }
-    });
-    const kill = setTimeout(() => child.kill('SIGKILL'), (TIMEOUT_S + GRACE_S) * 1000);
-    const code = await new Promise<number | null>((r) => child.on('exit', r));
-    clearTimeout(kill);
-    if (code !== 0) console.log(`scale: ${nodes} nodes, concurrency ${concurrency}: the run's process ended with ${code ?? 'a kill'} (past the cap of ${TIMEOUT_S} s + ${GRACE_S} s, or crashed): figures above, if any, are what it reached`);
+  for (const concurrency of CONCURRENCIES) {
+    let baseline: string | undefined;
+    for (const nodes of SIZES) {
+      const env = { ...process.env, SLIPWAY_SCALE_ONE_NODES: nodes, SLIPWAY_SCALE_ONE_CONCURRENCY: concurrency, SLIPWAY_SCALE_BUNDLE: bundlePath, ...(baseline ? { SLIPWAY_SCALE_BASELINE: baseline } : {}) };
+      const child = spawn(process.execPath, [one], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        const lines = out.split('\n');
+        out = lines.pop()!;
+        for (const l of lines) {
+          if (l.startsWith('{')) {
+            const r = JSON.parse(l) as { finished: boolean };
+            if (r.finished && !baseline) baseline = l;
+          } else console.log(l);
+        }
+      });
+      const kill = setTimeout(() => child.kill('SIGKILL'), (TIMEOUT_S + GRACE_S) * 1000);
+      const code = await new Promise<number | null>((r) => child.on('exit', r));
+      clearTimeout(kill);
+      if (code !== 0) console.log(`scale: ${nodes} nodes, concurrency ${concurrency}: the run's process ended with ${code ?? 'a kill'} (past the cap of ${TIMEOUT_S} s + ${GRACE_S} s, or crashed): figures above, if any, are what it reached`);
+    }
   }
-}
 }
