@@ -26,6 +26,20 @@ export function stubCluster(count: number, group = 'stub-group'): StubCluster {
   return { nodes, calls: new Map(), terminated: new Map(), uncordoned: [], detached: [] };
 }
 
+/**
+ * A stub group with EC2-length names and provider IDs (`ip-10-0-1-00042.eu-west-1.compute.internal`,
+ * `aws:///eu-west-1a/i-0…` with a 17-hex instance ID): payload sizes as a real fleet's.
+ */
+export function ec2StubCluster(count: number, group = 'stub-group'): StubCluster {
+  const c = stubCluster(count, group);
+  c.nodes = c.nodes.map((n, i) => ({
+    ...n,
+    name: `ip-10-0-1-${String(i).padStart(5, '0')}.eu-west-1.compute.internal`,
+    providerID: `aws:///eu-west-1a/i-0${i.toString(16).padStart(16, '0')}`,
+  }));
+  return c;
+}
+
 type Stubbed = Pick<Activities, 'resolveCycle' | 'claimNodes' | 'acquireDisruption' | 'releaseDisruption' | 'detachNodes' | 'waitForReplacements' | 'protectFromScaleDown' | 'releaseScaleDown' | 'cordonNode' | 'uncordonNode' | 'instanceExists' | 'classifyPods' | 'waitForVolumeDetach' | 'deleteNode' | 'terminateInstance' | 'healNodes' | 'healthCheckNodes'>;
 
 export function stubActivities(c: StubCluster): Stubbed {
