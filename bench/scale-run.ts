@@ -16,7 +16,7 @@ import type { CycleStatus } from '../workflows/cycle/types.js';
 import type { CycleNodeRequestStatus } from '../api/cycle-node-request.js';
 // The bridge's pure mapping of a request and its workflow's state to the status it writes. The
 // bridge's files are being moved (issue #28): follow desired() if this path goes away.
-import { desired } from '../starter/bridge/desired.js';
+import { desired } from '../starter/bridge/cycle/desired.js';
 import { FINALIZER } from '../starter/bridge/names.js';
 import type { CycleNodeRequestObject } from '../starter/bridge/objects.js';
 import { PayloadSizes, recordingBundle, type PayloadRecord } from './payload-sizes.js';
