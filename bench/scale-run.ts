@@ -15,10 +15,10 @@ import { cycleStatusQuery } from '../workflows/messages.js';
 import type { CycleStatus } from '../workflows/cycle/types.js';
 import type { CycleNodeRequestStatus } from '../api/cycle-node-request.js';
 // The bridge's pure mapping of a request and its workflow's state to the status it writes. The
-// bridge's files are being moved (issue #28): follow desired() if this path goes away.
+// bridge's cycle kind (starter/bridge/cycle/).
 import { desired } from '../starter/bridge/cycle/desired.js';
-import { FINALIZER } from '../starter/bridge/names.js';
-import type { CycleNodeRequestObject } from '../starter/bridge/objects.js';
+import { FINALIZER } from '../starter/bridge/cycle/names.js';
+import type { CycleNodeRequestObject } from '../starter/bridge/cycle/objects.js';
 import { PayloadSizes, recordingBundle, type PayloadRecord } from './payload-sizes.js';
 import { stubActivities, type StubCluster } from './stub-activities.js';
 
