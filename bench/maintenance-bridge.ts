@@ -10,7 +10,7 @@
 //      They stay running while the next are created (N Idle maintenances tracked at once).
 //   0. A baseline (SLIPWAY_BENCH_BASELINE_S, default the idle window): the worker and the bridge
 //      running with no object, nothing else: the CPU of this process and of Temporal (issue 26 §1).
-//   1b. An idle window (SLIPWAY_BENCH_IDLE_S, default 60 s: one Idle preview refresh of each): nothing
+//   1b. An idle window (SLIPWAY_BENCH_IDLE_S, default 60 s: what one Idle preview refresh of each cost before #26.1): nothing
 //      changes; the bridge's gRPC calls, its trackers' counts and CPU are measured, beside the baseline.
 //   2. The first K of them select one kwok node each: spec.stage Idle → Cordon, one at a time:
 //      patch → the node cordoned (spec.unschedulable and the state label, written together by its
@@ -42,7 +42,7 @@ try {
   // installed by another benchmark in this process
 }
 const MAINTENANCES = Number(process.env.SLIPWAY_BENCH_MAINTENANCES ?? 500);
-/** The idle window: long enough for every Idle maintenance's own periodic preview refresh (60 s). */
+/** The idle window: as long as the Idle maintenances' own refresh was before #26.1 (60 s; now they have none). */
 const IDLE_S = Number(process.env.SLIPWAY_BENCH_IDLE_S ?? 60);
 const BASELINE_S = Number(process.env.SLIPWAY_BENCH_BASELINE_S ?? IDLE_S);
 const NODES = Math.min(MAINTENANCES, Number(process.env.SLIPWAY_BENCH_NODES ?? 20));

@@ -1,7 +1,7 @@
 // #24.5 The bridge's preview feed, pure part (starter/bridge/maintenance/preview-inputs.ts): which events change
 // what an Idle maintenance's preview read, and the per-maintenance debounce of the signal.
 import type { V1Node, V1Pod, V1PodDisruptionBudget } from '@kubernetes/client-node';
-import { Debounce, PreviewWatchers, statusOnly } from '../../starter/bridge/maintenance/preview-inputs.js';
+import { Debounce, FeedReach, mayMatter, PreviewWatchers, statusOnly, versionBefore } from '../../starter/bridge/maintenance/preview-inputs.js';
 import type { PreviewInputs } from '../../shared/maintenance-preview.js';
 
 const from = { pods: '1', pdbs: '1', drainRules: '1', nodes: '1' };
@@ -113,5 +113,43 @@ describe('#24.5 the preview feed tells a maintenance once per settle window', ()
     d.mark('/c', 20_000);
     d.forget('/c');
     expect(d.nextAt()).toBeUndefined();
+  });
+});
+
+describe('#26.1 the feed covers its own gaps: an Idle maintenance waits with no timer', () => {
+  const read = (rv: string) => ({ pods: rv, pdbs: rv, drainRules: rv, nodes: rv });
+
+  test('a maintenance first seen with a preview read before where the watches began, or before an event they told since, is behind; one read at or after is not', () => {
+    const reach = new FeedReach();
+    expect(reach.behind(read('5'))).toBe(false); // no watch yet: nothing told
+    for (const what of ['pods', 'pdbs', 'drainRules', 'nodes'] as const) reach.reached(what, '100');
+    expect(reach.behind(read('100'))).toBe(false); // the preview the watches began from
+    expect(reach.behind(read('120'))).toBe(false); // read later: the watches tell it everything after
+    expect(reach.behind(read('99'))).toBe(true); // read before (a restarted or new leader's older maintenances)
+    reach.reached('pods', '130'); // a pod event at 130
+    expect(reach.behind(read('120'))).toBe(true); // read before it, told the feed after it: may have missed it
+    expect(reach.behind({ ...read('130'), nodes: '100' })).toBe(false);
+    reach.reached('pods', '110'); // never backwards
+    expect(reach.behind(read('120'))).toBe(true);
+    expect(reach.behind({ ...read('130'), pdbs: 'x' })).toBe(true); // not a version: nobody can tell, told
+    reach.clear();
+    expect(reach.behind(read('1'))).toBe(false);
+  });
+
+  test('resourceVersions compare as numbers; anything else cannot be compared', () => {
+    expect([versionBefore('9', '10'), versionBefore('10', '9'), versionBefore('10', '10'), versionBefore('', '1'), versionBefore('a', '1')]).toEqual([true, false, false, undefined, undefined]);
+  });
+
+  test('what advances the reach: any add, delete or spec change, a pod leaving or finishing, any PDB update; not a node heartbeat nor a readiness flip', () => {
+    expect(mayMatter('pods', 'ADDED', pod('x', { statusLast: true }))).toBe(true);
+    expect(mayMatter('pods', 'MODIFIED', pod('x'))).toBe(true);
+    expect(mayMatter('pods', 'MODIFIED', pod('x', { statusLast: true }))).toBe(false);
+    expect(mayMatter('pods', 'MODIFIED', pod('x', { statusLast: true, phase: 'Succeeded' }))).toBe(true);
+    expect(mayMatter('pods', 'MODIFIED', pod('x', { statusLast: true, deleting: true }))).toBe(true);
+    expect(mayMatter('pdbs', 'MODIFIED', pdb('app', 1))).toBe(true);
+    const heartbeat: V1Node = { metadata: { name: 'n1', labels: { pool: 'a' }, managedFields: managed(true) } };
+    expect(mayMatter('nodes', 'MODIFIED', heartbeat)).toBe(false);
+    expect(mayMatter('nodes', 'MODIFIED', { ...heartbeat, metadata: { ...heartbeat.metadata, managedFields: managed(false) } })).toBe(true);
+    expect(mayMatter('nodes', 'DELETED', heartbeat)).toBe(true);
   });
 });

@@ -1,6 +1,6 @@
 // The maintenance side of the planner (workflows/maintenance/progress.ts): A3, NM-1.6, drainStatus.drainMessage.
 import { effectivePlan, type PlanEntry } from '../../api/drain-plan.js';
-import { advance, drainStatusMessage, idleRefreshMs, firstNotReady, limitedOn, reachedDrainTargets, sumCounts, waitingForNode, type ProgressNode } from '../../workflows/maintenance/progress.js';
+import { advance, drainStatusMessage, firstNotReady, limitedOn, reachedDrainTargets, sumCounts, waitingForNode, type ProgressNode } from '../../workflows/maintenance/progress.js';
 
 const D = (p: number, app?: string): PlanEntry => (app ? { podType: 'Default', podPriority: p, podSelector: { matchLabels: { app } } } : { podType: 'Default', podPriority: p });
 const DS = (p: number): PlanEntry => ({ podType: 'DaemonSet', podPriority: p });
@@ -83,11 +83,5 @@ describe('NM-1.6 drainStatus', () => {
     expect(drainStatusMessage(false, [{ finished: false, limitedBy: [], budgetWait: w }, { finished: false, limitedBy: [], budgetWait: w }, { finished: true, limitedBy: [] }])).toBe(`Draining; 2 nodes ${w}`);
     expect(drainStatusMessage(false, [{ finished: false, limitedBy: ['y'], budgetWait: w }])).toBe(`Draining (limited by y); 1 node ${w}`);
     expect(drainStatusMessage(false, [{ finished: false, limitedBy: [], budgetWait: w, gone: true }])).toBe('Draining');
-  });
-});
-
-describe('idleRefreshMs: an Idle preview that keeps coming back the same is refreshed less and less often', () => {
-  test('60 s after a change, doubling while unchanged, never more than 10 min apart', () => {
-    expect([0, 1, 2, 3, 4, 5, 50].map(idleRefreshMs)).toEqual([60_000, 120_000, 240_000, 480_000, 600_000, 600_000, 600_000]);
   });
 });

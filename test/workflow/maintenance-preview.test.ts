@@ -71,7 +71,7 @@ test.concurrent('NM-2.2 Idle previews the drain: the per-node summary replaces "
 });
 
 describe('#24.5 the Idle preview is recomputed on the changes that matter, says when, and `plan` gets a fresh one', () => {
-  test.concurrent('the bridge\'s previewInputsChanged signal recomputes it at once; refreshPlan answers a preview computed after the ask; waiting runs no activity, only the safety-net timer', async () => {
+  test.concurrent('the bridge\'s previewInputsChanged signal recomputes it at once; refreshPlan answers a preview computed after the ask; waiting runs no activity and no timer', async () => {
     const nodes = ['fresh-1'];
     const fake = new FakeCluster(nodes);
     await env().withWorker(fake.activities(), async (tq) => {
@@ -107,13 +107,46 @@ describe('#24.5 the Idle preview is recomputed on the changes that matter, says 
 
       await h.signal(maintenanceDeletingSignal);
       await h.result();
-      // Waiting cost no activity (a selection and a preview per refresh, nothing else) and no timer
-      // but the safety net's (60 s, doubling while the preview comes back the same), none fired.
+      // Waiting cost no activity (a selection and a preview per refresh, nothing else) and no timer.
       const events = (await h.fetchHistory()).events!;
       expect(await scheduled()).toEqual(['selectMaintenanceNodes', 'previewMaintenance', 'selectMaintenanceNodes', 'previewMaintenance', 'selectMaintenanceNodes', 'previewMaintenance']);
-      const timers = events.filter((e) => e.timerStartedEventAttributes).map((e) => Number(e.timerStartedEventAttributes!.startToFireTimeout!.seconds));
-      expect(timers).toEqual([60, 120, 240]);
-      expect(events.filter((e) => e.timerFiredEventAttributes)).toEqual([]);
+      expect(events.filter((e) => e.timerStartedEventAttributes)).toEqual([]);
     }, { workflowIds: [maintenanceWorkflowId({ name: 'fresh', uid: 'uid-fresh' }), ...nodes.map(maintenanceNodeWorkflowId)] });
+  });
+});
+
+describe('#26.1 an Idle maintenance costs no history while nothing changes', () => {
+  test.concurrent('#26.1 an Idle maintenance costs no history while nothing changes: its wait starts no timer, so nothing is added until a change (the bridge\'s signal) comes', async () => {
+    const nodes = ['quiet-1'];
+    const fake = new FakeCluster(nodes);
+    await env().withWorker(fake.activities(), async (tq) => {
+      const input: MaintenanceInput = { name: 'quiet', uid: 'uid-quiet', createdAt: '2026-11-23T10:00:00Z', spec: { nodeSelector: SELECTOR }, generation: 1 };
+      const h = await env().client.workflow.start(nodeMaintenanceWorkflow, { taskQueue: tq, workflowId: maintenanceWorkflowId(input), args: [input], workflowExecutionTimeout: '2 minutes' });
+      const events = async () => (await h.fetchHistory()).events!;
+      /** The history once the workflow waits again after `previews` previews (its last task completed). */
+      const waiting = (previews: number) => waitFor(`waiting after preview #${previews}`, async () => {
+        const ev = await events();
+        const done = ev.map((e) => !!e.activityTaskCompletedEventAttributes).lastIndexOf(true);
+        return fake.callsOf('previewMaintenance').length >= previews && ev.slice(done).some((e) => e.workflowTaskCompletedEventAttributes) ? ev : undefined;
+      }, { timeoutMs: 30_000, intervalMs: 50 });
+
+      // Waiting after the first preview: nothing in the history will fire later (a timer would add
+      // TimerFired, a selection and a preview: 18 events per refresh), and nothing is added meanwhile.
+      const first = await waiting(1);
+      expect(first.filter((e) => e.timerStartedEventAttributes)).toEqual([]);
+      await new Promise((r) => setTimeout(r, 2_000));
+      expect((await events()).length).toBe(first.length);
+
+      // A change the bridge's feed saw: one refresh, then quiet again, still without a timer.
+      await h.signal(previewInputsChangedSignal);
+      const second = await waiting(2);
+      expect(second.length).toBeGreaterThan(first.length);
+      expect(second.filter((e) => e.timerStartedEventAttributes)).toEqual([]);
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect((await events()).length).toBe(second.length);
+
+      await h.signal(maintenanceDeletingSignal);
+      await h.result();
+    }, { workflowIds: [maintenanceWorkflowId({ name: 'quiet', uid: 'uid-quiet' }), ...nodes.map(maintenanceNodeWorkflowId)] });
   });
 });

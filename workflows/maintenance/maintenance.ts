@@ -42,7 +42,7 @@ import {
 import { longSteps, steps } from '../proxies.js';
 import { NodesAttr, ObjectAttr, PhaseAttr } from '../search-attributes.js';
 import { maintenanceNodeWorkflow } from './node.js';
-import { advance, idleRefreshMs } from './progress.js';
+import { advance } from './progress.js';
 import { isDrainedNow, maintenanceStatus, progressNodes, type Facts } from './status.js';
 import type { MaintenancePreview, PreviewInputs } from '../../shared/maintenance-preview.js';
 import { isStage, stageRank, STAGES, type HolderInfo, type MaintenanceInput, type MaintenancePlan, type MaintenanceStatus, type NodeReport, type Stage, type StageStatus } from './types.js';
@@ -313,19 +313,17 @@ export class Maintenance implements Facts {
 
   // ---- Idle: touch nothing (NM-2.2); the status previews which nodes would be taken.
   async idle(): Promise<Next> {
-    let unchanged = 0; // refreshes in a row that found the same preview (it names the selected nodes) with no edit between
     for (;;) {
-      const edited = this.dirty;
       const sel = await this.select();
       this.planned = sel.nodes;
-      const changed = await this.refreshPreview();
-      unchanged = changed || edited ? 0 : unchanged + 1;
+      await this.refreshPreview();
       this.publish();
       this.dirty = false;
       // Until the bridge's feed says what the preview read has changed, a spec edit, a stage,
-      // deletion, or `plan` asks: no activity meanwhile. idleRefreshMs is only the safety net (the
-      // bridge may be down, or may have missed a change while it was).
-      await condition(() => this.inputsChanged || this.woken(), idleRefreshMs(unchanged));
+      // deletion, or `plan` asks: no activity and no timer, so waiting adds no history. A change the
+      // feed could not see (no bridge leading, or before its watches began) is covered by the feed
+      // itself: it signals every maintenance whose preview read before what it watches from.
+      await condition(() => this.inputsChanged || this.woken());
       if (this.deleting && this.desired === 'Idle') return 'End'; // NM-2.11: no finalizer, nothing held
       if (this.desired !== 'Idle') return this.desired;
       if (!this.refreshAsked) await this.renewIfLong(); // the refreshPlan handler waits for the next preview
@@ -342,9 +340,9 @@ export class Maintenance implements Facts {
 
   /**
    * Read-only (NM-2.2). An unchanged preview comes back as its digest alone (with its new time), so
-   * refreshes keep history small. Whether it changed.
+   * refreshes keep history small.
    */
-  private async refreshPreview(): Promise<boolean> {
+  private async refreshPreview(): Promise<void> {
     this.refreshAsked = false;
     this.inputsChanged = false; // a signal during the preview may postdate its reads: it stays set
     this.previewing = true;
@@ -356,11 +354,10 @@ export class Maintenance implements Facts {
     this.previewInputs = r.inputs && { ...r.inputs, nodes: this.planned };
     if ('unchanged' in r) {
       if (this.preview) this.preview = { ...this.preview, computedAt: r.computedAt };
-      return false;
+      return;
     }
     const { inputs: _i, ...preview } = r;
     this.preview = preview;
-    return true;
   }
 
   // ---- Cordon and Drain: hold the selected nodes; in Drain, advance through the plan.

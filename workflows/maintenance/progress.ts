@@ -135,13 +135,3 @@ export function budgetWaitSuffix(nodes: ReadonlyArray<{ budgetWait?: string }>):
   if (!waiting.length) return '';
   return `; ${waiting.length} node${waiting.length === 1 ? '' : 's'} ${waiting[0]!.budgetWait}`;
 }
-
-/**
- * The longest an Idle maintenance waits before refreshing its preview without a change seen (the
- * safety net: the bridge's feed may be down), after `unchanged` refreshes in a row found it the same:
- * 60 s, doubling while nothing changes, at most 10 min. The feed's previewInputsChanged signal, a
- * spec edit or `plan` refresh at once.
- */
-export function idleRefreshMs(unchanged: number): number {
-  return Math.min(60_000 * 2 ** Math.max(0, unchanged), 600_000);
-}

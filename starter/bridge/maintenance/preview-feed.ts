@@ -3,16 +3,18 @@
 // maintenances; none while there is none. Each event is judged against what each Idle maintenance's
 // latest preview read (preview-inputs.ts, from its status query); an affected maintenance's workflow
 // gets `previewInputsChanged` once the changes settle (debounced per maintenance), and recomputes.
-// The watches are streams only: no object is cached (a pod event is judged and dropped). A gap in
-// them while the bridge is down is covered by the workflow's own 60 s..10 min refresh, the safety
-// net; a watch that must start again from now (its version gone) has every Idle preview recomputed.
+// The watches are streams only: no object is cached (a pod event is judged and dropped). The
+// workflow waits with no timer, so the feed covers its own gaps: a maintenance first seen (a new
+// leader, a restarted bridge, a new object) whose preview read before what the watches have told
+// since is told once (FeedReach), and a watch that must start again from now (its version gone) has
+// every Idle preview recomputed.
 import { CustomObjectsApi, PolicyV1Api, type KubeConfig, type KubernetesObject, type V1Node, type V1Pod, type V1PodDisruptionBudget } from '@kubernetes/client-node';
 import { DRAIN_RULE } from '../../../api/drain-rule.js';
 import type { Kube } from '../../../activities/kube.js';
 import { listWatch, type WatchEventType } from '../../../activities/listwatch.js';
 import type { NodeSelector } from '../../../api/node-maintenance.js';
 import type { PreviewInputs, PreviewReadFrom } from '../../../shared/maintenance-preview.js';
-import { Debounce, PreviewWatchers, type FeedEventType } from './preview-inputs.js';
+import { Debounce, FeedReach, mayMatter, PreviewWatchers, type FeedEventType } from './preview-inputs.js';
 import type { Log } from '../../../shared/log.js';
 
 export interface IdlePreview {
@@ -38,6 +40,8 @@ export class PreviewFeed {
   private readonly watchers = new PreviewWatchers();
   private readonly debounce: Debounce;
   private readonly workflowIds = new Map<string, string>();
+  /** How far the watches have told (since they began): a preview read before may have missed a change. */
+  private readonly reach = new FeedReach();
   private streams?: { stop: AbortController; done: Promise<unknown> };
   private timer?: NodeJS.Timeout;
   private closed = false;
@@ -49,6 +53,7 @@ export class PreviewFeed {
   /** Watches `key` while it is Idle with a preview (called on each reconcile); undefined: no longer. */
   observe(key: string, idle: IdlePreview | undefined): void {
     if (this.closed) return;
+    const first = !!idle && !this.workflowIds.has(key);
     this.watchers.set(key, idle?.inputs, idle?.nodeSelector);
     if (idle) this.workflowIds.set(key, idle.workflowId);
     else {
@@ -57,6 +62,8 @@ export class PreviewFeed {
     }
     if (this.watchers.size && !this.streams) this.start(idle!.inputs.from);
     else if (!this.watchers.size && this.streams) void this.stopStreams();
+    // First seen, with a preview read before what the watches have told since: it may have missed a change.
+    if (first && this.reach.behind(idle.inputs.from)) this.changed([key]);
   }
 
   async close(): Promise<void> {
@@ -69,6 +76,8 @@ export class PreviewFeed {
   private start(from: PreviewReadFrom): void {
     const stop = new AbortController();
     const kc: KubeConfig = this.o.kube.config;
+    this.reach.clear();
+    for (const what of ['pods', 'pdbs', 'drainRules', 'nodes'] as const) this.reach.reached(what, from[what]);
     const w = this.watchers;
     const watch = <T extends KubernetesObject>(path: string, what: keyof PreviewReadFrom, judge: (type: FeedEventType, o: T) => string[]) => {
       let resumeFrom: string | undefined = from[what] || undefined;
@@ -85,10 +94,12 @@ export class PreviewFeed {
             this.changed(this.watchers.keys());
           }
           resumeFrom = undefined;
+          this.reach.reached(what, rv);
           return { items: [], resourceVersion: rv };
         },
         onList: () => false,
         onEvent: (type: WatchEventType, o: T) => {
+          if (mayMatter(what, type, o)) this.reach.reached(what, o.metadata?.resourceVersion);
           this.changed(judge(type, o));
           return false;
         },

@@ -8,7 +8,7 @@
 import type { KubernetesObject, V1Node, V1Pod, V1PodDisruptionBudget } from '@kubernetes/client-node';
 import type { NodeSelector } from '../../../api/node-maintenance.js';
 import { matchesNodeSelector } from '../../../api/node-selector.js';
-import type { PreviewInputs } from '../../../shared/maintenance-preview.js';
+import type { PreviewInputs, PreviewReadFrom } from '../../../shared/maintenance-preview.js';
 
 export type FeedEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
@@ -127,6 +127,52 @@ function unindex(m: Map<string, Set<string>>, at: string, key: string): void {
   if (!s) return;
   s.delete(key);
   if (!s.size) m.delete(at);
+}
+
+/**
+ * An event that could change some Idle preview, whoever's: what the judges above count, less what
+ * depends on one maintenance's sets (a PDB counter update counts here whatever it flips). A node's
+ * heartbeat and a pod's readiness flip do not.
+ */
+export function mayMatter(what: keyof PreviewReadFrom, type: FeedEventType, o: KubernetesObject): boolean {
+  if (type !== 'MODIFIED' || !statusOnly(o)) return true;
+  if (what === 'pdbs') return true;
+  const phase = what === 'pods' ? (o as V1Pod).status?.phase : undefined;
+  return !!o.metadata?.deletionTimestamp || phase === 'Succeeded' || phase === 'Failed';
+}
+
+/** a < b, as resourceVersions (etcd revisions); undefined when either is not one (then nobody can tell). */
+export function versionBefore(a: string, b: string): boolean | undefined {
+  if (!/^\d+$/.test(a) || !/^\d+$/.test(b)) return undefined;
+  return BigInt(a) < BigInt(b);
+}
+
+/**
+ * Per kind, how far the feed's watches have told what matters: where they began (a watch from a
+ * version tells everything after it), then each event that may matter. A maintenance first seen
+ * with a preview that read before that (the bridge was down or was not leading when it read, or an
+ * event came between its reads and the status query that told the feed of it) may have missed a
+ * change: it is told once. One seen later read after, and the watches tell it from there.
+ */
+export class FeedReach {
+  private readonly at = new Map<keyof PreviewReadFrom, string>();
+
+  /** The watch of `what` tells everything after `rv` (it began there, or an event came at `rv`). */
+  reached(what: keyof PreviewReadFrom, rv: string | undefined): void {
+    if (!rv) return;
+    const cur = this.at.get(what);
+    if (cur === undefined || versionBefore(cur, rv) !== false) this.at.set(what, rv);
+  }
+
+  /** A preview that read at `from` may have missed a change the watches saw (or nobody can tell). */
+  behind(from: PreviewReadFrom): boolean {
+    for (const [what, rv] of this.at) if (versionBefore(from[what], rv) !== false) return true;
+    return false;
+  }
+
+  clear(): void {
+    this.at.clear();
+  }
 }
 
 /** A change is told once no other came for this long, */
