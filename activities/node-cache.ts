@@ -7,8 +7,8 @@
 // from the node send the resourceVersion they read as a precondition, so a stale read costs a 409
 // and a GET, never a wrong write. A list of the one node each minute keeps it honest.
 import type { V1Node } from '@kubernetes/client-node';
-import { apiStatus, type Kube } from './kube.js';
-import { cacheRegistry, ObjectCache, type CacheListener } from './object-cache.js';
+import { apiStatus, type Kube } from '../kube/client.js';
+import { cacheRegistry, ObjectCache, type CacheListener } from '../kube/object-cache.js';
 
 /**
  * One node's cache (a list and watch by metadata.name), started by its first read and stopped two

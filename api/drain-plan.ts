@@ -2,6 +2,7 @@
 // bridge's checks, the maintenance planner (workflows) and pod classification (activities) all
 // use these definitions, so "which pods does this entry take, and in what order" has one answer.
 import { matchesSelector, type LabelSelector } from './label-selector.js';
+import { canonical } from './canonical.js';
 
 export type PodType = 'Default' | 'DaemonSet' | 'Static';
 export const POD_TYPES: readonly PodType[] = ['Default', 'DaemonSet', 'Static'];
@@ -34,15 +35,6 @@ export function selectorKey(sel: LabelSelector | undefined): string {
   let k = keys.get(sel);
   if (k === undefined) keys.set(sel, (k = canonical(sel)));
   return k;
-}
-
-function canonical(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  if (v && typeof v === 'object') {
-    const keys = Object.keys(v as Record<string, unknown>).filter((k) => (v as Record<string, unknown>)[k] !== undefined).sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`;
-  }
-  return JSON.stringify(v);
 }
 
 /**

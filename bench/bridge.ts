@@ -2,15 +2,16 @@
 // updated (p50 / p99 over many samples). The bridge runs in this process as in production; the
 // workflow is the scripted stand-in from the tests (a real workflow whose phases a signal sets), so
 // every state change has an exact moment.
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { CustomObjectsApi } from '@kubernetes/client-node';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { fileURLToPath } from 'node:url';
 import { CYCLE_NODE_REQUEST } from '../api/cycle-node-request.js';
-import { createKube } from '../activities/kube.js';
+import { createKube } from '../kube/client.js';
 import { startBridge } from '../starter/bridge/main.js';
 import { connectClient } from '../starter/client.js';
 import { temporalSettings } from '../shared/temporal.js';
 import { cycleWorkflowId, type CycleStatus } from '../workflows/cycle/types.js';
+import { mergePatch } from '../kube/patch.js';
 
 try {
   Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -75,7 +76,6 @@ await bridge.stop();
 worker.shutdown();
 await running;
 await connection.close();
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 for (let i = 0; i < REQUESTS; i++) {
   await custom.patchNamespacedCustomObject({ group, version, plural, namespace: ns, name: `r${i}`, body: { metadata: { finalizers: null } } }, mergePatch).catch(() => undefined);
 }

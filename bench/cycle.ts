@@ -8,7 +8,7 @@ import { AppsV1Api } from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { NODE_GROUP_LABEL } from '../activities/inventory.js';
-import { createKube } from '../activities/kube.js';
+import { createKube } from '../kube/client.js';
 import { createReadyNamespace } from '../starter/namespace.js';
 import { ensureFakeNodeGroup } from '../stack/kwok/nodes.js';
 import { connectClient } from '../starter/client.js';

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { AppsV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { NODE_GROUP_LABEL } from '../activities/inventory.js';
-import { createKube, type Kube } from '../activities/kube.js';
+import { createKube, type Kube } from '../kube/client.js';
 import { createReadyNamespace } from '../starter/namespace.js';
 import { ensureFakeNodeGroup } from '../stack/kwok/nodes.js';
 import { connectClient } from '../starter/client.js';

@@ -8,12 +8,12 @@
 //      namespace, nodes and objects; and, reads included, the drain's apiserver_request_total series;
 //   3. the largest workflow history among the maintenances, the node coordinators and their drains;
 //   4. wall times.
-import { AppsV1Api, CustomObjectsApi, PatchStrategy, SchedulingV1Api, setHeaderOptions } from '@kubernetes/client-node';
+import { AppsV1Api, CustomObjectsApi, SchedulingV1Api } from '@kubernetes/client-node';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { readFile } from 'node:fs/promises';
 import { GROUP, VERSION } from '../api/crd.js';
 import { NODE_MAINTENANCE, type NodeMaintenanceSpecInput } from '../api/node-maintenance.js';
-import { createKube } from '../activities/kube.js';
+import { createKube } from '../kube/client.js';
 import { createReadyNamespace } from '../starter/namespace.js';
 import { ensureFakeNodeGroup } from '../stack/kwok/nodes.js';
 import { connectClient } from '../starter/client.js';
@@ -24,6 +24,7 @@ import { nodeMaintenanceWorkflow } from '../workflows/index.js';
 import { maintenanceStatusQuery, setStageUpdate } from '../workflows/messages.js';
 import { bareMaintenance } from './maintenance-floor.js';
 import { delta, drainRequests, scrapeRequests } from './metrics.js';
+import { mergePatch } from '../kube/patch.js';
 
 try {
   Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -235,7 +236,6 @@ console.log(`| largest history | ${sizes[0]![1]} events (${sizes[0]![0]}) | ≤ 
 console.log(`| wall time: pods up / Drain → Drained / Drain → Complete done / whole benchmark | ${((tPods - tBench) / 1000).toFixed(1)} s / ${((tDrained - t0) / 1000).toFixed(1)} s / ${((tEnd - t0) / 1000).toFixed(1)} s / ${tAll.toFixed(1)} s | |`);
 
 // ---- Clean up.
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 for (const name of names) {
   const where = { group: GROUP, version: VERSION, plural: NODE_MAINTENANCE.plural, name };
   await objects.patchClusterCustomObject({ ...where, body: { metadata: { finalizers: null } } }, mergePatch).catch(() => undefined);

@@ -7,7 +7,7 @@ import { CYCLE_NODE_REQUEST, CycleNodeRequestSpec, nodeGroupsOf, type CycleNodeR
 import { selectorToString } from '../api/label-selector.js';
 import { FROM_NODE_GROUP_LABEL } from '../api/node-group-kind.js';
 import { NODE_GROUP_LABEL } from '../activities/inventory.js';
-import type { Kube } from '../activities/kube.js';
+import type { Kube } from '../kube/client.js';
 import { webUiLink } from '../shared/temporal.js';
 import type { CycleStatus } from '../workflows/cycle/types.js';
 import { cycleWorkflowId, nodeCycleWorkflowId, nodeDrainWorkflowId } from '../workflows/ids.js';

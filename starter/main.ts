@@ -4,7 +4,7 @@
 import { AppsV1Api, PolicyV1Api } from '@kubernetes/client-node';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { NODE_GROUP_LABEL } from '../activities/inventory.js';
-import { apiStatus, createKube } from '../activities/kube.js';
+import { apiStatus, createKube } from '../kube/client.js';
 import { createReadyNamespace } from './namespace.js';
 import { ensureNode, fakeNode } from '../activities/providers/kwok-node.js';
 import { temporalSettings, webUiLink } from '../shared/temporal.js';

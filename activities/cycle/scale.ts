@@ -2,12 +2,12 @@
 // replacements that are Ready and healthy, protect them from cluster-autoscaler while needed,
 // terminate old instances, and heal (re-attach, uncordon) on failure. Every step is idempotent.
 import { Context, heartbeat } from '@temporalio/activity';
-import { PatchStrategy, setHeaderOptions, type V1Node } from '@kubernetes/client-node';
+import type { V1Node } from '@kubernetes/client-node';
 import { matchesSelector, selectorToString, type LabelSelector } from '../../api/label-selector.js';
 import type { HealthCheck } from '../../api/cycle-node-request.js';
 import { parseDuration } from '../../api/duration.js';
-import { apiStatus, type Kube } from '../kube.js';
-import { watchUntil } from '../watch.js';
+import { apiStatus, type Kube } from '../../kube/client.js';
+import { watchUntil } from '../../kube/watch.js';
 import type { NodeGroupProvider } from '../providers/types.js';
 import { mapLimit } from '../drain/rate-limit.js';
 import { runHealthChecks } from './health.js';
@@ -17,8 +17,7 @@ import { CA_ANNOTATION_OWNER, CA_SCALE_DOWN_DISABLED, CYCLED_BY } from './marker
 import { groupNodeOf, type GroupNode } from './resolve.js';
 import { setUnschedulable } from '../drain/node.js';
 import { failpoint } from '../../shared/failpoint.js';
-
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+import { mergePatch } from '../../kube/patch.js';
 
 async function patchNode(kube: Kube, name: string, body: object): Promise<boolean> {
   try {

@@ -8,7 +8,7 @@ import { EVACUATION } from '../../api/evacuation.js';
 import { nextEvacuationStep, type EvacuationStep } from '../../shared/evacuation.js';
 import { podKey, type PodRef } from '../../shared/drain.js';
 import { createEventActivities } from '../events.js';
-import { apiStatus, type Kube } from '../kube.js';
+import { apiStatus, type Kube } from '../../kube/client.js';
 import { createEvacuationActivities, type EvacuationObject } from './evacuation.js';
 import { decisionCheck, type DecisionCheck } from './decisions.js';
 

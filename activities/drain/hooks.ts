@@ -6,8 +6,8 @@ import { Context, heartbeat } from '@temporalio/activity';
 import type { V1Node } from '@kubernetes/client-node';
 import { lifecycleHooks, ownersText, type HookStage } from '../../api/lifecycle-hooks.js';
 import { createEventActivities } from '../events.js';
-import type { Kube } from '../kube.js';
-import { watchUntil } from '../watch.js';
+import type { Kube } from '../../kube/client.js';
+import { watchUntil } from '../../kube/watch.js';
 import { freshNode, nodeByName } from '../node-cache.js';
 
 export interface HookWaitResult {

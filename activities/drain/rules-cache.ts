@@ -12,8 +12,8 @@
 import { createHash } from 'node:crypto';
 import { CustomObjectsApi, type KubernetesObject } from '@kubernetes/client-node';
 import { DRAIN_RULE } from '../../api/drain-rule.js';
-import type { Kube } from '../kube.js';
-import { cacheRegistry, ObjectCache } from '../object-cache.js';
+import type { Kube } from '../../kube/client.js';
+import { cacheRegistry, ObjectCache } from '../../kube/object-cache.js';
 
 /** Identity of the set of DrainRules: any create, change or delete alters it. Short: it travels in workflow history. */
 export const rulesFingerprint = (objects: Iterable<KubernetesObject>) =>

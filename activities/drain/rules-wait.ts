@@ -2,8 +2,8 @@
 // is fixed or deleted, without polling. Watch-based, heartbeats, cancellable (a signal arrived).
 import { Context, heartbeat } from '@temporalio/activity';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import type { Kube } from '../kube.js';
-import { watchUntil } from '../watch.js';
+import type { Kube } from '../../kube/client.js';
+import { watchUntil } from '../../kube/watch.js';
 import { agreeingRules, drainRuleCache, drainRuleLister, rulesFingerprint } from './rules-cache.js';
 
 /**

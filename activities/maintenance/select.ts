@@ -1,7 +1,7 @@
 // Which nodes a maintenance selects, and whether that is every node (NM-4.8). Read-only.
 import { matchesNodeSelector } from '../../api/node-selector.js';
 import type { NodeSelector } from '../../api/node-maintenance.js';
-import type { Kube } from '../kube.js';
+import type { Kube } from '../../kube/client.js';
 
 const CONTROL_PLANE_LABEL = 'node-role.kubernetes.io/control-plane';
 

@@ -8,7 +8,7 @@ import { NODE_GROUP, NodeGroupSpec, observerDisabled } from '../../api/node-grou
 import { parseDuration } from '../../api/duration.js';
 import { lastFiring, parseCron } from '../../shared/disruption-budget.js';
 import { createEventActivities } from '../events.js';
-import type { Kube } from '../kube.js';
+import type { Kube } from '../../kube/client.js';
 import type { DriftedInstance, NodeGroupProvider } from '../providers/types.js';
 import { nodeGroupObjects } from './object.js';
 import { planDriftPass, specError, type PassRequest } from './plan.js';

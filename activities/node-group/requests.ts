@@ -3,7 +3,7 @@
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { CYCLE_NODE_REQUEST, nodeGroupsOf, type CycleNodeRequestSpecInput } from '../../api/cycle-node-request.js';
 import { FROM_NODE_GROUP_LABEL } from '../../api/node-group-kind.js';
-import { apiStatus, type Kube } from '../kube.js';
+import { apiStatus, type Kube } from '../../kube/client.js';
 import type { PassRequest } from './plan.js';
 
 const ref = { group: CYCLE_NODE_REQUEST.group, version: CYCLE_NODE_REQUEST.version, plural: CYCLE_NODE_REQUEST.plural };

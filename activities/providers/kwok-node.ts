@@ -3,7 +3,7 @@
 // groups (stack/kwok/nodes.ts) and the main job use the same shape, so it lives on the provider side.
 import type { CoreV1Api, V1Node } from '@kubernetes/client-node';
 import { NODE_GROUP_LABEL } from '../inventory.js';
-import { apiStatus } from '../kube.js';
+import { apiStatus } from '../../kube/client.js';
 
 export interface FakeNodeSpec {
   name: string;

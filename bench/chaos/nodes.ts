@@ -14,12 +14,12 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AppsV1Api, CustomObjectsApi, PatchStrategy, PolicyV1Api, setHeaderOptions } from '@kubernetes/client-node';
+import { AppsV1Api, CustomObjectsApi, PolicyV1Api } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../../api/crd.js';
 import { DRAIN_RULE } from '../../api/drain-rule.js';
 import { NODE_MAINTENANCE } from '../../api/node-maintenance.js';
 import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
-import { apiStatus, createKube, type Kube } from '../../activities/kube.js';
+import { apiStatus, createKube, type Kube } from '../../kube/client.js';
 import { ensureNode, fakeNode } from '../../activities/providers/kwok-node.js';
 import { createReadyNamespace } from '../../starter/namespace.js';
 import { deleteNodeGroups, ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
@@ -29,8 +29,8 @@ import { WORKER_NODE_FLAGS } from '../../worker/config.js';
 import { drainWorkflowId, maintenanceDrainWorkflowId, maintenanceNodeWorkflowId, maintenanceWorkflowId } from '../../workflows/ids.js';
 import type { Fault } from './faults.js';
 import { deployment, killAndRestart, lingering, LOGS, nextStepAt, Proc, ready, SKIP_LABEL, sleep, stack, waitFor, type RunOptions, type RunResult } from './run.js';
+import { mergePatch } from '../../kube/patch.js';
 
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const NM = { group: GROUP, version: VERSION, plural: NODE_MAINTENANCE.plural };
 const MAINT_LABEL = 'chaos-maint';
 const RUN_LABEL = 'chaos-run';

@@ -10,7 +10,7 @@ import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { AppsV1Api, CustomObjectsApi, PatchStrategy, PolicyV1Api, setHeaderOptions, StorageV1Api, type V1Pod } from '@kubernetes/client-node';
+import { AppsV1Api, CustomObjectsApi, PolicyV1Api, StorageV1Api, type V1Pod } from '@kubernetes/client-node';
 import { DeleteAutoScalingGroupCommand, DescribeAutoScalingGroupsCommand } from '@aws-sdk/client-auto-scaling';
 import type { Client } from '@temporalio/client';
 import { CYCLE_NODE_REQUEST } from '../../api/cycle-node-request.js';
@@ -20,7 +20,7 @@ import { GROUP, VERSION } from '../../api/crd.js';
 import { NODE_DISRUPTION_BUDGET, type NodeDisruptionBudgetStatus } from '../../api/node-disruption-budget.js';
 import { createAws, type Aws } from '../../activities/aws.js';
 import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
-import { apiStatus, createKube, type Kube } from '../../activities/kube.js';
+import { apiStatus, createKube, type Kube } from '../../kube/client.js';
 import { createReadyNamespace } from '../../starter/namespace.js';
 import { deleteNodeGroups } from '../../stack/kwok/nodes.js';
 import { seedAutoScalingGroup } from '../../stack/aws/seed.js';
@@ -30,6 +30,7 @@ import { WORKER_NODE_FLAGS } from '../../worker/config.js';
 import { cycleWorkflowId, nodeCycleWorkflowId, nodeDrainWorkflowId } from '../../workflows/ids.js';
 import { nodeGroupLockId } from '../../workflows/cycle/lock.js';
 import type { Fault } from './faults.js';
+import { mergePatch } from '../../kube/patch.js';
 
 const run$ = promisify(execFile);
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -43,7 +44,6 @@ const NODES = 2;
 const BUDGET_LIMIT = 1;
 const NB = { group: GROUP, version: VERSION, plural: NODE_DISRUPTION_BUDGET.plural };
 export const SKIP_LABEL = 'slipway.dev/drain';
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
 export interface RunResult {
   fault: string;

@@ -6,9 +6,9 @@
 // A new Bridge is built for each leadership term and stopped when it ends.
 import type { Client } from '@temporalio/client';
 import { createEventActivities } from '../../activities/events.js';
-import type { Kube } from '../../activities/kube.js';
-import { objectKey } from '../controller/cache.js';
-import { Controller } from '../controller/controller.js';
+import type { Kube } from '../../kube/client.js';
+import { objectKey } from '../../kube/controller/cache.js';
+import { Controller } from '../../kube/controller/controller.js';
 import type { MaintenanceStatus } from '../../workflows/maintenance/types.js';
 import { MaintenanceObjects, type NodeMaintenanceObject } from './maintenance-objects.js';
 import { MaintenanceReconciler } from './maintenance-reconciler.js';

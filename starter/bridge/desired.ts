@@ -4,7 +4,7 @@
 // the whole mapping is tested without a cluster (test/unit/bridge-desired.test.ts).
 import { CycleNodeRequestSpec, CycleSettings, type CycleNodeRequestStatus, type CycleNodeStatusStatus } from '../../api/cycle-node-request.js';
 import type { CycleNodeStatus } from '../../workflows/cycle/types.js';
-import { objectKey } from '../controller/cache.js';
+import { objectKey } from '../../kube/controller/cache.js';
 import { cycleNodeStatusName, FINALIZER, REQUEST_LABEL, requestLabelValue } from './names.js';
 import { CNS_API_VERSION, ownerReference, type CycleNodeRequestObject, type CycleNodeStatusObject } from './objects.js';
 import {

@@ -4,9 +4,10 @@
 import { CustomObjectsApi, type KubeConfig, type KubernetesObject, type V1ObjectMeta } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../../api/crd.js';
 import { NODE_MAINTENANCE, type NodeMaintenanceStatus } from '../../api/node-maintenance.js';
-import { apiStatus } from '../../activities/kube.js';
-import type { ListPage } from '../controller/reflector.js';
-import { collectionPath, mergePatch } from './objects.js';
+import { apiStatus } from '../../kube/client.js';
+import type { ListPage } from '../../kube/controller/reflector.js';
+import { collectionPath } from './objects.js';
+import { mergePatch } from '../../kube/patch.js';
 
 export interface NodeMaintenanceObject extends KubernetesObject {
   metadata: V1ObjectMeta & { name: string; uid: string };

@@ -11,11 +11,11 @@
 import { MAINTENANCE_FINALIZER, NodeMaintenanceSpec } from '../../api/node-maintenance.js';
 import { failpoint } from '../../shared/failpoint.js';
 import type { EventInput } from '../../activities/events.js';
-import { apiStatus } from '../../activities/kube.js';
+import { apiStatus } from '../../kube/client.js';
 import { webUiLink } from '../../shared/temporal.js';
 import { maintenanceWorkflowId } from '../../workflows/ids.js';
 import type { MaintenanceStatus } from '../../workflows/maintenance/types.js';
-import type { ObjectCache } from '../controller/cache.js';
+import type { ObjectCache } from '../../kube/controller/cache.js';
 import type { NodeSelector } from '../../api/node-maintenance.js';
 import type { PreviewFeed } from './preview-feed.js';
 import { allowsAllNodes, desiredMaintenance, orphanedMaintenances, specChangeToSend, type MaintenanceDesired } from './maintenance-desired.js';

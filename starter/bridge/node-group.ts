@@ -9,9 +9,9 @@ import { NODE_GROUP, DRIFT_OBSERVER_ANNOTATION } from '../../api/node-group-kind
 import { nodeGroupObserverWorkflowId } from '../../workflows/ids.js';
 import { observeNowSignal } from '../../workflows/messages.js';
 import { ObjectAttr } from '../../workflows/search-attributes.js';
-import { Controller } from '../controller/controller.js';
-import type { ObjectCache } from '../controller/cache.js';
-import type { ListPage } from '../controller/reflector.js';
+import { Controller } from '../../kube/controller/controller.js';
+import type { ObjectCache } from '../../kube/controller/cache.js';
+import type { ListPage } from '../../kube/controller/reflector.js';
 import { collectionPath } from './objects.js';
 import { NotLeaderError } from './reconciler.js';
 import { reconcileHooks } from './metrics.js';

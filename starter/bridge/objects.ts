@@ -2,11 +2,12 @@
 // bodies: CycleNodeRequests (finalizer, status subresource) and CycleNodeStatuses (create, status).
 // Metadata changes carry the resourceVersion they were computed from (409 on a concurrent change);
 // status writes are merge patches of the status subresource.
-import { ApiException, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig, type KubernetesObject, type V1ObjectMeta } from '@kubernetes/client-node';
+import { ApiException, CustomObjectsApi, type KubeConfig, type KubernetesObject, type V1ObjectMeta } from '@kubernetes/client-node';
 import type { CycleNodeRequestStatus, CycleNodeStatusStatus, CycleSettings } from '../../api/cycle-node-request.js';
 import { CYCLE_NODE_REQUEST, CYCLE_NODE_STATUS } from '../../api/cycle-node-request.js';
-import { apiStatus } from '../../activities/kube.js';
-import type { ListPage } from '../controller/reflector.js';
+import { apiStatus } from '../../kube/client.js';
+import type { ListPage } from '../../kube/controller/reflector.js';
+import { mergePatch } from '../../kube/patch.js';
 
 export interface CycleNodeRequestObject extends KubernetesObject {
   metadata: V1ObjectMeta & { name: string; namespace: string; uid: string };
@@ -20,7 +21,6 @@ export interface CycleNodeStatusObject extends KubernetesObject {
   status?: CycleNodeStatusStatus;
 }
 
-export const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const API_VERSION = `${CYCLE_NODE_REQUEST.group}/${CYCLE_NODE_REQUEST.version}`;
 
 export const collectionPath = (r: { group: string; version: string; plural: string }, namespace?: string) =>

@@ -8,8 +8,8 @@
 // net; a watch that must start again from now (its version gone) has every Idle preview recomputed.
 import { CustomObjectsApi, PolicyV1Api, type KubeConfig, type KubernetesObject, type V1Node, type V1Pod, type V1PodDisruptionBudget } from '@kubernetes/client-node';
 import { DRAIN_RULE } from '../../api/drain-rule.js';
-import type { Kube } from '../../activities/kube.js';
-import { listWatch, type WatchEventType } from '../../activities/listwatch.js';
+import type { Kube } from '../../kube/client.js';
+import { listWatch, type WatchEventType } from '../../kube/listwatch.js';
 import type { NodeSelector } from '../../api/node-maintenance.js';
 import type { PreviewInputs, PreviewReadFrom } from '../../shared/maintenance-preview.js';
 import { Debounce, PreviewWatchers, type FeedEventType } from './preview-inputs.js';

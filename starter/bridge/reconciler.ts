@@ -9,10 +9,10 @@
 //   workflow                    → mirror its state into status and CycleNodeStatus objects
 import { CycleNodeRequestSpec } from '../../api/cycle-node-request.js';
 import type { EventInput } from '../../activities/events.js';
-import { apiStatus } from '../../activities/kube.js';
+import { apiStatus } from '../../kube/client.js';
 import { webUiLink } from '../../shared/temporal.js';
 import { cycleWorkflowId } from '../../workflows/ids.js';
-import { objectKey, type ObjectCache } from '../controller/cache.js';
+import { objectKey, type ObjectCache } from '../../kube/controller/cache.js';
 import { desired, type Desired, type NodeStatusWrite } from './desired.js';
 import { FINALIZER } from './names.js';
 import { isGoneOrTerminating, type CycleNodeRequestObject, type CycleNodeStatusObject, type CycleObjects } from './objects.js';

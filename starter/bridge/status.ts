@@ -2,6 +2,7 @@
 // CycleNodeStatus objects: phase, nodes (with what blocks their drains), metav1 Conditions
 // (lastTransitionTime kept while a condition's status stays the same), a failing workflow task,
 // change detection, the Events a change calls for, and the invalid-spec report.
+import { canonical } from '../../api/canonical.js';
 import type { z } from 'zod';
 import {
   CycleRequestPhase,
@@ -250,16 +251,6 @@ export function nodeStatus(n: CycleNodeStatus, observedGeneration?: number): Cyc
 }
 
 // ---- change detection ---------------------------------------------------------------------------
-
-/** JSON with object keys sorted and undefined dropped: equal values give equal strings. */
-export function canonical(v: unknown): string {
-  return JSON.stringify(v, (_k, val: unknown) => {
-    if (val && typeof val === 'object' && !Array.isArray(val)) {
-      return Object.fromEntries(Object.entries(val as Record<string, unknown>).filter(([, x]) => x !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-    }
-    return val;
-  });
-}
 
 /** Whether writing `next` would change `prev` (only the fields `next` manages). */
 export function statusChanged(prev: object | undefined, next: object): boolean {

@@ -10,7 +10,7 @@ import type { CycleNodeRequestObject } from '../../starter/bridge/objects.js';
 import { admissionClient, causeFor, withSpecUnchecked } from '../support/admission.js';
 import { BAD_CYCLE_REQUESTS } from '../support/bad-cycle-requests.js';
 import { deleteGroupNodes, uniqueName } from '../support/cluster.js';
-import { mergePatch } from '../support/drain.js';
+import { mergePatch } from '../../kube/patch.js';
 import { waitFor } from '../support/wait.js';
 import { Guard } from './guard.js';
 

@@ -4,7 +4,7 @@
 // before anything is cordoned or evicted. After each, the guard shows nothing was disrupted.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CustomObjectsApi } from '@kubernetes/client-node';
-import { apiStatus } from '../../activities/kube.js';
+import { apiStatus } from '../../kube/client.js';
 import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { DRAIN_RULE } from '../../api/drain-rule.js';
 import { installCrds } from '../../starter/install-crds.js';

@@ -4,7 +4,7 @@
 // terminating namespace is refused (403).
 import { writeFileSync } from 'node:fs';
 import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
-import { apiStatus } from '../../activities/kube.js';
+import { apiStatus } from '../../kube/client.js';
 import { CYCLE_NODE_REQUEST, CYCLE_NODE_STATUS } from '../../api/cycle-node-request.js';
 import { FINALIZER } from '../../starter/bridge/names.js';
 import { BridgeFixture, recordingKube } from '../support/bridge.js';

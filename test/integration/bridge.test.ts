@@ -13,14 +13,14 @@ import { CYCLE_NODE_REQUEST, CycleNodeRequestSpec } from '../../api/cycle-node-r
 import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { FINALIZER, REQUEST_LABEL, cycleNodeStatusName } from '../../starter/bridge/names.js';
 import type { CycleNodeRequestObject } from '../../starter/bridge/objects.js';
-import { runReflector } from '../../starter/controller/reflector.js';
+import { runReflector } from '../../kube/controller/reflector.js';
 import { cycleWorkflowId, type CycleStatus, type CycleNodeStatus } from '../../workflows/cycle/types.js';
 import { cycleStatusQuery, specChangedUpdate } from '../../workflows/messages.js';
 import { NodeGroupAttr, ObjectAttr, PhaseAttr } from '../../workflows/search-attributes.js';
 import { withSpecUnchecked } from '../support/admission.js';
 import { ApiserverProxy, BridgeFixture, kubeConfigVia, kubeFrom, validSpec } from '../support/bridge.js';
 import { uniqueName } from '../support/cluster.js';
-import { mergePatch } from '../support/drain.js';
+import { mergePatch } from '../../kube/patch.js';
 import { waitFor } from '../support/wait.js';
 
 const f = new BridgeFixture('it-bridge');

@@ -14,7 +14,8 @@ import { cycleStatusQuery, drainStatusQuery } from '../../workflows/messages.js'
 import { NodesAttr } from '../../workflows/search-attributes.js';
 import { uniqueName } from '../support/cluster.js';
 import { CycleFixture, deployApp } from '../support/cycle.js';
-import { DrainFixture, mergePatch } from '../support/drain.js';
+import { DrainFixture } from '../support/drain.js';
+import { mergePatch } from '../../kube/patch.js';
 import { MaintenanceFixture } from '../support/maintenance.js';
 import { cli, expectOneLineError, expectUsageError, lines } from '../support/cli.js';
 import { waitFor } from '../support/wait.js';

@@ -6,7 +6,8 @@
 import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { uniqueName, readAudit } from '../support/cluster.js';
 import { BridgeFixture } from '../support/bridge.js';
-import { evictionsOf, mergePatch } from '../support/drain.js';
+import { evictionsOf } from '../support/drain.js';
+import { mergePatch } from '../../kube/patch.js';
 import { waitFor } from '../support/wait.js';
 
 const f = new BridgeFixture('it-pod-left');

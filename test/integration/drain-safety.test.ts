@@ -9,11 +9,12 @@ import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { untilDrainRulesChange } from '../../activities/drain/rules-wait.js';
 import { agreeingRules, drainRuleCache } from '../../activities/drain/rules-cache.js';
 import { jest } from '@jest/globals';
-import { apiStatus, type Kube } from '../../activities/kube.js';
+import { apiStatus, type Kube } from '../../kube/client.js';
 import { drainStatusQuery } from '../../workflows/messages.js';
 import { kubeConfigWithToken, kubeFrom } from '../support/bridge.js';
 import { uniqueName } from '../support/cluster.js';
-import { DrainFixture, evictionsOf, mergePatch } from '../support/drain.js';
+import { DrainFixture, evictionsOf } from '../support/drain.js';
+import { mergePatch } from '../../kube/patch.js';
 import { createDrainRule, deleteDrainRule, storeUnvalidatedDrainRule } from '../support/drain-rules.js';
 import { waitFor } from '../support/wait.js';
 

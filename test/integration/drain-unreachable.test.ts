@@ -10,7 +10,8 @@ import { cycleStatusQuery } from '../../workflows/messages.js';
 import { readAudit } from '../support/cluster.js';
 import { killKubelet } from '../support/dead-kubelet.js';
 import { CycleFixture } from '../support/cycle.js';
-import { DrainFixture, evictionsOf, mergePatch } from '../support/drain.js';
+import { DrainFixture, evictionsOf } from '../support/drain.js';
+import { mergePatch } from '../../kube/patch.js';
 import { waitFor } from '../support/wait.js';
 
 describe('a drain of an unreachable node', () => {

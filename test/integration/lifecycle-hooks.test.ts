@@ -11,7 +11,8 @@ import type { CycleStatus } from '../../workflows/cycle/types.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isRunning, type AuditEvent } from '../support/cluster.js';
 import { CycleFixture } from '../support/cycle.js';
-import { evictionsOf, mergePatch } from '../support/drain.js';
+import { evictionsOf } from '../support/drain.js';
+import { mergePatch } from '../../kube/patch.js';
 import { waitFor } from '../support/wait.js';
 
 const f = new CycleFixture('it-hooks');

@@ -15,7 +15,7 @@ import { cycleStatusQuery, setStageUpdate } from '../../workflows/messages.js';
 import type { CycleStatus } from '../../workflows/cycle/types.js';
 import type { MaintenanceStatus } from '../../workflows/maintenance/types.js';
 import { deleteGroupNodes, uniqueName } from '../support/cluster.js';
-import { mergePatch } from '../support/drain.js';
+import { mergePatch } from '../../kube/patch.js';
 import { MaintenanceFixture } from '../support/maintenance.js';
 import { waitFor } from '../support/wait.js';
 

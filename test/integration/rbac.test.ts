@@ -5,7 +5,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { AuthorizationV1Api, KubernetesObjectApi, PatchStrategy, RbacAuthorizationV1Api, loadAllYaml, type KubernetesObject } from '@kubernetes/client-node';
-import { apiStatus } from '../../activities/kube.js';
+import { apiStatus } from '../../kube/client.js';
 import { FINALIZER } from '../../starter/bridge/names.js';
 import type { CycleNodeRequestObject } from '../../starter/bridge/objects.js';
 import type { CycleStatus } from '../../workflows/cycle/types.js';

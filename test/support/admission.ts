@@ -1,7 +1,7 @@
 // Asking the apiserver to admit an object without storing it (dryRun: All): the answer is real
 // admission (schema, CEL, admission policies) and nothing is left behind for other tests.
-import { ApiextensionsV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
-import { apiStatus } from '../../activities/kube.js';
+import { ApiextensionsV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { apiStatus } from '../../kube/client.js';
 import { crdManifest } from '../../api/crd.js';
 import { CRDS } from '../../api/crds.js';
 import { CYCLE_NODE_REQUEST } from '../../api/cycle-node-request.js';
@@ -14,6 +14,7 @@ import { FIELD_MANAGER, installCrds } from '../../starter/install-crds.js';
 import { namesPath } from './admission-paths.js';
 import type { RefusedCase } from './bad-drain-rules.js';
 import { waitFor } from './wait.js';
+import { mergePatch, serverSideApply } from '../../kube/patch.js';
 
 export interface Admission {
   /** 201 when admitted. */
@@ -60,7 +61,7 @@ export function admissionClient(kc: KubeConfig) {
       answer(() =>
         custom.patchClusterCustomObjectWithHttpInfo(
           { group: NODE_MAINTENANCE.group, version: NODE_MAINTENANCE.version, plural: NODE_MAINTENANCE.plural, name, body: patch },
-          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+          mergePatch,
         ),
       ),
     deleteNodeMaintenance: (name: string) =>
@@ -150,7 +151,7 @@ export async function withSpecUnchecked<T>(kc: KubeConfig, kind: keyof typeof BA
       return false;
     }
   };
-  await kc.makeApiClient(ApiextensionsV1Api).patchCustomResourceDefinition({ name, body, fieldManager: FIELD_MANAGER, force: true }, setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply));
+  await kc.makeApiClient(ApiextensionsV1Api).patchCustomResourceDefinition({ name, body, fieldManager: FIELD_MANAGER, force: true }, serverSideApply);
   try {
     // The apiserver serves the new schema a moment after the update: wait until a bad spec gets in.
     await waitFor(`${name} to admit any spec`, admitsBad, { timeoutMs: 30_000 });

@@ -3,12 +3,12 @@
 // and the scripted maintenance workflow (test/support/workflows/scripted-maintenance.ts).
 import { fileURLToPath } from 'node:url';
 import type { CoreV1Event } from '@kubernetes/client-node';
-import { apiStatus } from '../../activities/kube.js';
+import { apiStatus } from '../../kube/client.js';
 import { MAINTENANCE_RESOURCE, MAINTENANCE_API_VERSION, type NodeMaintenanceObject } from '../../starter/bridge/maintenance-objects.js';
 import { maintenanceObjectAttr } from '../../starter/bridge/maintenance-temporal.js';
 import { NODE_MAINTENANCE } from '../../api/node-maintenance.js';
 import type { BridgeFixture } from './bridge.js';
-import { mergePatch } from './drain.js';
+import { mergePatch } from '../../kube/patch.js';
 
 export const scriptedMaintenancePath = () => fileURLToPath(new URL('./workflows/scripted-maintenance.ts', import.meta.url));
 

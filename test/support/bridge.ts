@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { CoreV1Api, CustomObjectsApi, KubeConfig, type CoreV1Event, type RequestContext } from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { apiStatus, createKube, type Kube } from '../../activities/kube.js';
+import { apiStatus, createKube, type Kube } from '../../kube/client.js';
 import { CYCLE_NODE_REQUEST, CYCLE_NODE_STATUS, type CycleNodeRequestSpecInput } from '../../api/cycle-node-request.js';
 import { connectClient } from '../../starter/client.js';
 import { startBridge, type RunningBridge, type StartBridgeOptions } from '../../starter/bridge/main.js';
@@ -16,7 +16,7 @@ import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
 import { temporalSettings } from '../../shared/temporal.js';
 import { createWorker } from '../../worker/worker.js';
 import { createNamespace, deleteGroupNodes, testCluster, uniqueName, type TestCluster } from './cluster.js';
-import { mergePatch } from './drain.js';
+import { mergePatch } from '../../kube/patch.js';
 
 export const scriptedWorkflowsPath = () => fileURLToPath(new URL('./workflows/scripted-cycle.ts', import.meta.url));
 

@@ -1,7 +1,7 @@
 // DrainRules for tests, including invalid ones stored as an older Slipway (whose CRD checked less)
 // would have let them in (support/admission.ts withSpecUnchecked).
 import { CustomObjectsApi } from '@kubernetes/client-node';
-import type { Kube } from '../../activities/kube.js';
+import type { Kube } from '../../kube/client.js';
 import { withSpecUnchecked } from './admission.js';
 
 const RULES = { group: 'slipway.dev', version: 'v1alpha1', plural: 'drainrules' } as const;

@@ -1,7 +1,7 @@
 // Fixtures for drain tests on the local stack: a node group of one target node (every workload
 // lands there) plus spare nodes added afterwards for replacements, a namespace, workloads, an
 // in-process worker on a private task queue, and readers of the audit log.
-import { BatchV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
+import { BatchV1Api, type V1Pod } from '@kubernetes/client-node';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import type { DrainOptionsInput } from '../../api/drain-options.js';
@@ -14,8 +14,7 @@ import { createWorker } from '../../worker/worker.js';
 import { drainWorkflow } from '../../workflows/index.js';
 import { byControlPlane, createNamespace, deleteGroupNodes, readAudit, testCluster, uniqueName, type AuditEvent, type TestCluster } from './cluster.js';
 import { waitFor } from './wait.js';
-
-export const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+import { mergePatch } from '../../kube/patch.js';
 
 export class DrainFixture {
   readonly c: TestCluster = testCluster();

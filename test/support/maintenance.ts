@@ -16,7 +16,7 @@ import { nodeMaintenanceWorkflow } from '../../workflows/index.js';
 import { maintenanceStatusQuery } from '../../workflows/messages.js';
 import type { MaintenanceStatus } from '../../workflows/maintenance/types.js';
 import { createNamespace, deleteGroupNodes, readAudit, testCluster, uniqueName, type AuditEvent, type TestCluster } from './cluster.js';
-import { mergePatch } from './drain.js';
+import { mergePatch } from '../../kube/patch.js';
 import { waitFor } from './wait.js';
 
 export class MaintenanceFixture {

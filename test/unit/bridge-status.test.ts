@@ -5,8 +5,8 @@
 import { CycleNodeRequestSpec, type CycleNodeRequestStatus } from '../../api/cycle-node-request.js';
 import type { CycleStatus, CycleNodeStatus } from '../../workflows/cycle/types.js';
 import { drainMessage, emptyStatus, type DrainStatus } from '../../workflows/drain/status.js';
+import { canonical } from '../../api/canonical.js';
 import {
-  canonical,
   closedGeneration,
   closedNodes,
   closedState,

@@ -4,7 +4,7 @@
 // resourceVersion it saw, relists only when that version is gone (410), and retries failed lists and
 // watches with bounded exponential backoff while the apiserver is unreachable.
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
-import { listAllPages, listWatch } from '../../activities/listwatch.js';
+import { listAllPages, listWatch } from '../listwatch.js';
 import type { Log } from '../../shared/log.js';
 
 export interface ListPage<T> {
