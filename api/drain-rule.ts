@@ -3,6 +3,7 @@
 // ORed between entries, ANDed within one. When several rules match a pod, the first by name wins.
 // The zod type is the CRD's schema: whatever it refuses, admission refuses too (test/support/
 // bad-drain-rules.ts is the corpus both are tested against).
+import { DRAIN_RULE } from './names.js';
 import { z } from 'zod';
 import { celString, entryRule, issueMessages, kubeEnum, repeatsEarlier } from './admission.js';
 import { isEmptySelector, LabelSelector } from './label-selector.js';
@@ -77,7 +78,7 @@ export const DrainRuleSpec = z
   .describe('Which pods, on which nodes, and what a drain does with them.');
 export type DrainRuleSpec = z.infer<typeof DrainRuleSpec>;
 
-export const DRAIN_RULE = { group: 'slipway.dev', version: 'v1alpha1', kind: 'DrainRule', plural: 'drainrules', singular: 'drainrule' } as const;
+export { DRAIN_RULE } from './names.js';
 
 export interface DrainRule {
   name: string;

@@ -12,6 +12,8 @@ import { connectClient } from '../starter/client.js';
 import { temporalSettings } from '../shared/temporal.js';
 import { cycleWorkflowId, type CycleStatus } from '../workflows/cycle/types.js';
 import { mergePatch } from '../kube/patch.js';
+import { NODE_GROUP_LABEL } from '../api/node-groups.js';
+import { API_VERSION } from '../api/names.js';
 
 try {
   Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -44,7 +46,7 @@ for (let i = 0; i < REQUESTS; i++) {
   const t0 = performance.now();
   const obj = (await custom.createNamespacedCustomObject({
     group, version, plural, namespace: ns,
-    body: { apiVersion: `${group}/${version}`, kind, metadata: { name }, spec: { nodeGroupName: 'g', selector: { matchLabels: { 'slipway.dev/node-group': 'g' } } } },
+    body: { apiVersion: API_VERSION, kind, metadata: { name }, spec: { nodeGroupName: 'g', selector: { matchLabels: { [NODE_GROUP_LABEL]: 'g' } } } },
   })) as { metadata: { uid: string } };
   const handle = client.workflow.getHandle(cycleWorkflowId({ namespace: ns, name, uid: obj.metadata.uid }));
   for (;;) {

@@ -4,12 +4,12 @@
 // (every evicted pod is re-created, scheduled and started elsewhere), so Slipway's wall time over
 // it is the cost of orchestration.
 import type { V1Pod } from '@kubernetes/client-node';
-import { NODE_GROUP_LABEL } from '../activities/inventory.js';
 import { apiStatus, type Kube } from '../kube/client.js';
 import { mapLimit } from '../activities/drain/rate-limit.js';
 import { watchUntil } from '../kube/watch.js';
 import { ensureNode, fakeNode } from '../activities/providers/kwok-node.js';
 import { mergePatch } from '../kube/patch.js';
+import { NODE_GROUP_LABEL } from '../api/node-groups.js';
 
 export async function bareCycle(kube: Kube, group: string, namespace: string, concurrency: number): Promise<number> {
   const old = (await kube.core.listNode({ labelSelector: `${NODE_GROUP_LABEL}=${group}` })).items.map((n) => n.metadata!.name!).sort();

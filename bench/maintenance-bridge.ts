@@ -25,7 +25,6 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { GROUP, VERSION } from '../api/crd.js';
 import { MAINTENANCE_STATE_LABEL, NODE_MAINTENANCE, type NodeMaintenanceStatus } from '../api/node-maintenance.js';
 import { apiStatus, createKube } from '../kube/client.js';
-import { NODE_GROUP_LABEL } from '../activities/inventory.js';
 import { ensureFakeNodeGroup } from '../stack/kwok/nodes.js';
 import { startBridge } from '../starter/bridge/main.js';
 import { connectClient } from '../starter/client.js';
@@ -34,6 +33,8 @@ import { createWorker } from '../worker/worker.js';
 import { maintenanceNodeWorkflowId, maintenanceWorkflowId } from '../workflows/ids.js';
 import { cpuSeconds, formatCpu } from './metrics.js';
 import { mergePatch } from '../kube/patch.js';
+import { NODE_GROUP_LABEL } from '../api/node-groups.js';
+import { API_VERSION } from '../api/names.js';
 
 try {
   Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -147,7 +148,7 @@ await Promise.all([nodeWatch.start(), objectWatch.start()]);
 const selector = (i: number) =>
   i < NODES
     ? { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: [nodes[i]!] }] }] }
-    : { nodeSelectorTerms: [{ matchExpressions: [{ key: 'slipway.dev/bench-selects-nothing', operator: 'In', values: ['none'] }] }] };
+    : { nodeSelectorTerms: [{ matchExpressions: [{ key: 'example.com/bench-selects-nothing', operator: 'In', values: ['none'] }] }] };
 const names: string[] = [];
 
 // ---- 1. Created → workflow running.
@@ -161,7 +162,7 @@ async function create(name: string, i: number): Promise<void> {
   const t0 = performance.now();
   const obj = (await custom.createClusterCustomObject({
     ...where,
-    body: { apiVersion: `${GROUP}/${VERSION}`, kind: NODE_MAINTENANCE.kind, metadata: { name }, spec: { nodeSelector: selector(i), stage: 'Idle', reason: 'bench' } },
+    body: { apiVersion: API_VERSION, kind: NODE_MAINTENANCE.kind, metadata: { name }, spec: { nodeSelector: selector(i), stage: 'Idle', reason: 'bench' } },
   })) as Obj;
   const id = maintenanceWorkflowId(obj.metadata);
   const handle = client.workflow.getHandle(id);

@@ -25,6 +25,8 @@ import { maintenanceStatusQuery, setStageUpdate } from '../workflows/messages.js
 import { bareMaintenance } from './maintenance-floor.js';
 import { delta, drainRequests, scrapeRequests } from './metrics.js';
 import { mergePatch } from '../kube/patch.js';
+import { parseWorkflowId } from '../workflows/ids.js';
+import { API_VERSION } from '../api/names.js';
 
 try {
   Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -129,7 +131,7 @@ for (const [name, r] of [[names[0]!, A_NODES], [names[1]!, B_NODES]] as const) {
     group: GROUP,
     version: VERSION,
     plural: NODE_MAINTENANCE.plural,
-    body: { apiVersion: `${GROUP}/${VERSION}`, kind: NODE_MAINTENANCE.kind, metadata: { name }, spec: { nodeSelector: selector(r), stage: 'Drain', drainPlan: plan } },
+    body: { apiVersion: API_VERSION, kind: NODE_MAINTENANCE.kind, metadata: { name }, spec: { nodeSelector: selector(r), stage: 'Drain', drainPlan: plan } },
   })) as { metadata: { uid: string; creationTimestamp: string; generation: number }; spec: NodeMaintenanceSpecInput };
   handles.push(
     await client.workflow.start(nodeMaintenanceWorkflow, {
@@ -223,7 +225,7 @@ for (const [k, v] of reads.series) console.log(`  ${k.padEnd(40)} ${v}`);
 console.log(`  = ${reads.total} requests: ${(reads.total / evictedPods.size).toFixed(2)} per evicted pod`);
 console.log(`\n## Workflow histories (events; the current run of each)`);
 for (const [id, n] of sizes.slice(0, 3)) console.log(`  ${id.padEnd(50)} ${n}`);
-console.log(`  maintenances ${sizes.filter(([id]) => id.startsWith('nm/')).map(([, n]) => n).join(', ')}; coordinators max ${Math.max(...sizes.filter(([id]) => /^nm-node\/[^/]+$/.test(id)).map(([, n]) => n))}; drains max ${Math.max(...sizes.filter(([id]) => id.endsWith('/drain')).map(([, n]) => n))}`);
+console.log(`  maintenances ${sizes.filter(([id]) => parseWorkflowId(id)?.kind === 'maintenance').map(([, n]) => n).join(', ')}; coordinators max ${Math.max(...sizes.filter(([id]) => parseWorkflowId(id)?.kind === 'maintenanceNode').map(([, n]) => n))}; drains max ${Math.max(...sizes.filter(([id]) => parseWorkflowId(id)?.kind === 'maintenanceDrain').map(([, n]) => n))}`);
 const tAll = (performance.now() - tBench) / 1000;
 console.log('\n## Summary');
 console.log('| figure | value | target |\n|---|---|---|');

@@ -13,6 +13,7 @@ import { existsSync } from 'node:fs';
 import { ALL_SEARCH_ATTRIBUTES } from '../workflows/search-attributes.js';
 import { cycleNodeRequestWorkflow } from '../workflows/cycle/request.js';
 import { stubActivities, stubCluster } from './stub-activities.js';
+import { cycleWorkflowId } from '../workflows/ids.js';
 
 const NODES = Number(process.env.SLIPWAY_SCALE_NODES ?? 5000);
 /** Default: every node in flight at once (the request's default concurrency), the hardest case for its history. */
@@ -39,7 +40,7 @@ const worker = await Worker.create({
   maxCachedWorkflows: 100, // as the production worker (worker/config.ts)
 });
 const started = Date.now();
-const workflowId = `cnr/bench/scale-${NODES}/uid`;
+const workflowId = cycleWorkflowId({ namespace: 'bench', name: `scale-${NODES}`, uid: 'uid' });
 const handle = await env.client.workflow.start(cycleNodeRequestWorkflow, {
   workflowId,
   taskQueue,

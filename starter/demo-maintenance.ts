@@ -20,6 +20,7 @@ import { Session } from './cli/session.js';
 import { connectClient } from './client.js';
 import { installCrds } from './install-crds.js';
 import { mergePatch } from '../kube/patch.js';
+import { API_VERSION } from '../api/names.js';
 
 Runtime.install({ logger: new DefaultLogger('WARN') });
 const settings = temporalSettings();
@@ -76,7 +77,7 @@ const a = `nm-demo-${run}-a`;
 const b = `nm-demo-${run}-b`;
 const uids: Record<string, string> = {};
 for (const [name, sel, plan] of [[a, byName(one, two), [D(5000), D(15000)]], [b, byName(one, three), [D(10000), D(15000)]]] as const) {
-  const o = (await custom.createClusterCustomObject({ ...where, body: { apiVersion: `${GROUP}/${VERSION}`, kind: NODE_MAINTENANCE.kind, metadata: { name }, spec: { nodeSelector: sel, drainPlan: plan, reason: 'demo: kernel upgrade' } } })) as { metadata: { uid: string } };
+  const o = (await custom.createClusterCustomObject({ ...where, body: { apiVersion: API_VERSION, kind: NODE_MAINTENANCE.kind, metadata: { name }, spec: { nodeSelector: sel, drainPlan: plan, reason: 'demo: kernel upgrade' } } })) as { metadata: { uid: string } };
   uids[name] = o.metadata.uid;
   console.log(`applied NodeMaintenance ${name} (Idle; kubectl get snm)`);
 }

@@ -5,9 +5,9 @@
 import type { V1Node } from '@kubernetes/client-node';
 import { HELD_BY_ANNOTATION, MAINTENANCE_STATE_LABEL } from '../../api/node-maintenance.js';
 import { apiStatus, type Kube } from '../../kube/client.js';
-import { CYCLED_BY } from './markers.js';
 import { failpoint } from '../../shared/failpoint.js';
 import { mergePatch } from '../../kube/patch.js';
+import { CYCLED_BY } from '../../api/cycle-node-request.js';
 
 /** A node a maintenance holds: the cycle leaves it alone for now. */
 export interface HeldNode {

@@ -5,8 +5,8 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { listNodePods } from '../drain/pods.js';
 import { apiStatus, type Kube } from '../../kube/client.js';
 import { watchUntil } from '../../kube/watch.js';
-import { DO_NOT_DISRUPT } from './markers.js';
 import { mergePatch } from '../../kube/patch.js';
+import { DO_NOT_DISRUPT } from '../../api/names.js';
 
 export interface WaitRules {
   ignorePodsLabels: Record<string, string[]>;

@@ -8,14 +8,14 @@ import { issueMessages } from '../../api/admission.js';
 import { CycleNodeRequestSpec, nodeGroupsOf, type CycleNodeRequestSpecInput } from '../../api/cycle-node-request.js';
 import { parseDuration } from '../../api/duration.js';
 import { selectorToString, type LabelSelector } from '../../api/label-selector.js';
-import { NODE_GROUP_LABEL } from '../inventory.js';
 import { apiStatus, type Kube } from '../../kube/client.js';
 import type { NodeGroupProvider } from '../providers/types.js';
 import { CLEAR_DETACHED_FROM_GROUP, detachedFromGroup } from '../../api/node-groups.js';
-import { CYCLED_BY } from './markers.js';
 import { setUnschedulable } from '../drain/node.js';
 import { failpoint } from '../../shared/failpoint.js';
 import { mergePatch } from '../../kube/patch.js';
+import { CYCLED_BY } from '../../api/cycle-node-request.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 /** A Node of a cloud node group, as the cycle reads it: the selected nodes and their replacements. */
 export interface GroupNode {

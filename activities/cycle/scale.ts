@@ -13,11 +13,12 @@ import { mapLimit } from '../drain/rate-limit.js';
 import { runHealthChecks } from './health.js';
 import { CLEAR_DETACHED_FROM_GROUP, DETACHED_FROM_GROUP } from '../../api/node-groups.js';
 import { lifecycleHooks } from '../../api/lifecycle-hooks.js';
-import { CA_ANNOTATION_OWNER, CA_SCALE_DOWN_DISABLED, CYCLED_BY } from './markers.js';
+import { CA_SCALE_DOWN_DISABLED } from './markers.js';
 import { groupNodeOf, type GroupNode } from './resolve.js';
 import { setUnschedulable } from '../drain/node.js';
 import { failpoint } from '../../shared/failpoint.js';
 import { mergePatch } from '../../kube/patch.js';
+import { CA_ANNOTATION_OWNER, CYCLED_BY } from '../../api/cycle-node-request.js';
 
 async function patchNode(kube: Kube, name: string, body: object): Promise<boolean> {
   try {

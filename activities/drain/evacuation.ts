@@ -18,8 +18,8 @@ import {
 import type { Condition } from '../../api/cycle-node-request.js';
 import { apiStatus, type Kube } from '../../kube/client.js';
 import { mergePatch, serverSideApply } from '../../kube/patch.js';
+import { API_VERSION } from '../../api/names.js';
 
-const API_VERSION = `${EVACUATION.group}/${EVACUATION.version}`;
 export const FIELD_MANAGER = 'slipway';
 /** Conflicts (another writer got there first) are retried from a fresh read this many times. */
 const MAX_ATTEMPTS = 20;

@@ -14,6 +14,7 @@ import { CustomObjectsApi, type KubernetesObject } from '@kubernetes/client-node
 import { DRAIN_RULE } from '../../api/drain-rule.js';
 import type { Kube } from '../../kube/client.js';
 import { cacheRegistry, ObjectCache } from '../../kube/object-cache.js';
+import { API_VERSION } from '../../api/names.js';
 
 /** Identity of the set of DrainRules: any create, change or delete alters it. Short: it travels in workflow history. */
 export const rulesFingerprint = (objects: Iterable<KubernetesObject>) =>
@@ -39,7 +40,7 @@ export const drainRuleCache = cacheRegistry<Kube, KubernetesObject>(
   (kube, _key, onStopped) =>
     new ObjectCache<KubernetesObject>({
       kc: kube.config,
-      path: '/apis/slipway.dev/v1alpha1/drainrules', // literal: the RBAC test reads watched paths from the code
+      path: `/apis/${API_VERSION}/drainrules`, // literal resource: the RBAC test reads watched paths from the code
       list: drainRuleLister(kube),
       key: (r) => r.metadata?.uid,
       idleMs: 120_000,

@@ -10,11 +10,12 @@ import type { V1Node } from '@kubernetes/client-node';
 import { maintenanceRequiredLabel, requiredComponents } from '../../api/dependency-locks.js';
 import { HELD_BY_ANNOTATION, MAINTENANCE_STATE_LABEL, MAINTENANCE_STATUS_ANNOTATION, WAS_UNSCHEDULABLE_ANNOTATION } from '../../api/node-maintenance.js';
 import { apiStatus, type Kube } from '../../kube/client.js';
-import { claimantName, CYCLED_BY } from '../cycle/markers.js';
+import { claimantName } from '../cycle/markers.js';
 import { heldBy, maintenanceConditions, nodeConditionsPatch } from './node-conditions.js';
 import { failpoint } from '../../shared/failpoint.js';
 import { freshNode, nodeCache, readNode } from '../node-cache.js';
 import { mergePatch, strategicMergePatch } from '../../kube/patch.js';
+import { CYCLED_BY } from '../../api/cycle-node-request.js';
 
 export type NodeMaintenanceState = 'Cordoned' | 'Draining' | 'Drained';
 

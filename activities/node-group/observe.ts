@@ -13,6 +13,7 @@ import type { DriftedInstance, NodeGroupProvider } from '../providers/types.js';
 import { nodeGroupObjects } from './object.js';
 import { planDriftPass, specError, type PassRequest } from './plan.js';
 import { cycleRequests } from './requests.js';
+import { API_VERSION } from '../../api/names.js';
 
 export interface ObserveInput {
   name: string;
@@ -74,7 +75,7 @@ export function createNodeGroupActivities(kube: Kube, providers: Record<string, 
 
       if (plan.create && spec.ok) await requestsApi.create(input.name, spec.value.requestNamespace, plan.create.name, plan.create.spec);
       if (plan.event) {
-        await recordEvent({ involved: { kind: NODE_GROUP.kind, apiVersion: `${NODE_GROUP.group}/${NODE_GROUP.version}`, name: input.name, uid: input.uid }, ...plan.event });
+        await recordEvent({ involved: { kind: NODE_GROUP.kind, apiVersion: API_VERSION, name: input.name, uid: input.uid }, ...plan.event });
       }
       if (!(await objects.writeStatus(input.name, plan.status))) return { gone: true };
       return {

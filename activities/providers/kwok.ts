@@ -5,12 +5,12 @@
 import { createHash } from 'node:crypto';
 import type { V1Node } from '@kubernetes/client-node';
 import { CLEAR_DETACHED_FROM_GROUP, DETACHED_FROM_GROUP, detachedFromGroup } from '../../api/node-groups.js';
-import { NODE_GROUP_LABEL } from '../inventory.js';
 import { apiStatus, type Kube } from '../../kube/client.js';
 import { GROUP_TEMPLATE_HASH_ANNOTATION, TEMPLATE_HASH_LABEL } from '../../api/node-group-kind.js';
 import { ensureNode, fakeNode } from './kwok-node.js';
 import { UnknownNodeGroupError, type GroupInstance, type NodeGroupDescription, type NodeGroupProvider } from './types.js';
 import { mergePatch } from '../../kube/patch.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 const ZONE_LABEL = 'topology.kubernetes.io/zone';
 

@@ -2,12 +2,12 @@
 // annotation) animates as if a kubelet ran them. Usage:
 //   node dist/stack/kwok/nodes.js --group workers --count 6 [--zone us-east-1a] [--instance-type m5.large]
 import type { CoreV1Api } from '@kubernetes/client-node';
-import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { createKube } from '../../kube/client.js';
 import { ensureNode, fakeNode, type FakeNodeSpec } from '../../activities/providers/kwok-node.js';
 import { GROUP_TEMPLATE_HASH_ANNOTATION } from '../../api/node-group-kind.js';
 import { flag } from '../args.js';
 import { mergePatch } from '../../kube/patch.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 /** Creates `<group>-0 .. <group>-(count-1)` and waits until kwok reports them Ready. */
 export async function ensureFakeNodeGroup(

@@ -17,7 +17,6 @@ import { nodeGroupTerm } from './node-group.js';
 import { budgetTerm } from './budget.js';
 import { isMaintenanceStatus } from './maintenance-status.js';
 import { maintenanceWorkflows } from './maintenance-temporal.js';
-import { REQUEST_LABEL } from './names.js';
 import { CycleObjects, type CycleNodeRequestObject, type CycleNodeStatusObject } from './objects.js';
 import { NotLeaderError, Reconciler, type BridgeStats } from './reconciler.js';
 import { isCycleStatus } from './status.js';
@@ -25,6 +24,7 @@ import { cycleWorkflows } from './temporal.js';
 import { WorkflowTrackers } from './tracker.js';
 import { cycleStateSeen, mirrorLag, reconcileHooks, reconcileKindsKnown, setBridgeView, type BridgeView } from './metrics.js';
 import type { Log } from '../../shared/log.js';
+import { CYCLE_REQUEST_LABEL } from '../../api/cycle-node-request.js';
 
 /** The shortest time between two status queries of one busy workflow. */
 const QUERY_INTERVAL_MS = 250;
@@ -85,7 +85,7 @@ export class Bridge {
     const statuses = controller.watchSecondary<CycleNodeStatusObject>({
       path: objects.statusesPath(),
       list: (p) => objects.listStatuses(p),
-      labelSelector: REQUEST_LABEL,
+      labelSelector: CYCLE_REQUEST_LABEL,
       ownerKey: (obj) => (obj.spec?.requestName ? objectKey(obj.metadata.namespace, obj.spec.requestName) : undefined),
     });
     const workflows = cycleWorkflows(o.client, o.taskQueue);

@@ -19,6 +19,7 @@ import { collectionPath } from './objects.js';
 import { NotLeaderError } from './reconciler.js';
 import { reconcileHooks } from './metrics.js';
 import type { Log } from '../../shared/log.js';
+import { API_VERSION } from '../../api/names.js';
 
 const RESOURCE = { group: GROUP, version: VERSION, plural: NODE_DISRUPTION_BUDGET.plural } as const;
 
@@ -56,7 +57,7 @@ export class BudgetReconciler {
     this.refreshed.set(name, { as, atMs: Date.now() });
     if (!r.exists || r.invalid === undefined) return;
     await this.o.recordEvent({
-      involved: { kind: NODE_DISRUPTION_BUDGET.kind, apiVersion: `${GROUP}/${VERSION}`, name: obj.metadata.name, uid: obj.metadata.uid },
+      involved: { kind: NODE_DISRUPTION_BUDGET.kind, apiVersion: API_VERSION, name: obj.metadata.name, uid: obj.metadata.uid },
       type: 'Warning',
       reason: 'InvalidSpec',
       message: `${r.invalid}; the budget admits nothing it selects until fixed`,

@@ -16,7 +16,6 @@ export interface NodeMaintenanceObject extends KubernetesObject {
 }
 
 export const MAINTENANCE_RESOURCE = { group: GROUP, version: VERSION, plural: NODE_MAINTENANCE.plural } as const;
-export const MAINTENANCE_API_VERSION = `${MAINTENANCE_RESOURCE.group}/${MAINTENANCE_RESOURCE.version}`;
 
 export class MaintenanceObjects {
   readonly custom: CustomObjectsApi;

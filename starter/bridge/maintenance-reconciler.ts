@@ -13,13 +13,13 @@ import { failpoint } from '../../shared/failpoint.js';
 import type { EventInput } from '../../activities/events.js';
 import { apiStatus } from '../../kube/client.js';
 import { webUiLink } from '../../shared/temporal.js';
-import { maintenanceWorkflowId } from '../../workflows/ids.js';
+import { maintenanceEventRef, maintenanceWorkflowId } from '../../workflows/ids.js';
 import type { MaintenanceStatus } from '../../workflows/maintenance/types.js';
 import type { ObjectCache } from '../../kube/controller/cache.js';
 import type { NodeSelector } from '../../api/node-maintenance.js';
 import type { PreviewFeed } from './preview-feed.js';
 import { allowsAllNodes, desiredMaintenance, orphanedMaintenances, specChangeToSend, type MaintenanceDesired } from './maintenance-desired.js';
-import { MAINTENANCE_API_VERSION, type MaintenanceObjects, type NodeMaintenanceObject } from './maintenance-objects.js';
+import { type MaintenanceObjects, type NodeMaintenanceObject } from './maintenance-objects.js';
 import type { MaintenanceWorkflows } from './maintenance-temporal.js';
 import { isGoneOrTerminating } from './objects.js';
 import { NotLeaderError, type BridgeStats } from './reconciler.js';
@@ -291,7 +291,7 @@ export class MaintenanceReconciler {
     this.mustLead();
     try {
       await this.d.recordEvent({
-        involved: { kind: 'NodeMaintenance', apiVersion: MAINTENANCE_API_VERSION, name: obj.metadata.name, uid: obj.metadata.uid },
+        involved: maintenanceEventRef(obj.metadata),
         type,
         reason,
         message,

@@ -6,7 +6,7 @@ import { CustomObjectsApi, type KubeConfig, type KubernetesObject, type V1Object
 import type { Client } from '@temporalio/client';
 import { GROUP, VERSION } from '../../api/crd.js';
 import { NODE_GROUP, DRIFT_OBSERVER_ANNOTATION } from '../../api/node-group-kind.js';
-import { nodeGroupObserverWorkflowId } from '../../workflows/ids.js';
+import { nodeGroupObjectAttr, nodeGroupObserverWorkflowId } from '../../workflows/ids.js';
 import { observeNowSignal } from '../../workflows/messages.js';
 import { ObjectAttr } from '../../workflows/search-attributes.js';
 import { Controller } from '../../kube/controller/controller.js';
@@ -63,7 +63,7 @@ export class NodeGroupReconciler {
       args: [{ name, uid: obj.metadata.uid }],
       signal: observeNowSignal,
       signalArgs: [],
-      typedSearchAttributes: [{ key: ObjectAttr, value: `NodeGroup/${name}` }],
+      typedSearchAttributes: [{ key: ObjectAttr, value: nodeGroupObjectAttr(name) }],
       staticSummary: `drift observer of NodeGroup ${name}`,
     });
     if (!last) this.o.log(`NodeGroup ${name}: drift observer ${workflowId} running`, { kind: 'NodeGroup', name, workflowId });

@@ -8,6 +8,7 @@ import { CYCLE_NODE_REQUEST, CYCLE_NODE_STATUS } from '../../api/cycle-node-requ
 import { apiStatus } from '../../kube/client.js';
 import type { ListPage } from '../../kube/controller/reflector.js';
 import { mergePatch } from '../../kube/patch.js';
+import { API_VERSION } from '../../api/names.js';
 
 export interface CycleNodeRequestObject extends KubernetesObject {
   metadata: V1ObjectMeta & { name: string; namespace: string; uid: string };
@@ -21,7 +22,6 @@ export interface CycleNodeStatusObject extends KubernetesObject {
   status?: CycleNodeStatusStatus;
 }
 
-const API_VERSION = `${CYCLE_NODE_REQUEST.group}/${CYCLE_NODE_REQUEST.version}`;
 
 export const collectionPath = (r: { group: string; version: string; plural: string }, namespace?: string) =>
   `/apis/${r.group}/${r.version}${namespace ? `/namespaces/${encodeURIComponent(namespace)}` : ''}/${r.plural}`;
@@ -128,4 +128,3 @@ export function ownerReference(req: CycleNodeRequestObject) {
   return { apiVersion: API_VERSION, kind: CYCLE_NODE_REQUEST.kind, name: req.metadata.name, uid: req.metadata.uid, controller: true };
 }
 
-export const CNS_API_VERSION = `${CYCLE_NODE_STATUS.group}/${CYCLE_NODE_STATUS.version}`;

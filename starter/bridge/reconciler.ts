@@ -14,13 +14,14 @@ import { webUiLink } from '../../shared/temporal.js';
 import { cycleWorkflowId } from '../../workflows/ids.js';
 import { objectKey, type ObjectCache } from '../../kube/controller/cache.js';
 import { desired, type Desired, type NodeStatusWrite } from './desired.js';
-import { FINALIZER } from './names.js';
 import { isGoneOrTerminating, type CycleNodeRequestObject, type CycleNodeStatusObject, type CycleObjects } from './objects.js';
 import { closedGeneration, invalidSpecMessage } from './status.js';
 import type { CycleWorkflows } from './temporal.js';
 import type { Tracked, TrackerCounts, WorkflowTrackers } from './tracker.js';
 import { failpoint } from '../../shared/failpoint.js';
 import { objectFields, type Log } from '../../shared/log.js';
+import { CYCLE_FINALIZER } from '../../api/cycle-node-request.js';
+import { API_VERSION } from '../../api/names.js';
 
 export interface BridgeStats extends TrackerCounts {
   /** Start requests sent (a request for an ID already taken attaches to it: still one execution). */
@@ -74,7 +75,6 @@ export class NotLeaderError extends Error {
   }
 }
 
-const REQUEST_API_VERSION = 'slipway.dev/v1alpha1';
 
 export class Reconciler {
   private readonly now: () => Date;
@@ -237,7 +237,7 @@ export class Reconciler {
     this.mustLead();
     try {
       await this.d.recordEvent({
-        involved: { kind: 'CycleNodeRequest', apiVersion: REQUEST_API_VERSION, namespace: obj.metadata.namespace, name: obj.metadata.name, uid: obj.metadata.uid },
+        involved: { kind: 'CycleNodeRequest', apiVersion: API_VERSION, namespace: obj.metadata.namespace, name: obj.metadata.name, uid: obj.metadata.uid },
         type,
         reason,
         message,
@@ -257,7 +257,7 @@ export class Reconciler {
     const r = await this.updateFinalizers(obj, t, true);
     if (r.changed) {
       this.d.stats.finalizersAdded++;
-      this.d.log(`${objectKey(obj.metadata.namespace, obj.metadata.name)}: added finalizer ${FINALIZER}`, objectFields('CycleNodeRequest', objectKey(obj.metadata.namespace, obj.metadata.name)));
+      this.d.log(`${objectKey(obj.metadata.namespace, obj.metadata.name)}: added finalizer ${CYCLE_FINALIZER}`, objectFields('CycleNodeRequest', objectKey(obj.metadata.namespace, obj.metadata.name)));
     }
     return r.obj && !r.obj.metadata.deletionTimestamp ? r.obj : undefined;
   }
@@ -295,7 +295,7 @@ export class Reconciler {
   /** Deletion: cancel the workflow, keep mirroring its compensations, and let the object go once it is closed. */
   private async finalize(obj: CycleNodeRequestObject): Promise<void> {
     const key = objectKey(obj.metadata.namespace, obj.metadata.name);
-    if (!obj.metadata.finalizers?.includes(FINALIZER)) {
+    if (!obj.metadata.finalizers?.includes(CYCLE_FINALIZER)) {
       this.d.trackers.untrack(obj.metadata.uid);
       return;
     }
@@ -335,7 +335,7 @@ export class Reconciler {
     const r = await this.updateFinalizers(obj, t, false);
     if (r.changed) {
       this.d.stats.finalizersRemoved++;
-      this.d.log(`${key}: removed finalizer ${FINALIZER}${t ? ` (workflow ${t.closed?.statusName})` : ''}`, objectFields('CycleNodeRequest', key));
+      this.d.log(`${key}: removed finalizer ${CYCLE_FINALIZER}${t ? ` (workflow ${t.closed?.statusName})` : ''}`, objectFields('CycleNodeRequest', key));
     }
     this.d.trackers.untrack(obj.metadata.uid);
   }

@@ -9,6 +9,7 @@ import { nodeGroupsOf } from '../../api/cycle-node-request.js';
 import { CYCLE_WORKFLOW_TYPE, type CycleRequestInput, type CycleRequestRef, type CycleStatus } from '../../workflows/cycle/types.js';
 import { cycleStatusQuery, specChangedUpdate } from '../../workflows/messages.js';
 import { NodeGroupAttr, ObjectAttr, PhaseAttr } from '../../workflows/search-attributes.js';
+import { cycleObjectAttr } from '../../workflows/ids.js';
 import { isCycleStatus, type ClosedWorkflow } from './status.js';
 import { readBatch, type BatchEventLike, type HistoryBatch } from './history-batch.js';
 import { FAILING_ATTEMPT, taskFailureIn, type HistoryEventLike, type TaskFailure } from './task-failure.js';
@@ -268,7 +269,7 @@ export function cycleWorkflows(client: Client, taskQueue: string): CycleWorkflow
           workflowIdConflictPolicy: 'USE_EXISTING',
           workflowIdReusePolicy: 'REJECT_DUPLICATE',
           typedSearchAttributes: [
-            { key: ObjectAttr, value: `CycleNodeRequest/${ref.namespace}/${ref.name}` },
+            { key: ObjectAttr, value: cycleObjectAttr(ref) },
             { key: NodeGroupAttr, value: groups[0] ?? '' },
             { key: PhaseAttr, value: 'Pending' },
           ],

@@ -11,7 +11,6 @@
 // After each case the guard shows nothing was disrupted.
 import { CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
 import { apiStatus } from '../../kube/client.js';
-import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { EVACUATION } from '../../api/evacuation.js';
 import { installCrds } from '../../starter/install-crds.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
@@ -23,6 +22,7 @@ import { createNamespace, deleteGroupNodes, isRunning, uniqueName } from '../sup
 import { waitFor } from '../support/wait.js';
 import { Guard } from './guard.js';
 import { mergePatch } from '../../kube/patch.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 const g = new Guard('bi-evac');
 const custom = g.f.c.config.makeApiClient(CustomObjectsApi);

@@ -7,7 +7,6 @@ import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
-import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
 import { SchedulingV1Api } from '@kubernetes/client-node';
 import { MAX_PRIORITY } from '../../api/drain-plan.js';
@@ -23,6 +22,7 @@ import { historyToJson } from '../support/histories.js';
 import { MaintenanceFixture } from '../support/maintenance.js';
 import { waitFor } from '../support/wait.js';
 import { setStageUpdate } from '../../workflows/messages.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 const DIR = 'test/histories';
 const ROLE: Record<string, string> = { cycleNodeWorkflow: 'node', nodeGroupLockWorkflow: 'lock', drainWorkflow: 'drain', maintenanceNodeWorkflow: 'coordinator' };

@@ -6,13 +6,14 @@
 import { CustomObjectsApi, KubeConfig, RbacAuthorizationV1Api, setHeaderOptions } from '@kubernetes/client-node';
 import { loadKubeConfig } from '../../kube/client.js';
 import { DEFAULT_DRAIN_PLAN } from '../../api/drain-plan.js';
-import { ALLOW_ALL_NODES_ANNOTATION, NODE_MAINTENANCE } from '../../api/node-maintenance.js';
+import { NODE_MAINTENANCE } from '../../api/node-maintenance.js';
 import { installCrds } from '../../starter/install-crds.js';
 import { admissionClient, type Admission } from '../support/admission.js';
 import { nm, VALID_NODE_MAINTENANCES } from '../support/bad-node-maintenances.js';
 import { uniqueName } from '../support/cluster.js';
 import { waitFor } from '../support/wait.js';
 import { mergePatch } from '../../kube/patch.js';
+import { ALLOW_ALL_NODES_ANNOTATION } from '../../api/names.js';
 
 const kc = loadKubeConfig();
 const admit = admissionClient(kc);

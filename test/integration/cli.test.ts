@@ -6,7 +6,6 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/common';
 import { CYCLE_NODE_REQUEST } from '../../api/cycle-node-request.js';
 import { HELD_BY_ANNOTATION } from '../../api/node-maintenance.js';
-import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
 import { cycleWorkflowId } from '../../workflows/cycle/types.js';
 import { cycleNodeRequestWorkflow, drainWorkflow } from '../../workflows/index.js';
@@ -20,6 +19,7 @@ import { MaintenanceFixture } from '../support/maintenance.js';
 import { cli, expectOneLineError, expectUsageError, lines } from '../support/cli.js';
 import { waitFor } from '../support/wait.js';
 import { parse as parseYaml } from 'yaml';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 const nowhere = { TEMPORAL_ADDRESS: '127.0.0.1:1', KUBECONFIG: '/nonexistent/slipway-kubeconfig' };
 

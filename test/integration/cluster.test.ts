@@ -3,11 +3,11 @@
 // grace period, and the audit log records evictions.
 import type { V1Pod } from '@kubernetes/client-node';
 import { apiStatus } from '../../kube/client.js';
-import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
 import { byControlPlane, createNamespace, isRunning, schedulerSeesCordon, readAudit, testCluster, uniqueName } from '../support/cluster.js';
 import { waitFor } from '../support/wait.js';
 import { mergePatch } from '../../kube/patch.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 const c = testCluster();
 const ns = uniqueName('it-cluster');

@@ -6,11 +6,11 @@
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
 import { GROUP, VERSION } from '../../api/crd.js';
 import { NODE_DISRUPTION_BUDGET, type NodeDisruptionBudgetSpecInput, type NodeDisruptionBudgetStatus } from '../../api/node-disruption-budget.js';
-import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { BridgeFixture } from '../support/bridge.js';
 import { deleteGroupNodes, uniqueName } from '../support/cluster.js';
 import { waitFor } from '../support/wait.js';
 import { mergePatch } from '../../kube/patch.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 const f = new BridgeFixture('it-nb-status');
 const where = { group: GROUP, version: VERSION, plural: NODE_DISRUPTION_BUDGET.plural };

@@ -5,7 +5,6 @@
 // node; a PDB-blocked drain is one pending activity named for the PDB, not a growing history.
 import { CustomObjectsApi, RbacAuthorizationV1Api, type V1PolicyRule } from '@kubernetes/client-node';
 import { createSnapshotActivities } from '../../activities/drain/snapshot.js';
-import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { untilDrainRulesChange } from '../../activities/drain/rules-wait.js';
 import { agreeingRules, drainRuleCache } from '../../activities/drain/rules-cache.js';
 import { jest } from '@jest/globals';
@@ -17,6 +16,7 @@ import { DrainFixture, evictionsOf } from '../support/drain.js';
 import { mergePatch } from '../../kube/patch.js';
 import { createDrainRule, deleteDrainRule, storeUnvalidatedDrainRule } from '../support/drain-rules.js';
 import { waitFor } from '../support/wait.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

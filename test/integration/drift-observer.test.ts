@@ -5,7 +5,6 @@ import { CreateAutoScalingGroupCommand, DeleteAutoScalingGroupCommand, DetachIns
 import { CreateLaunchTemplateCommand, CreateLaunchTemplateVersionCommand, DeleteLaunchTemplateCommand, ModifyLaunchTemplateCommand, TerminateInstancesCommand } from '@aws-sdk/client-ec2';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { createAws } from '../../activities/aws.js';
-import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { createAwsProvider } from '../../activities/providers/aws.js';
 import { instanceIdFromProviderID } from '../../activities/providers/aws-provider-id.js';
 import { setKwokTemplateHash } from '../../stack/kwok/nodes.js';
@@ -16,6 +15,7 @@ import { BridgeFixture } from '../support/bridge.js';
 import { uniqueName } from '../support/cluster.js';
 import { waitFor } from '../support/wait.js';
 import { mergePatch } from '../../kube/patch.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 const f = new BridgeFixture('it-drift');
 const custom = () => f.c.config.makeApiClient(CustomObjectsApi);

@@ -5,11 +5,12 @@
 import { CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
 import { apiStatus } from '../../kube/client.js';
 import { createEvacuationActivities, requesterFieldManager, type EvacuationObject } from '../../activities/drain/evacuation.js';
-import { ACTIVE_EVACUATOR_LABEL, EVACUATION, cycleRequester, maintenanceRequester } from '../../api/evacuation.js';
+import { ACTIVE_EVACUATOR_LABEL, EVACUATION } from '../../api/evacuation.js';
 import { nextEvacuationStep } from '../../shared/evacuation.js';
 import { createNamespace, testCluster, uniqueName } from '../support/cluster.js';
 import { waitFor } from '../support/wait.js';
 import { mergePatch, serverSideApply } from '../../kube/patch.js';
+import { cycleRequester, maintenanceRequester } from '../../api/names.js';
 
 const c = testCluster();
 const ns = uniqueName('it-evac');

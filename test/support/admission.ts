@@ -15,6 +15,7 @@ import { namesPath } from './admission-paths.js';
 import type { RefusedCase } from './bad-drain-rules.js';
 import { waitFor } from './wait.js';
 import { mergePatch, serverSideApply } from '../../kube/patch.js';
+import { API_VERSION } from '../../api/names.js';
 
 export interface Admission {
   /** 201 when admitted. */
@@ -45,7 +46,7 @@ export function admissionClient(kc: KubeConfig) {
       answer(() =>
         custom.createClusterCustomObjectWithHttpInfo({
           group: DRAIN_RULE.group, version: DRAIN_RULE.version, plural: DRAIN_RULE.plural, ...(!store && { dryRun: 'All' }),
-          body: { apiVersion: `${DRAIN_RULE.group}/${DRAIN_RULE.version}`, kind: DRAIN_RULE.kind, metadata: { name }, spec },
+          body: { apiVersion: API_VERSION, kind: DRAIN_RULE.kind, metadata: { name }, spec },
         }),
       ),
     /** Creates a NodeMaintenance (dry run unless `store`). */
@@ -53,7 +54,7 @@ export function admissionClient(kc: KubeConfig) {
       answer(() =>
         custom.createClusterCustomObjectWithHttpInfo({
           group: NODE_MAINTENANCE.group, version: NODE_MAINTENANCE.version, plural: NODE_MAINTENANCE.plural, ...(!store && { dryRun: 'All' }),
-          body: { apiVersion: `${NODE_MAINTENANCE.group}/${NODE_MAINTENANCE.version}`, kind: NODE_MAINTENANCE.kind, metadata: { name }, spec },
+          body: { apiVersion: API_VERSION, kind: NODE_MAINTENANCE.kind, metadata: { name }, spec },
         }),
       ),
     /** A JSON merge patch of a stored NodeMaintenance (really applied when admitted). */
@@ -71,7 +72,7 @@ export function admissionClient(kc: KubeConfig) {
       answer(() =>
         custom.createClusterCustomObjectWithHttpInfo({
           group: NODE_DISRUPTION_BUDGET.group, version: NODE_DISRUPTION_BUDGET.version, plural: NODE_DISRUPTION_BUDGET.plural, ...(!store && { dryRun: 'All' }),
-          body: { apiVersion: `${NODE_DISRUPTION_BUDGET.group}/${NODE_DISRUPTION_BUDGET.version}`, kind: NODE_DISRUPTION_BUDGET.kind, metadata: { name }, spec },
+          body: { apiVersion: API_VERSION, kind: NODE_DISRUPTION_BUDGET.kind, metadata: { name }, spec },
         }),
       ),
     /** Creates a NodeGroup (dry run unless `store`). */
@@ -79,7 +80,7 @@ export function admissionClient(kc: KubeConfig) {
       answer(() =>
         custom.createClusterCustomObjectWithHttpInfo({
           group: NODE_GROUP.group, version: NODE_GROUP.version, plural: NODE_GROUP.plural, ...(!store && { dryRun: 'All' }),
-          body: { apiVersion: `${NODE_GROUP.group}/${NODE_GROUP.version}`, kind: NODE_GROUP.kind, metadata: { name }, spec },
+          body: { apiVersion: API_VERSION, kind: NODE_GROUP.kind, metadata: { name }, spec },
         }),
       ),
     /** Creates an Evacuation (dry run unless `store`). */
@@ -87,7 +88,7 @@ export function admissionClient(kc: KubeConfig) {
       answer(() =>
         custom.createNamespacedCustomObjectWithHttpInfo({
           group: EVACUATION.group, version: EVACUATION.version, plural: EVACUATION.plural, namespace, ...(!store && { dryRun: 'All' }),
-          body: { apiVersion: `${EVACUATION.group}/${EVACUATION.version}`, kind: EVACUATION.kind, metadata: { name, namespace }, spec },
+          body: { apiVersion: API_VERSION, kind: EVACUATION.kind, metadata: { name, namespace }, spec },
         }),
       ),
     /** Creates a CycleNodeRequest (dry run unless `store`). */
@@ -95,7 +96,7 @@ export function admissionClient(kc: KubeConfig) {
       answer(() =>
         custom.createNamespacedCustomObjectWithHttpInfo({
           group: CYCLE_NODE_REQUEST.group, version: CYCLE_NODE_REQUEST.version, plural: CYCLE_NODE_REQUEST.plural, namespace, ...(!store && { dryRun: 'All' }),
-          body: { apiVersion: `${CYCLE_NODE_REQUEST.group}/${CYCLE_NODE_REQUEST.version}`, kind: CYCLE_NODE_REQUEST.kind, metadata: { name, namespace }, spec },
+          body: { apiVersion: API_VERSION, kind: CYCLE_NODE_REQUEST.kind, metadata: { name, namespace }, spec },
         }),
       ),
   };
@@ -139,7 +140,7 @@ export async function withSpecUnchecked<T>(kc: KubeConfig, kind: keyof typeof BA
   const name = `${def.plural}.${CYCLE_NODE_REQUEST.group}`;
   const custom = kc.makeApiClient(CustomObjectsApi);
   const where = { group: CYCLE_NODE_REQUEST.group, version: CYCLE_NODE_REQUEST.version, plural: def.plural };
-  const probe = { apiVersion: `${where.group}/${where.version}`, kind, metadata: { name: 'probe', ...(def.scope === 'Namespaced' ? { namespace: 'default' } : {}) }, spec: BAD_SPEC[kind] };
+  const probe = { apiVersion: API_VERSION, kind, metadata: { name: 'probe', ...(def.scope === 'Namespaced' ? { namespace: 'default' } : {}) }, spec: BAD_SPEC[kind] };
   /** True when the bad spec is admitted (dry run), false when refused. */
   const admitsBad = async () => {
     try {

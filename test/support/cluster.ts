@@ -44,7 +44,7 @@ export async function schedulerSeesCordon(c: Kube, namespace: string, node: stri
     await c.core.createNamespacedPod({
       namespace,
       body: {
-        metadata: { name, labels: { 'slipway.dev/test-probe': 'cordon' } },
+        metadata: { name, labels: { 'example.com/test-probe': 'cordon' } },
         spec: { nodeSelector: { 'kubernetes.io/hostname': node }, terminationGracePeriodSeconds: 0, containers: [{ name: 'probe', image: 'registry.invalid/probe:1' }] },
       },
     });

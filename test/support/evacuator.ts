@@ -8,6 +8,7 @@ import { ACTIVE_EVACUATOR_LABEL, EVACUATION } from '../../api/evacuation.js';
 import type { EvacuationObject } from '../../activities/drain/evacuation.js';
 import type { Kube } from '../../kube/client.js';
 import { serverSideApply } from '../../kube/patch.js';
+import { API_VERSION } from '../../api/names.js';
 
 export interface EvacuatorOptions {
   name: string;
@@ -65,7 +66,7 @@ export class ExampleEvacuator {
       const last = this.heartbeats.has(e.metadata.name) ? (e.status?.evacuators ?? []).find((x) => x.name === this.o.name)?.heartbeatTime : undefined;
       if (last && Date.now() - Date.parse(last) < this.o.heartbeatMs) continue;
       const body = {
-        apiVersion: `${group}/${version}`,
+        apiVersion: API_VERSION,
         kind,
         metadata: { name: e.metadata.name, namespace: this.o.namespace },
         status: { evacuators: [{ name: this.o.name, heartbeatTime: new Date().toISOString(), message: `migrating ${pod.name} (${Math.round((Date.now() - since) / 1000)}s)` }] },

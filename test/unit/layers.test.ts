@@ -38,12 +38,12 @@ const TYPE_ONLY: Partial<Record<Layer, Layer[]>> = { workflows: ['activities'] }
 
 /**
  * The clients talk to Kubernetes with kube/ and with the activities' own pieces, so there is one of
- * each: the Event writer (events.ts: one Event format), the node-group label (inventory.ts), and the kwok Node shape
+ * each: the Event writer (events.ts: one Event format), the kwok Node shape
  * the main job creates its node group with (providers/kwok-node.ts), and the NodeDisruptionBudget
  * ledger (budget/index.ts: the bridge keeps a budget's status current with the holders' own
  * read-decide-write, so there is one writer's logic). Nothing else of activities/.
  */
-const STARTER_ACTIVITIES = ['events.ts', 'inventory.ts', 'providers/kwok-node.ts', 'budget/index.ts'].map((f) => `activities/${f}`);
+const STARTER_ACTIVITIES = ['events.ts', 'providers/kwok-node.ts', 'budget/index.ts'].map((f) => `activities/${f}`);
 
 /** Exactly these files may make these edges against the table, and why. */
 const EXCEPTIONS: Array<{ from: string; to: string; why: string }> = [
@@ -170,4 +170,48 @@ describe('layers: imports point down', () => {
     expect(violation('workflows/drain/drain.ts', { spec: '../../kube/patch.js', typeOnly: false })).toMatch(/workflows may not import kube/);
     expect(violation('shared/drain.ts', { spec: '../kube/patch.js', typeOnly: false })).toMatch(/shared may not import kube/);
   });
+
+  test('#26.4 no workflow value-imports a module that imports zod (directly or through its own value imports): zod stays out of the workflow bundle', () => {
+    const bad = files
+      .filter((f) => layerOf(f) === 'workflows')
+      .flatMap((f) =>
+        importsOf(readFileSync(join(ROOT, f), 'utf8'))
+          .filter((imp) => !imp.typeOnly)
+          .map((imp) => ({ imp, to: target(f, imp.spec) }))
+          .filter((e): e is { imp: Import; to: string } => e.to !== undefined && layerOf(e.to) !== 'workflows')
+          .map(({ imp, to }) => {
+            const via = zodVia(to);
+            return via ? `${f} imports '${imp.spec}': zod through ${via.join(' → ')}` : '';
+          }),
+      )
+      .filter(Boolean);
+    expect(bad).toEqual([]);
+    // The check itself: a module that imports zod is found through a value import, not through `import type`.
+    expect(zodVia('api/crd.ts')).toEqual(['api/crd.ts']);
+    expect(zodVia('workflows/ids.ts')).toBeUndefined();
+  });
 });
+
+const zodMemo = new Map<string, string[] | undefined>();
+/** The chain of value imports from `file` to a module that imports zod, or undefined when there is none. */
+function zodVia(file: string, seen = new Set<string>()): string[] | undefined {
+  if (zodMemo.has(file)) return zodMemo.get(file);
+  if (seen.has(file) || !existsSync(join(ROOT, file))) return undefined;
+  seen.add(file);
+  let chain: string[] | undefined;
+  for (const imp of importsOf(readFileSync(join(ROOT, file), 'utf8'))) {
+    if (imp.typeOnly) continue;
+    if (imp.spec === 'zod' || imp.spec.startsWith('zod/')) {
+      chain = [file];
+      break;
+    }
+    const to = target(file, imp.spec);
+    const via = to === undefined ? undefined : zodVia(to, seen);
+    if (via) {
+      chain = [file, ...via];
+      break;
+    }
+  }
+  zodMemo.set(file, chain);
+  return chain;
+}

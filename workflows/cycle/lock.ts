@@ -25,8 +25,7 @@ import {
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { NodeGroupAttr } from '../search-attributes.js';
 import { lockHolderProbeSignal, releaseLockSignal } from '../messages.js';
-
-export const nodeGroupLockId = (provider: string, group: string) => `lock/${provider}/${group}`;
+import { nodeGroupLockId } from '../ids.js';
 
 /** How often a lock checks that its holder still runs. */
 const HOLDER_PROBE_MS = 60_000;

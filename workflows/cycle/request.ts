@@ -26,7 +26,7 @@ import {
   workflowInfo,
   ParentClosePolicy,
 } from '@temporalio/workflow';
-import { CYCLE_NODE_REQUEST, type CycleRequestPhase } from '../../api/cycle-node-request.js';
+import type { CycleRequestPhase } from '../../api/cycle-node-request.js';
 import { nodeGroupsOf } from '../../api/node-groups.js';
 import type { GroupNode, ResolvedCycle } from '../../activities/cycle/resolve.js';
 import type { HeldNode } from '../../activities/cycle/claim.js';
@@ -38,7 +38,7 @@ import { HeldLocks } from './lock.js';
 import { cycledMessage, cycleNodeWorkflow } from './node.js';
 import { nodeCycleWorkflowId, type CycleRequestInput, type CycleStatus, type CycleNodeStatus } from './types.js';
 import { longSteps, steps } from '../proxies.js';
-import { cycleRequester } from '../../api/evacuation.js';
+import { API_VERSION, CYCLE_NODE_REQUEST, cycleRequester } from '../../api/names.js';
 
 const act = steps;
 const waits = longSteps('30 minutes');
@@ -206,7 +206,7 @@ export class Request {
     const { namespace, name, uid } = this.input.request;
     for (const f of fresh) {
       await act.recordEvent.executeWithOptions({ summary: `event ${FORCED_OBJECT_EVENT_REASON[f.action]} on ${namespace}/${name}` }, [{
-        involved: { kind: CYCLE_NODE_REQUEST.kind, apiVersion: `${CYCLE_NODE_REQUEST.group}/${CYCLE_NODE_REQUEST.version}`, namespace, name, uid },
+        involved: { kind: CYCLE_NODE_REQUEST.kind, apiVersion: API_VERSION, namespace, name, uid },
         type: 'Warning',
         reason: FORCED_OBJECT_EVENT_REASON[f.action],
         message: forcedLine(d.nodeName, f),

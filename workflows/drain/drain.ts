@@ -44,13 +44,13 @@ import { podKey, truncate, UNREACHABLE_TERMINATING_SKIP_MS, type OperatorDecisio
 import { planWave, type WavePlan } from './waves.js';
 import { applyLocks, NO_LOCKS, type LockVerdict } from './locks.js';
 import { EvacuationLedger, type EvacuationsCarry, type Requesting } from './evacuations.js';
-import { drainRequester } from '../../api/evacuation.js';
 import { ReturnsLedger, type ReturnsCarry, type ReturnsVerdict } from './returns.js';
 import { latestOnly, whenSettled, type ProgressReporter } from '../progress.js';
 import { NodesAttr, PhaseAttr } from '../search-attributes.js';
 import { longSteps, steps } from '../proxies.js';
 import { ownersText } from '../../api/lifecycle-hooks.js';
 import { isCliDrainWorkflowId } from '../ids.js';
+import { drainRequester } from '../../api/names.js';
 
 const act = steps;
 // Evictions heartbeat per pod; waits every 5 s.

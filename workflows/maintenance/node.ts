@@ -42,9 +42,9 @@ import { steps } from '../proxies.js';
 import { NodesAttr, PhaseAttr } from '../search-attributes.js';
 import { drainWorkflow } from '../drain/drain.js';
 import { FORCED_OBJECT_EVENT_REASON, forcedLine, freshForced } from '../drain/status.js';
-import { maintenanceRequester } from '../../api/evacuation.js';
 import { fastForwardMessage, fastForwardedBy, limitedBy, limiting, nodeLevelMessage, updateTargets, type FastForward, type NodeTargetsState } from './targets.js';
 import type { HolderInfo, NodeCounts, NodeReport } from './types.js';
+import { maintenanceRequester } from '../../api/names.js';
 
 /** How often the coordinator looks at the node without being told (an uncordon by someone else, NM-2.5). */
 const RECHECK_MS = 5_000;
