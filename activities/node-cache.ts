@@ -1,4 +1,4 @@
-// The worker's Node caches (object-cache.ts), one per node being worked on: the node coordinator's
+// The worker's Node caches (kube/object-cache.ts), one per node being worked on: the node coordinator's
 // writes, the drain's node reads and the wave wait's watch on its node use it instead of a GET, or
 // a list and a watch, each. In a NodeMaintenance those were a quarter of the drain's requests (issue 11).
 //

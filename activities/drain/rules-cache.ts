@@ -8,7 +8,7 @@
 // for the cache's lag), and a rule created mid-drain is seen when the cache sees it, as the per-wait
 // watch saw it: a stream is trusted a minute at most, then listed again, and a failed one makes the
 // cache answer nothing (the waits on it then watch for themselves) until its next list. The
-// reflector is object-cache.ts's, as for nodes and pods.
+// reflector is kube/object-cache.ts's, as for nodes and pods.
 import { createHash } from 'node:crypto';
 import { CustomObjectsApi, type KubernetesObject } from '@kubernetes/client-node';
 import { DRAIN_RULE } from '../../api/drain-rule.js';
@@ -35,7 +35,7 @@ export function drainRuleLister(kube: Kube): () => Promise<{ items: KubernetesOb
   };
 }
 
-/** The process's DrainRule cache for this client (object-cache.ts; started on first use). */
+/** The process's DrainRule cache for this client (kube/object-cache.ts; started on first use). */
 export const drainRuleCache = cacheRegistry<Kube, KubernetesObject>(
   (kube, _key, onStopped) =>
     new ObjectCache<KubernetesObject>({

@@ -1,4 +1,4 @@
-// The bridge while it leads: one controller (starter/controller/) per kind. CycleNodeRequests, with
+// The bridge while it leads: one controller (kube/controller/) per kind. CycleNodeRequests, with
 // their CycleNodeStatus objects as a secondary collection; NodeMaintenances (cluster-scoped, so the
 // watched namespace does not apply). Each kind's running workflows (tracker.ts) are a source of
 // changes from outside the cluster; each kind's reconciler does the rest. The Idle maintenances'

@@ -1,4 +1,4 @@
-// The worker's shared reflector (activities/object-cache.ts) against the real apiserver: waits on it
+// The worker's shared reflector (kube/object-cache.ts) against the real apiserver: waits on it
 // make no list of their own, a write of ours is seen at once, and when it cannot answer a wait lists
 // and watches for itself, so nothing is missed.
 import { KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';

@@ -290,7 +290,7 @@ function workerNeeds(): { needs: Set<string>; unmapped: string[] } {
       if (!k) unmapped.push(`${file}: ${m[1]}${m[2]}`);
       else needs.add(`${k[0]}/${k[1]}${k[2] ? `/${k[2]}` : ''}:${VERBS[m[1]!]}`);
     }
-    // Watches (activities/watch.ts) name their collection by path.
+    // Watches (kube/watch.ts) name their collection by path.
     for (const m of src.matchAll(/path:\s*['"`](\/apis?\/[^'"`]+)['"`]/g)) {
       const parts = m[1]!.split('/').filter(Boolean); // api v1 pods | apis group v1 resource
       const [group, resource] = parts[0] === 'api' ? ['', parts[2]!] : [parts[1]!, parts[3]!];
