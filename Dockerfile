@@ -9,6 +9,7 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 # What the image runs, no more (tsconfig.build.json): no tests, local stack or benchmarks.
 COPY api ./api
+COPY kube ./kube
 COPY shared ./shared
 COPY workflows ./workflows
 COPY activities ./activities

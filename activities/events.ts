@@ -1,6 +1,6 @@
 // Kubernetes Events, so `kubectl describe` shows what Slipway did to an object and why.
 // Event names are derived from the action, so a retried activity updates nothing twice.
-import { apiStatus, type Kube } from './kube.js';
+import { apiStatus, type Kube } from '../kube/client.js';
 import { forcedActionRecorded } from './metrics.js';
 
 export interface EventInput {

@@ -1,5 +1,5 @@
 // All activities, built from their dependencies so tests hand in clients for the local stack.
-import type { Kube } from './kube.js';
+import type { Kube } from '../kube/client.js';
 import { createCycleActivities } from './cycle/index.js';
 import { createDrainActivities } from './drain/index.js';
 import { createProviders, defaultProviderName } from './providers/index.js';

@@ -1,10 +1,9 @@
 // Read-only view of the cluster's nodes, grouped by node group: the first thing every
 // cycle or maintenance needs, and the end-to-end proof that the worker can reach the cluster.
 import type { V1Node } from '@kubernetes/client-node';
-import type { Kube } from './kube.js';
+import type { Kube } from '../kube/client.js';
+import { NODE_GROUP_LABEL } from '../api/node-groups.js';
 
-/** The label that names a node's group (the kwok provider's groups, and the AWS glue's). */
-export const NODE_GROUP_LABEL = 'slipway.dev/node-group';
 
 export interface NodeSummary {
   name: string;

@@ -1,4 +1,4 @@
-// The worker's Node caches (object-cache.ts), one per node being worked on: the node coordinator's
+// The worker's Node caches (kube/object-cache.ts), one per node being worked on: the node coordinator's
 // writes, the drain's node reads and the wave wait's watch on its node use it instead of a GET, or
 // a list and a watch, each. In a NodeMaintenance those were a quarter of the drain's requests (issue 11).
 //
@@ -7,8 +7,8 @@
 // from the node send the resourceVersion they read as a precondition, so a stale read costs a 409
 // and a GET, never a wrong write. A list of the one node each minute keeps it honest.
 import type { V1Node } from '@kubernetes/client-node';
-import { apiStatus, type Kube } from './kube.js';
-import { cacheRegistry, ObjectCache, type CacheListener } from './object-cache.js';
+import { apiStatus, type Kube } from '../kube/client.js';
+import { cacheRegistry, ObjectCache, type CacheListener } from '../kube/object-cache.js';
 
 /**
  * One node's cache (a list and watch by metadata.name), started by its first read and stopped two

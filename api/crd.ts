@@ -4,8 +4,8 @@
 // its path: a CRD that silently validates less than the zod type would let bad objects in.
 import { z } from 'zod';
 
-export const GROUP = 'slipway.dev';
-export const VERSION = 'v1alpha1';
+import { API_VERSION, GROUP, VERSION } from './names.js';
+export { GROUP, VERSION } from './names.js';
 
 export type JsonSchema = { [key: string]: unknown };
 
@@ -155,7 +155,7 @@ function int32(s: JsonSchema): void {
 const META: JsonSchema = {
   apiVersion: {
     type: 'string',
-    description: 'APIVersion defines the versioned schema of this representation of an object: slipway.dev/v1alpha1.',
+    description: `APIVersion defines the versioned schema of this representation of an object: ${API_VERSION}.`,
   },
   kind: { type: 'string', description: 'Kind is the REST resource this object represents, in CamelCase.' },
   // The apiserver refuses anything but type here (metadata's schema is its own).

@@ -184,5 +184,19 @@ export const CycleNodeStatusStatus = z.object({
 }).describe('The node\'s cycle, written by Slipway.');
 export type CycleNodeStatusStatus = z.infer<typeof CycleNodeStatusStatus>;
 
-export const CYCLE_NODE_REQUEST = { group: 'slipway.dev', version: 'v1alpha1', kind: 'CycleNodeRequest', plural: 'cyclenoderequests', singular: 'cyclenoderequest' } as const;
-export const CYCLE_NODE_STATUS = { group: 'slipway.dev', version: 'v1alpha1', kind: 'CycleNodeStatus', plural: 'cyclenodestatuses', singular: 'cyclenodestatus' } as const;
+export { CYCLE_NODE_REQUEST, CYCLE_NODE_STATUS } from './names.js';
+
+// ---- labels, annotations and the finalizer of a cycle -------------------------------------------
+
+/** Held on every CycleNodeRequest the bridge acts on, until its workflow is closed. */
+export const CYCLE_FINALIZER = 'slipway.dev/cycle';
+/** On each CycleNodeStatus: the request it belongs to (the bridge's requestLabelValue). */
+export const CYCLE_REQUEST_LABEL = 'slipway.dev/cycle-node-request';
+/**
+ * Node annotation: the request (ns/name/uid) that claimed the node. Also the claim that keeps
+ * NodeMaintenances off it (NM-7.5): written with a resourceVersion precondition, and only while no
+ * maintenance holds the node (maintenance.slipway.dev/held-by); the first claim wins.
+ */
+export const CYCLED_BY = 'slipway.dev/cycled-by';
+/** Node annotation, ours: we set cluster-autoscaler's scale-down-disabled (value: the request), so we remove it; a pre-existing one is left alone. */
+export const CA_ANNOTATION_OWNER = 'slipway.dev/scale-down-disabled-by';

@@ -1,7 +1,14 @@
 // KEP-4212 drain-plan arithmetic, pure and shared: the CRD's defaulting and ordering rule, the
 // bridge's checks, the maintenance planner (workflows) and pod classification (activities) all
 // use these definitions, so "which pods does this entry take, and in what order" has one answer.
-import { matchesSelector, type LabelSelector } from './label-selector.js';
+import { matchesSelector } from './label-match.js';
+import type { LabelSelector } from './label-selector.js';
+import { canonical } from './canonical.js';
+
+/** The pod label that overrides DrainRules: skip | wait-completed. */
+export const DRAIN_LABEL = 'slipway.dev/drain';
+/** The pod label that declares a pod's type (NM-6.6): DaemonSet makes it daemon-like, Default opts it out of rule (c). */
+export const POD_TYPE_LABEL = 'slipway.dev/pod-type';
 
 export type PodType = 'Default' | 'DaemonSet' | 'Static';
 export const POD_TYPES: readonly PodType[] = ['Default', 'DaemonSet', 'Static'];
@@ -34,15 +41,6 @@ export function selectorKey(sel: LabelSelector | undefined): string {
   let k = keys.get(sel);
   if (k === undefined) keys.set(sel, (k = canonical(sel)));
   return k;
-}
-
-function canonical(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  if (v && typeof v === 'object') {
-    const keys = Object.keys(v as Record<string, unknown>).filter((k) => (v as Record<string, unknown>)[k] !== undefined).sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`;
-  }
-  return JSON.stringify(v);
 }
 
 /**

@@ -3,9 +3,11 @@
 // ORed between entries, ANDed within one. When several rules match a pod, the first by name wins.
 // The zod type is the CRD's schema: whatever it refuses, admission refuses too (test/support/
 // bad-drain-rules.ts is the corpus both are tested against).
+import { DRAIN_RULE } from './names.js';
 import { z } from 'zod';
 import { celString, entryRule, issueMessages, kubeEnum, repeatsEarlier } from './admission.js';
 import { isEmptySelector, LabelSelector } from './label-selector.js';
+import { canonical } from './canonical.js';
 
 export const DrainBehavior = kubeEnum(['Drain', 'Skip', 'WaitCompleted']);
 export type DrainBehavior = z.infer<typeof DrainBehavior>;
@@ -76,16 +78,7 @@ export const DrainRuleSpec = z
   .describe('Which pods, on which nodes, and what a drain does with them.');
 export type DrainRuleSpec = z.infer<typeof DrainRuleSpec>;
 
-/** JSON with sorted keys, so entries that differ only in key order count as duplicates (as in CEL). */
-function canonical(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  if (v && typeof v === 'object') {
-    return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`;
-  }
-  return JSON.stringify(v);
-}
-
-export const DRAIN_RULE = { group: 'slipway.dev', version: 'v1alpha1', kind: 'DrainRule', plural: 'drainrules', singular: 'drainrule' } as const;
+export { DRAIN_RULE } from './names.js';
 
 export interface DrainRule {
   name: string;

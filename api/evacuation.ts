@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { kubeEnum } from './admission.js';
 import { conditions, ObservedGeneration } from './cycle-node-request.js';
 
-export const EVACUATION = { group: 'slipway.dev', version: 'v1alpha1', kind: 'Evacuation', plural: 'evacuations', singular: 'evacuation' } as const;
+export { EVACUATION } from './names.js';
 
 // ---- names evacuators read and write (spec §5 "Registration", "Labels") -------------------------
 
@@ -28,15 +28,6 @@ const EVACUATOR_NAME_RE = new RegExp(EVACUATOR_NAME_PATTERN);
 const PRIORITY_RE = /^(0|[1-9][0-9]{0,5})$/;
 
 const EvacuatorName = z.string().min(1).max(63).regex(EVACUATOR_NAME_RE).meta({ pattern: EVACUATOR_NAME_PATTERN });
-
-// ---- requester names (spec §5: nodemaintenance/<name>, cyclenoderequest/<ns>/<name>, drain/<node>) --
-
-/** The kinds of requester, as the first segment of a requester name. */
-export const REQUESTER_KIND = { maintenance: 'nodemaintenance', cycle: 'cyclenoderequest', drain: 'drain' } as const;
-export const maintenanceRequester = (name: string) => `${REQUESTER_KIND.maintenance}/${name}`;
-export const cycleRequester = (namespace: string, name: string) => `${REQUESTER_KIND.cycle}/${namespace}/${name}`;
-/** A drain started by hand (the CLI) or by no owner that has its own requester name. */
-export const drainRequester = (node: string) => `${REQUESTER_KIND.drain}/${node}`;
 
 // ---- spec ----------------------------------------------------------------------------------------
 

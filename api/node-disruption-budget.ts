@@ -10,7 +10,7 @@ import { conditions, ObservedGeneration } from './cycle-node-request.js';
 import { duration } from './duration.js';
 import { LabelKey, LabelSelector } from './label-selector.js';
 
-export const NODE_DISRUPTION_BUDGET = { group: 'slipway.dev', version: 'v1alpha1', kind: 'NodeDisruptionBudget', plural: 'nodedisruptionbudgets', singular: 'nodedisruptionbudget' } as const;
+export { NODE_DISRUPTION_BUDGET } from './names.js';
 
 export const DEFAULT_ZONE_KEY = 'topology.kubernetes.io/zone';
 

@@ -11,7 +11,7 @@ import { patterned } from './admission.js';
 import { duration, DURATION_BOUNDS } from './duration.js';
 import { Schedule, WINDOW_DURATION_BOUNDS } from './node-disruption-budget.js';
 
-export const NODE_GROUP = { group: 'slipway.dev', version: 'v1alpha1', kind: 'NodeGroup', plural: 'nodegroups', singular: 'nodegroup' } as const;
+export { NODE_GROUP } from './names.js';
 
 /** Annotation on a NodeGroup: `disabled` stops its drift observer (it still reports, and creates nothing). */
 export const DRIFT_OBSERVER_ANNOTATION = 'slipway.dev/drift-observer';

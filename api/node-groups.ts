@@ -1,5 +1,10 @@
 // The node groups a request names. Free of zod, so the workflow bundle (one copy per V8 isolate)
 // stays small.
+/** The Node label that names a node's group (the kwok provider's groups, and the AWS glue's). */
+export const NODE_GROUP_LABEL = 'slipway.dev/node-group';
+/** The Node label the local stack's AWS emulation (stack/aws/node-sync.ts) puts on the Nodes it made for EC2 instances. */
+export const SYNCED_LABEL = 'slipway.dev/emulated-by';
+
 export function nodeGroupsOf(s: { nodeGroupName?: string; nodeGroupsList?: string[] }): string[] {
   return [...new Set([s.nodeGroupName ?? '', ...(s.nodeGroupsList ?? [])].filter((g) => g.length > 0))];
 }

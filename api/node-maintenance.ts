@@ -4,6 +4,7 @@
 // Spec: ../shared/specs/node-maintenance.md (NM-1, NM-2.1, NM-4). The CRD schema is generated from
 // here; every rule is written twice from the same text, as CEL (admission) and as zod (the bridge,
 // the CLI), and test/support/bad-node-maintenances.ts is the corpus both are tested against.
+import { MAX_MAINTENANCE_REASON, NODE_MAINTENANCE } from './names.js';
 import { z } from 'zod';
 import { celString, entryRule, kubeEnum, repeatsEarlier } from './admission.js';
 import { conditions, ObservedGeneration } from './cycle-node-request.js';
@@ -12,12 +13,10 @@ import { DEFAULT_DRAIN_PLAN, planOrderError, type PlanEntry } from './drain-plan
 import { duration, DURATION_BOUNDS } from './duration.js';
 import { DNS_SUBDOMAIN_PATTERN, LabelKey, LabelSelector, LabelValue } from './label-selector.js';
 
-export const NODE_MAINTENANCE = { group: 'slipway.dev', version: 'v1alpha1', kind: 'NodeMaintenance', plural: 'nodemaintenances', singular: 'nodemaintenance' } as const;
+export { NODE_MAINTENANCE } from './names.js';
 
 // ---- names other operators and Slipway's own parts read (spec §6, NM-2.3, NM-2.9, NM-4.8) --------
 
-/** spec.reason's length limit (setStage writes the CLI's --reason there too). */
-export const MAX_MAINTENANCE_REASON = 1024;
 /** On the NodeMaintenance from the first stage past Idle until Complete has run (NM-2.3, NM-2.12). */
 export const MAINTENANCE_FINALIZER = 'slipway.dev/maintenance';
 /** Node label: the node's maintenance state, Cordoned | Draining | Drained (NM-6.1). */
@@ -28,8 +27,6 @@ export const HELD_BY_ANNOTATION = 'maintenance.slipway.dev/held-by';
 export const MAINTENANCE_STATUS_ANNOTATION = 'maintenance.slipway.dev/status';
 /** Node annotation "true": the node was unschedulable before its first holder cordoned it (NM-2.9c). */
 export const WAS_UNSCHEDULABLE_ANNOTATION = 'maintenance.slipway.dev/was-unschedulable';
-/** NodeMaintenance annotation "true": the user acknowledges a selector that takes every node (NM-4.8). */
-export const ALLOW_ALL_NODES_ANNOTATION = 'maintenance.slipway.dev/allow-all-nodes';
 /** Node conditions, KEP-5683's names (NM-6.4): best-effort, the label and annotations above are the contract. */
 export const NODE_CONDITION = { maintenanceInProgress: 'MaintenanceInProgress', drainInProgress: 'DrainInProgress', drained: 'Drained' } as const;
 

@@ -2,15 +2,18 @@
 // updated (p50 / p99 over many samples). The bridge runs in this process as in production; the
 // workflow is the scripted stand-in from the tests (a real workflow whose phases a signal sets), so
 // every state change has an exact moment.
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { CustomObjectsApi } from '@kubernetes/client-node';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { fileURLToPath } from 'node:url';
 import { CYCLE_NODE_REQUEST } from '../api/cycle-node-request.js';
-import { createKube } from '../activities/kube.js';
+import { createKube } from '../kube/client.js';
 import { startBridge } from '../starter/bridge/main.js';
 import { connectClient } from '../starter/client.js';
 import { temporalSettings } from '../shared/temporal.js';
 import { cycleWorkflowId, type CycleStatus } from '../workflows/cycle/types.js';
+import { mergePatch } from '../kube/patch.js';
+import { NODE_GROUP_LABEL } from '../api/node-groups.js';
+import { API_VERSION } from '../api/names.js';
 
 try {
   Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -43,7 +46,7 @@ for (let i = 0; i < REQUESTS; i++) {
   const t0 = performance.now();
   const obj = (await custom.createNamespacedCustomObject({
     group, version, plural, namespace: ns,
-    body: { apiVersion: `${group}/${version}`, kind, metadata: { name }, spec: { nodeGroupName: 'g', selector: { matchLabels: { 'slipway.dev/node-group': 'g' } } } },
+    body: { apiVersion: API_VERSION, kind, metadata: { name }, spec: { nodeGroupName: 'g', selector: { matchLabels: { [NODE_GROUP_LABEL]: 'g' } } } },
   })) as { metadata: { uid: string } };
   const handle = client.workflow.getHandle(cycleWorkflowId({ namespace: ns, name, uid: obj.metadata.uid }));
   for (;;) {
@@ -75,7 +78,6 @@ await bridge.stop();
 worker.shutdown();
 await running;
 await connection.close();
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 for (let i = 0; i < REQUESTS; i++) {
   await custom.patchNamespacedCustomObject({ group, version, plural, namespace: ns, name: `r${i}`, body: { metadata: { finalizers: null } } }, mergePatch).catch(() => undefined);
 }

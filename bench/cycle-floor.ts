@@ -3,12 +3,13 @@
 // parallel. Its wall time is what this machine's control plane needs for the pod churn alone
 // (every evicted pod is re-created, scheduled and started elsewhere), so Slipway's wall time over
 // it is the cost of orchestration.
-import { PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
-import { NODE_GROUP_LABEL } from '../activities/inventory.js';
-import { apiStatus, type Kube } from '../activities/kube.js';
+import type { V1Pod } from '@kubernetes/client-node';
+import { apiStatus, type Kube } from '../kube/client.js';
 import { mapLimit } from '../activities/drain/rate-limit.js';
-import { watchUntil } from '../activities/watch.js';
+import { watchUntil } from '../kube/watch.js';
 import { ensureNode, fakeNode } from '../activities/providers/kwok-node.js';
+import { mergePatch } from '../kube/patch.js';
+import { NODE_GROUP_LABEL } from '../api/node-groups.js';
 
 export async function bareCycle(kube: Kube, group: string, namespace: string, concurrency: number): Promise<number> {
   const old = (await kube.core.listNode({ labelSelector: `${NODE_GROUP_LABEL}=${group}` })).items.map((n) => n.metadata!.name!).sort();
@@ -25,7 +26,7 @@ export async function bareCycle(kube: Kube, group: string, namespace: string, co
       await new Promise((r) => setTimeout(r, 100));
     }
     // Cordon, evict everything, wait for it to leave, delete the nodes.
-    await Promise.all(batch.map((name) => kube.core.patchNode({ name, body: { spec: { unschedulable: true } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch))));
+    await Promise.all(batch.map((name) => kube.core.patchNode({ name, body: { spec: { unschedulable: true } } }, mergePatch)));
     const pods: V1Pod[] = (await Promise.all(batch.map((n) => kube.core.listNamespacedPod({ namespace, fieldSelector: `spec.nodeName=${n}` })))).flatMap((l) => l.items);
     await evictAll(kube, namespace, pods, 16 * batch.length);
     await podsGone(kube, namespace, pods);

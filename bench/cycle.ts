@@ -7,8 +7,7 @@ import { readFileSync } from 'node:fs';
 import { AppsV1Api } from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { NODE_GROUP_LABEL } from '../activities/inventory.js';
-import { createKube } from '../activities/kube.js';
+import { createKube } from '../kube/client.js';
 import { createReadyNamespace } from '../starter/namespace.js';
 import { ensureFakeNodeGroup } from '../stack/kwok/nodes.js';
 import { connectClient } from '../starter/client.js';
@@ -20,6 +19,7 @@ import { cycleNodeRequestWorkflow } from '../workflows/index.js';
 import { bareCycle } from './cycle-floor.js';
 import { cpuSeconds, delta, formatCpu, scrapeRequests, type Counters } from './metrics.js';
 import { quietCluster } from './quiet.js';
+import { NODE_GROUP_LABEL } from '../api/node-groups.js';
 
 const NODES = Number(process.env.SLIPWAY_BENCH_NODES ?? 50);
 const PODS_PER_NODE = 30;

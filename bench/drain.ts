@@ -5,8 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import { AppsV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { NODE_GROUP_LABEL } from '../activities/inventory.js';
-import { createKube, type Kube } from '../activities/kube.js';
+import { createKube, type Kube } from '../kube/client.js';
 import { createReadyNamespace } from '../starter/namespace.js';
 import { ensureFakeNodeGroup } from '../stack/kwok/nodes.js';
 import { connectClient } from '../starter/client.js';
@@ -14,6 +13,8 @@ import { temporalSettings } from '../shared/temporal.js';
 import { createWorker } from '../worker/worker.js';
 import { drainWorkflow } from '../workflows/index.js';
 import { delta, drainRequests, scrapeRequests } from './metrics.js';
+import { NODE_GROUP_LABEL } from '../api/node-groups.js';
+import { API_VERSION, DRAIN_RULE } from '../api/names.js';
 
 const GRACE_S = 5;
 const PODS = 100;
@@ -115,8 +116,8 @@ async function main(kubeClient: Kube) {
   const node = nodes[2 * ROUNDS]!;
   const ruleNames = [`${group}-first`, `${group}-last`];
   const nodeSel = [{ selector: { matchLabels: { [NODE_GROUP_LABEL]: group } } }];
-  await rules.createClusterCustomObject({ group: 'slipway.dev', version: 'v1alpha1', plural: 'drainrules', body: { apiVersion: 'slipway.dev/v1alpha1', kind: 'DrainRule', metadata: { name: ruleNames[0] }, spec: { drain: { behavior: 'Drain', order: -1 }, nodes: nodeSel, pods: [{ selector: { matchLabels: { wave: 'first' } } }] } } });
-  await rules.createClusterCustomObject({ group: 'slipway.dev', version: 'v1alpha1', plural: 'drainrules', body: { apiVersion: 'slipway.dev/v1alpha1', kind: 'DrainRule', metadata: { name: ruleNames[1] }, spec: { drain: { behavior: 'Drain', order: 1 }, nodes: nodeSel, pods: [{ selector: { matchLabels: { wave: 'last' } } }] } } });
+  await rules.createClusterCustomObject({ ...DRAIN_RULE, body: { apiVersion: API_VERSION, kind: DRAIN_RULE.kind, metadata: { name: ruleNames[0] }, spec: { drain: { behavior: 'Drain', order: -1 }, nodes: nodeSel, pods: [{ selector: { matchLabels: { wave: 'first' } } }] } } });
+  await rules.createClusterCustomObject({ ...DRAIN_RULE, body: { apiVersion: API_VERSION, kind: DRAIN_RULE.kind, metadata: { name: ruleNames[1] }, spec: { drain: { behavior: 'Drain', order: 1 }, nodes: nodeSel, pods: [{ selector: { matchLabels: { wave: 'last' } } }] } } });
   await fill(node, 'wave-first', WAVE_PODS, WAVE_GRACE_S, { wave: 'first' });
   await fill(node, 'wave-middle', WAVE_PODS, WAVE_GRACE_S);
   await fill(node, 'wave-last', WAVE_PODS, WAVE_GRACE_S, { wave: 'last' });
@@ -135,7 +136,7 @@ async function main(kubeClient: Kube) {
   console.log(`| overhead per wave | ${perWave.toFixed(3)} s | ≤ 0.5 s |`);
   console.log(`| API requests per evicted pod | ${requestsPerPod.toFixed(2)} | ≤ 3 |`);
 
-  for (const name of ruleNames) await rules.deleteClusterCustomObject({ group: 'slipway.dev', version: 'v1alpha1', plural: 'drainrules', name });
+  for (const name of ruleNames) await rules.deleteClusterCustomObject({ ...DRAIN_RULE, name });
   await kubeClient.core.deleteNamespace({ name: ns });
   for (const n of nodes) await kubeClient.core.deleteNode({ name: n });
   worker.shutdown();

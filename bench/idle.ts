@@ -9,11 +9,13 @@
 //      the baseline. Targets: ≤ 30 events per held node per hour; Temporal within 10% of idle.
 //   3. Promptness after the idle window (spec: "promptly" is 5 s): an uncordon of a held node → cordoned
 //      again (NM-2.5); a node labelled into the selection → cordoned, labelled out → released (NM-2.6).
-import { CustomObjectsApi, PatchStrategy, PolicyV1Api, setHeaderOptions } from '@kubernetes/client-node';
+import { CustomObjectsApi, PolicyV1Api } from '@kubernetes/client-node';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { GROUP, VERSION } from '../api/crd.js';
 import { NODE_MAINTENANCE, type NodeMaintenanceSpecInput } from '../api/node-maintenance.js';
-import { createKube } from '../activities/kube.js';
+import { createKube } from '../kube/client.js';
+import { mergePatch } from '../kube/patch.js';
+import { API_VERSION } from '../api/names.js';
 import { ensureFakeNodeGroup } from '../stack/kwok/nodes.js';
 import { createReadyNamespace } from '../starter/namespace.js';
 import { connectClient } from '../starter/client.js';
@@ -46,7 +48,6 @@ const blockedNode = nodes[HELD]!;
 const spare = nodes[HELD + 1]!;
 const pool = `${group}-pool`;
 const label = (node: string, value: string | null) => kube.core.patchNode({ name: node, body: { metadata: { labels: { [pool]: value } } } }, mergePatch);
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 for (const n of held) await label(n, 'held');
 await createReadyNamespace(kube.core, ns);
 await kube.core.createNamespacedPod({ namespace: ns, body: { metadata: { name: 'kept', labels: { app: 'kept' } }, spec: { nodeName: blockedNode, containers: [{ name: 'c', image: 'registry.invalid/bench:1' }] } } });
@@ -76,7 +77,7 @@ const obj = (await objects.createClusterCustomObject({
   group: GROUP,
   version: VERSION,
   plural: NODE_MAINTENANCE.plural,
-  body: { apiVersion: `${GROUP}/${VERSION}`, kind: NODE_MAINTENANCE.kind, metadata: { name }, spec: { nodeSelector: { nodeSelectorTerms: [{ matchExpressions: [{ key: pool, operator: 'In', values: ['held'] }] }] }, stage: 'Drain' } },
+  body: { apiVersion: API_VERSION, kind: NODE_MAINTENANCE.kind, metadata: { name }, spec: { nodeSelector: { nodeSelectorTerms: [{ matchExpressions: [{ key: pool, operator: 'In', values: ['held'] }] }] }, stage: 'Drain' } },
 })) as { metadata: { uid: string; creationTimestamp: string; generation: number }; spec: NodeMaintenanceSpecInput };
 const m = await client.workflow.start(nodeMaintenanceWorkflow, {
   taskQueue: group,

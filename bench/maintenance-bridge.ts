@@ -21,13 +21,12 @@
 // node is left cordoned. Nodes and objects are watched, not polled (a poll every 10 ms loads the
 // apiserver being measured); Temporal's describe is polled as in bench/bridge.ts. The Cordon edits
 // are broken down from the two workflows' histories (SLIPWAY_BENCH_TRACE=1: the slowest in full).
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions, Watch, type KubernetesObject, type V1Node } from '@kubernetes/client-node';
+import { CustomObjectsApi, Watch, type KubernetesObject, type V1Node } from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { GROUP, VERSION } from '../api/crd.js';
 import { MAINTENANCE_STATE_LABEL, NODE_MAINTENANCE, type NodeMaintenanceStatus } from '../api/node-maintenance.js';
-import { apiStatus, createKube } from '../activities/kube.js';
-import { NODE_GROUP_LABEL } from '../activities/inventory.js';
+import { apiStatus, createKube } from '../kube/client.js';
 import { ensureFakeNodeGroup } from '../stack/kwok/nodes.js';
 import { startBridge } from '../starter/bridge/main.js';
 import { connectClient } from '../starter/client.js';
@@ -35,6 +34,9 @@ import { temporalSettings } from '../shared/temporal.js';
 import { createWorker } from '../worker/worker.js';
 import { maintenanceNodeWorkflowId, maintenanceWorkflowId } from '../workflows/ids.js';
 import { cpuSeconds, formatCpu } from './metrics.js';
+import { mergePatch } from '../kube/patch.js';
+import { NODE_GROUP_LABEL } from '../api/node-groups.js';
+import { API_VERSION } from '../api/names.js';
 
 try {
   Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -54,7 +56,6 @@ const SETTLE_MS = Number(process.env.SLIPWAY_BENCH_SETTLE_MS ?? 1000);
 
 const kube = createKube();
 const custom = kube.config.makeApiClient(CustomObjectsApi);
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const where = { group: GROUP, version: VERSION, plural: NODE_MAINTENANCE.plural };
 const run = `bench-nmb-${Date.now().toString(36)}`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -150,7 +151,7 @@ await Promise.all([nodeWatch.start(), objectWatch.start()]);
 const selector = (i: number) =>
   i < NODES
     ? { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: [nodes[i]!] }] }] }
-    : { nodeSelectorTerms: [{ matchExpressions: [{ key: 'slipway.dev/bench-selects-nothing', operator: 'In', values: ['none'] }] }] };
+    : { nodeSelectorTerms: [{ matchExpressions: [{ key: 'example.com/bench-selects-nothing', operator: 'In', values: ['none'] }] }] };
 const names: string[] = [];
 
 // ---- 0. Baseline: the worker and the bridge with nothing to follow.
@@ -170,7 +171,7 @@ async function create(name: string, i: number): Promise<void> {
   const t0 = performance.now();
   const obj = (await custom.createClusterCustomObject({
     ...where,
-    body: { apiVersion: `${GROUP}/${VERSION}`, kind: NODE_MAINTENANCE.kind, metadata: { name }, spec: { nodeSelector: selector(i), stage: 'Idle', reason: 'bench' } },
+    body: { apiVersion: API_VERSION, kind: NODE_MAINTENANCE.kind, metadata: { name }, spec: { nodeSelector: selector(i), stage: 'Idle', reason: 'bench' } },
   })) as Obj;
   const id = maintenanceWorkflowId(obj.metadata);
   const handle = client.workflow.getHandle(id);

@@ -4,11 +4,9 @@
 // as A3: an entry is done when it is done on every node). What remains over the graces is what this
 // machine's control plane and kwok need for the evictions and deletions alone, so Slipway's time over
 // the floor is the cost of orchestration.
-import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import type { Kube } from '../activities/kube.js';
+import type { Kube } from '../kube/client.js';
 import { evictAll, podsGone } from './cycle-floor.js';
-
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+import { mergePatch } from '../kube/patch.js';
 
 /** Seconds per entry, from the previous entry's last deletion (the start for the first) to this one's. */
 export async function bareMaintenance(kube: Kube, nodes: string[], namespace: string, entries: Array<{ podPriority: number }>): Promise<number[]> {

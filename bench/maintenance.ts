@@ -8,12 +8,12 @@
 //      namespace, nodes and objects; and, reads included, the drain's apiserver_request_total series;
 //   3. the largest workflow history among the maintenances, the node coordinators and their drains;
 //   4. wall times.
-import { AppsV1Api, CustomObjectsApi, PatchStrategy, SchedulingV1Api, setHeaderOptions } from '@kubernetes/client-node';
+import { AppsV1Api, CustomObjectsApi, SchedulingV1Api } from '@kubernetes/client-node';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { readFile } from 'node:fs/promises';
 import { GROUP, VERSION } from '../api/crd.js';
 import { NODE_MAINTENANCE, type NodeMaintenanceSpecInput } from '../api/node-maintenance.js';
-import { createKube } from '../activities/kube.js';
+import { createKube } from '../kube/client.js';
 import { createReadyNamespace } from '../starter/namespace.js';
 import { ensureFakeNodeGroup } from '../stack/kwok/nodes.js';
 import { connectClient } from '../starter/client.js';
@@ -24,6 +24,9 @@ import { nodeMaintenanceWorkflow } from '../workflows/index.js';
 import { maintenanceStatusQuery, setStageUpdate } from '../workflows/messages.js';
 import { bareMaintenance } from './maintenance-floor.js';
 import { delta, drainRequests, scrapeRequests } from './metrics.js';
+import { mergePatch } from '../kube/patch.js';
+import { parseWorkflowId } from '../workflows/ids.js';
+import { API_VERSION } from '../api/names.js';
 
 try {
   Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -128,7 +131,7 @@ for (const [name, r] of [[names[0]!, A_NODES], [names[1]!, B_NODES]] as const) {
     group: GROUP,
     version: VERSION,
     plural: NODE_MAINTENANCE.plural,
-    body: { apiVersion: `${GROUP}/${VERSION}`, kind: NODE_MAINTENANCE.kind, metadata: { name }, spec: { nodeSelector: selector(r), stage: 'Drain', drainPlan: plan } },
+    body: { apiVersion: API_VERSION, kind: NODE_MAINTENANCE.kind, metadata: { name }, spec: { nodeSelector: selector(r), stage: 'Drain', drainPlan: plan } },
   })) as { metadata: { uid: string; creationTimestamp: string; generation: number }; spec: NodeMaintenanceSpecInput };
   handles.push(
     await client.workflow.start(nodeMaintenanceWorkflow, {
@@ -222,7 +225,7 @@ for (const [k, v] of reads.series) console.log(`  ${k.padEnd(40)} ${v}`);
 console.log(`  = ${reads.total} requests: ${(reads.total / evictedPods.size).toFixed(2)} per evicted pod`);
 console.log(`\n## Workflow histories (events; the current run of each)`);
 for (const [id, n] of sizes.slice(0, 3)) console.log(`  ${id.padEnd(50)} ${n}`);
-console.log(`  maintenances ${sizes.filter(([id]) => id.startsWith('nm/')).map(([, n]) => n).join(', ')}; coordinators max ${Math.max(...sizes.filter(([id]) => /^nm-node\/[^/]+$/.test(id)).map(([, n]) => n))}; drains max ${Math.max(...sizes.filter(([id]) => id.endsWith('/drain')).map(([, n]) => n))}`);
+console.log(`  maintenances ${sizes.filter(([id]) => parseWorkflowId(id)?.kind === 'maintenance').map(([, n]) => n).join(', ')}; coordinators max ${Math.max(...sizes.filter(([id]) => parseWorkflowId(id)?.kind === 'maintenanceNode').map(([, n]) => n))}; drains max ${Math.max(...sizes.filter(([id]) => parseWorkflowId(id)?.kind === 'maintenanceDrain').map(([, n]) => n))}`);
 const tAll = (performance.now() - tBench) / 1000;
 console.log('\n## Summary');
 console.log('| figure | value | target |\n|---|---|---|');
@@ -235,7 +238,6 @@ console.log(`| largest history | ${sizes[0]![1]} events (${sizes[0]![0]}) | ≤ 
 console.log(`| wall time: pods up / Drain → Drained / Drain → Complete done / whole benchmark | ${((tPods - tBench) / 1000).toFixed(1)} s / ${((tDrained - t0) / 1000).toFixed(1)} s / ${((tEnd - t0) / 1000).toFixed(1)} s / ${tAll.toFixed(1)} s | |`);
 
 // ---- Clean up.
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 for (const name of names) {
   const where = { group: GROUP, version: VERSION, plural: NODE_MAINTENANCE.plural, name };
   await objects.patchClusterCustomObject({ ...where, body: { metadata: { finalizers: null } } }, mergePatch).catch(() => undefined);

@@ -1,6 +1,6 @@
 // A quiet cluster before each benchmark (and between the cycle benchmark's runs).
 import { execFileSync } from 'node:child_process';
-import { createKube } from '../activities/kube.js';
+import { createKube } from '../kube/client.js';
 import { deleteNodeGroups } from '../stack/kwok/nodes.js';
 
 /**

@@ -17,7 +17,9 @@ import type { CycleNodeRequestStatus } from '../api/cycle-node-request.js';
 // The bridge's pure mapping of a request and its workflow's state to the status it writes. The
 // bridge's cycle kind (starter/bridge/cycle/).
 import { desired } from '../starter/bridge/cycle/desired.js';
-import { FINALIZER } from '../starter/bridge/cycle/names.js';
+import { CYCLE_FINALIZER } from '../api/cycle-node-request.js';
+import { API_VERSION } from '../api/names.js';
+import { cycleWorkflowId } from '../workflows/ids.js';
 import type { CycleNodeRequestObject } from '../starter/bridge/cycle/objects.js';
 import { PayloadSizes, recordingBundle, type PayloadRecord } from './payload-sizes.js';
 import { stubActivities, type StubCluster } from './stub-activities.js';
@@ -87,12 +89,12 @@ export async function runScale(o: ScaleRun): Promise<ScaleFigures> {
   const cpu0 = process.cpuUsage();
   const started = Date.now();
   const request = { namespace: 'bench', name: `scale-${nodes}`, uid: `uid-${nodes}` };
-  const workflowId = `cnr/${request.namespace}/${request.name}/${request.uid}`;
+  const workflowId = cycleWorkflowId(request);
   const spec = { nodeGroupName: o.cluster.nodes[0]?.nodeGroup ?? 'scale', selector: { matchLabels: {} }, cycleSettings: { method: 'Drain' as const, concurrency: o.concurrency } };
   const handle = await env.client.workflow.start(cycleNodeRequestWorkflow, { workflowId, taskQueue, args: [{ request, spec, historyBudget: o.historyBudget }] });
 
   // The bridge's view: the status query's answer mapped by desired() into the status it would write.
-  const obj: CycleNodeRequestObject = { apiVersion: 'slipway.dev/v1alpha1', kind: 'CycleNodeRequest', metadata: { ...request, generation: 1, finalizers: [FINALIZER] }, spec };
+  const obj: CycleNodeRequestObject = { apiVersion: API_VERSION, kind: 'CycleNodeRequest', metadata: { ...request, generation: 1, finalizers: [CYCLE_FINALIZER] }, spec };
   let largestStatusBytes = 0;
   let statusQueries = 0;
   let lastState: CycleStatus | undefined;

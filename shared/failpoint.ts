@@ -2,7 +2,7 @@
 // `kill -9` itself there when the chaos runner armed that name. Node-only (never imported by
 // workflow code: a kill inside a workflow task would only test the SDK). Unarmed, a call is one
 // property read. A drain's activities serve three callers (a cycle's drain, a NodeMaintenance's, the
-// CLI's): `drainCaller()` tells them apart by the calling workflow's ID, so each has its own points. Armed by:
+// CLI's): `drainCaller()` (workflows/ids.ts) tells them apart by the calling workflow's ID, so each has its own points. Armed by:
 //   SLIPWAY_FAILPOINTS=a,b          fires every time the process passes one of these points
 //   SLIPWAY_FAILPOINTS_FILE=<path>  the file lists names (comma or newline); fires once per file:
 //                                   the first hit writes <path>.hit (exclusive create) with the name,
@@ -91,9 +91,3 @@ export function failpoint(name: FailpointName): void {
   process.kill(process.pid, 'SIGKILL');
 }
 
-/** Which drain runs this activity, by its workflow ID: a NodeMaintenance's (`nm-node/<node>/drain`), the CLI's (`drain/<node>`), else a cycle's. */
-export function drainCaller(workflowId: string | undefined): 'maintenance' | 'cli' | 'cycle' {
-  if (workflowId?.startsWith('nm-node/')) return 'maintenance';
-  if (workflowId?.startsWith('drain/')) return 'cli';
-  return 'cycle';
-}

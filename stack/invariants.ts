@@ -14,7 +14,7 @@ import type { Client } from '@temporalio/client';
 import { DETACHED_FROM_GROUP } from '../api/node-groups.js';
 import { HELD_BY_ANNOTATION, MAINTENANCE_STATE_LABEL } from '../api/node-maintenance.js';
 import type { Aws } from '../activities/aws.js';
-import type { Kube } from '../activities/kube.js';
+import type { Kube } from '../kube/client.js';
 import type { AuditEvent } from './audit-log.js';
 
 /** A pod as the recorder saw it: where it ran and what the drain must do with it. */

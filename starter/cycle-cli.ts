@@ -6,12 +6,13 @@ import { WorkflowNotFoundError } from '@temporalio/common';
 import { CYCLE_NODE_REQUEST, CycleNodeRequestSpec, nodeGroupsOf, type CycleNodeRequestSpecInput } from '../api/cycle-node-request.js';
 import { selectorToString } from '../api/label-selector.js';
 import { FROM_NODE_GROUP_LABEL } from '../api/node-group-kind.js';
-import { NODE_GROUP_LABEL } from '../activities/inventory.js';
-import type { Kube } from '../activities/kube.js';
+import type { Kube } from '../kube/client.js';
 import { webUiLink } from '../shared/temporal.js';
 import type { CycleStatus } from '../workflows/cycle/types.js';
 import { cycleWorkflowId, nodeCycleWorkflowId, nodeDrainWorkflowId } from '../workflows/ids.js';
 import { cycleStatusQuery } from '../workflows/messages.js';
+import { NODE_GROUP_LABEL } from '../api/node-groups.js';
+import { API_VERSION } from '../api/names.js';
 
 export interface CycleArgs {
   namespace: string;
@@ -86,7 +87,7 @@ export function renderDryRun(a: CycleArgs, p: DryRunPlan): string {
 
 const crd = () => ({ group: CYCLE_NODE_REQUEST.group, version: CYCLE_NODE_REQUEST.version, plural: CYCLE_NODE_REQUEST.plural });
 const body = (a: CycleArgs) => ({
-  apiVersion: `${CYCLE_NODE_REQUEST.group}/${CYCLE_NODE_REQUEST.version}`,
+  apiVersion: API_VERSION,
   kind: CYCLE_NODE_REQUEST.kind,
   metadata: { name: a.name, namespace: a.namespace, ...(a.fromNodeGroup ? { labels: { [FROM_NODE_GROUP_LABEL]: a.fromNodeGroup.name } } : {}) },
   spec: cycleSpec(a),

@@ -2,11 +2,11 @@
 // and the CRD bridge run in this process; the maintenances are applied as objects (the bridge starts
 // their workflows), one is advanced through the CLI's setStage update, the other by editing
 // spec.stage, and a PDB holds one pod until the demo relaxes it. Progress is printed as it changes.
-import { AppsV1Api, CustomObjectsApi, PatchStrategy, PolicyV1Api, SchedulingV1Api, setHeaderOptions } from '@kubernetes/client-node';
+import { AppsV1Api, CustomObjectsApi, PolicyV1Api, SchedulingV1Api } from '@kubernetes/client-node';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { GROUP, VERSION } from '../api/crd.js';
 import { NODE_MAINTENANCE } from '../api/node-maintenance.js';
-import { apiStatus, createKube } from '../activities/kube.js';
+import { apiStatus, createKube } from '../kube/client.js';
 import { createReadyNamespace } from './namespace.js';
 import { ensureNode, fakeNode } from '../activities/providers/kwok-node.js';
 import { temporalSettings, webUiLink } from '../shared/temporal.js';
@@ -19,6 +19,8 @@ import { renderMaintenance } from './cli/maintenance-render.js';
 import { Session } from './cli/session.js';
 import { connectClient } from './client.js';
 import { installCrds } from './install-crds.js';
+import { mergePatch } from '../kube/patch.js';
+import { API_VERSION } from '../api/names.js';
 
 Runtime.install({ logger: new DefaultLogger('WARN') });
 const settings = temporalSettings();
@@ -75,7 +77,7 @@ const a = `nm-demo-${run}-a`;
 const b = `nm-demo-${run}-b`;
 const uids: Record<string, string> = {};
 for (const [name, sel, plan] of [[a, byName(one, two), [D(5000), D(15000)]], [b, byName(one, three), [D(10000), D(15000)]]] as const) {
-  const o = (await custom.createClusterCustomObject({ ...where, body: { apiVersion: `${GROUP}/${VERSION}`, kind: NODE_MAINTENANCE.kind, metadata: { name }, spec: { nodeSelector: sel, drainPlan: plan, reason: 'demo: kernel upgrade' } } })) as { metadata: { uid: string } };
+  const o = (await custom.createClusterCustomObject({ ...where, body: { apiVersion: API_VERSION, kind: NODE_MAINTENANCE.kind, metadata: { name }, spec: { nodeSelector: sel, drainPlan: plan, reason: 'demo: kernel upgrade' } } })) as { metadata: { uid: string } };
   uids[name] = o.metadata.uid;
   console.log(`applied NodeMaintenance ${name} (Idle; kubectl get snm)`);
 }
@@ -104,7 +106,7 @@ await until((s) => Object.keys(s).length === 2, 30_000);
 // a: through the CLI (the setStage update); b: by editing spec.stage (the bridge sends specChanged).
 const io = { out: (l: string) => console.log(`$ npm run cli -- maintenance ${a} stage Drain\n${l}`), err: (l: string) => console.error(l) };
 await setStage(new Session(settings), { name: a, stage: 'Drain', reason: 'demo' }, io);
-await custom.patchClusterCustomObject({ ...where, name: b, body: { spec: { stage: 'Drain' } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+await custom.patchClusterCustomObject({ ...where, name: b, body: { spec: { stage: 'Drain' } } }, mergePatch);
 console.log(`$ kubectl patch snm ${b} --type merge -p '{"spec":{"stage":"Drain"}}'`);
 
 await until(() => false, 20_000); // q1's PDB holds a; b waits for a on node one

@@ -1,14 +1,14 @@
 // Installs (or updates) every slipway CRD and waits until the apiserver serves it, then the
-// admission policies that go with them (crds/admission-policies.yaml). Server-side apply with a raw
-// body: the typed client models would drop x-kubernetes-validations and default, and apply is
+// admission policies that go with them (crds/admission-policies.yaml). Server-side serverSideApply with a raw
+// body: the typed client models would drop x-kubernetes-validations and default, and serverSideApply is
 // idempotent, so a second install is a no-op.
-import { AdmissionregistrationV1Api, ApiextensionsV1Api, PatchStrategy, setHeaderOptions, type KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
+import { AdmissionregistrationV1Api, ApiextensionsV1Api, type KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { crdManifest } from '../api/crd.js';
 import { CRDS, POLICIES } from '../api/crds.js';
-import { loadKubeConfig } from '../activities/kube.js';
+import { loadKubeConfig } from '../kube/client.js';
+import { serverSideApply } from '../kube/patch.js';
 
 export const FIELD_MANAGER = 'slipway';
-const apply = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
 
 const established = (crd: V1CustomResourceDefinition) =>
   crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
@@ -21,7 +21,7 @@ export async function installCrds(kc: KubeConfig, { timeoutMs = 60_000 } = {}): 
     const body = crdManifest(def);
     const name = (body.metadata as { name: string }).name;
     // force: slipway owns these objects; take over fields another manager (kubectl) set.
-    await api.patchCustomResourceDefinition({ name, body, fieldManager: FIELD_MANAGER, force: true }, apply);
+    await api.patchCustomResourceDefinition({ name, body, fieldManager: FIELD_MANAGER, force: true }, serverSideApply);
     names.push(name);
   }
   const deadline = Date.now() + timeoutMs;
@@ -40,8 +40,8 @@ export async function installCrds(kc: KubeConfig, { timeoutMs = 60_000 } = {}): 
   for (const body of POLICIES) {
     const name = (body.metadata as { name: string }).name;
     const args = { name, body, fieldManager: FIELD_MANAGER, force: true };
-    if (body.kind === 'ValidatingAdmissionPolicy') await admission.patchValidatingAdmissionPolicy(args, apply);
-    else if (body.kind === 'ValidatingAdmissionPolicyBinding') await admission.patchValidatingAdmissionPolicyBinding(args, apply);
+    if (body.kind === 'ValidatingAdmissionPolicy') await admission.patchValidatingAdmissionPolicy(args, serverSideApply);
+    else if (body.kind === 'ValidatingAdmissionPolicyBinding') await admission.patchValidatingAdmissionPolicyBinding(args, serverSideApply);
     else throw new Error(`cannot install a ${String(body.kind)}`);
     names.push(`${String(body.kind)}/${name}`);
   }

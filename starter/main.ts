@@ -3,8 +3,7 @@
 // bridge in this process, apply a CycleNodeRequest, and follow it until it is done.
 import { AppsV1Api, PolicyV1Api } from '@kubernetes/client-node';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { NODE_GROUP_LABEL } from '../activities/inventory.js';
-import { apiStatus, createKube } from '../activities/kube.js';
+import { apiStatus, createKube } from '../kube/client.js';
 import { createReadyNamespace } from './namespace.js';
 import { ensureNode, fakeNode } from '../activities/providers/kwok-node.js';
 import { temporalSettings, webUiLink } from '../shared/temporal.js';
@@ -14,6 +13,7 @@ import { connectClient } from './client.js';
 import { createCycle, followCycle } from './cycle-cli.js';
 import { installCrds } from './install-crds.js';
 import { cycleWorkflowId } from '../workflows/ids.js';
+import { NODE_GROUP_LABEL } from '../api/node-groups.js';
 
 // Keep the terminal for the job's own output.
 Runtime.install({ logger: new DefaultLogger('WARN') });

@@ -1,5 +1,5 @@
 import type { CoreV1Api } from '@kubernetes/client-node';
-import { apiStatus } from '../activities/kube.js';
+import { apiStatus } from '../kube/client.js';
 
 /**
  * Creates a namespace (an existing one is fine) and waits for its default ServiceAccount: until it

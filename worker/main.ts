@@ -8,7 +8,7 @@
 // the Temporal SDK's (task slots, poll and schedule-to-start latencies, sticky cache) from its own
 // Prometheus exporter on SLIPWAY_TEMPORAL_METRICS_ADDR (host:port), off when unset.
 import { Runtime, type Worker } from '@temporalio/worker';
-import { apiserverAnswers, apiserverOf, createKube } from '../activities/kube.js';
+import { apiserverAnswers, apiserverOf, createKube } from '../kube/client.js';
 import { servedRegistry, workerRegistry } from '../shared/metrics.js';
 import { probePortFromEnv, serveProbes, type Readiness } from '../shared/probes.js';
 import { untilReachable } from '../shared/retry.js';

@@ -1,6 +1,7 @@
 // Object → workflow ID, both ways, in one place: the workflows, the bridge and the CLI build IDs
 // here and the CLI reads them back. Pure (no Temporal imports), so workflows and clients share it.
 // Kubernetes names and uids never contain '/', so every ID splits unambiguously.
+import { API_VERSION } from '../api/names.js';
 
 /** A drain started from the CLI: one per node; starting it again attaches to the running one. */
 export const drainWorkflowId = (node: string) => `drain/${node}`;
@@ -21,15 +22,22 @@ export const maintenanceWorkflowId = (m: { name: string; uid: string }) => `nm/$
 
 /** The SlipwayObject search attribute of a maintenance's workflow (the bridge starts it with it, the CLI finds it by it). */
 export const maintenanceObjectAttr = (name: string) => `NodeMaintenance/${name}`;
+/** The SlipwayObject search attribute of a request's cycle (the bridge starts it with it, the CLI finds it by it). */
+export const cycleObjectAttr = (r: { namespace: string; name: string }) => `CycleNodeRequest/${r.namespace}/${r.name}`;
+/** The SlipwayObject search attribute of a NodeGroup's drift observer. */
+export const nodeGroupObjectAttr = (name: string) => `NodeGroup/${name}`;
 
 /** A NodeMaintenance as the involved object of an Event (cluster-scoped: its Events live in the default namespace). */
-export const maintenanceEventRef = (m: { name: string; uid?: string }) => ({ kind: 'NodeMaintenance', apiVersion: 'slipway.dev/v1alpha1', name: m.name, uid: m.uid });
+export const maintenanceEventRef = (m: { name: string; uid?: string }) => ({ kind: 'NodeMaintenance', apiVersion: API_VERSION, name: m.name, uid: m.uid });
 
 /** The per-node coordinator of every maintenance that holds the node: the single writer of its state. */
 export const maintenanceNodeWorkflowId = (node: string) => `nm-node/${node}`;
 
 /** The drain a node coordinator runs (targets mode). */
 export const maintenanceDrainWorkflowId = (node: string) => `nm-node/${node}/drain`;
+
+/** The lock of one node group during a cycle (a child of the request that holds it): one per provider and group. */
+export const nodeGroupLockId = (provider: string, group: string) => `lock/${provider}/${group}`;
 
 /** One drift observer per NodeGroup (cluster-scoped); the uid makes a recreated object a new observer. */
 export const nodeGroupObserverWorkflowId = (g: { name: string; uid: string }) => `ng/${g.name}/${g.uid}`;
@@ -69,6 +77,14 @@ export function parseWorkflowId(id: string): ParsedWorkflowId | undefined {
   if (rest.length === 2) return { kind: 'nodeCycle', node: rest[1], ...req };
   if (rest.length === 3 && rest[2] === 'drain') return { kind: 'nodeDrain', node: rest[1], ...req };
   return undefined;
+}
+
+/** Which drain a drain activity serves, by its workflow's ID: a NodeMaintenance's, the CLI's, else a cycle's (the chaos runner's kill points). */
+export function drainCaller(workflowId: string | undefined): 'maintenance' | 'cli' | 'cycle' {
+  const p = workflowId === undefined ? undefined : parseWorkflowId(workflowId);
+  if (p?.kind === 'maintenanceDrain' || p?.kind === 'maintenanceNode') return 'maintenance';
+  if (p?.kind === 'drain') return 'cli';
+  return 'cycle';
 }
 
 /**

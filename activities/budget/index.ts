@@ -15,7 +15,7 @@ import { LabelSelector } from '../../api/label-selector.js';
 import { NODE_DISRUPTION_BUDGET, NodeDisruptionBudgetSpec, type LedgerEntry, type NodeDisruptionBudgetStatus } from '../../api/node-disruption-budget.js';
 import { admit, disruptedNodes, elsewhereText, limitInForce, selects, type BudgetView, type NodeLabels } from '../../shared/disruption-budget.js';
 import { budgetDisruptedNodes } from '../metrics.js';
-import { apiStatus, type Kube } from '../kube.js';
+import { apiStatus, type Kube } from '../../kube/client.js';
 import { failpoint } from '../../shared/failpoint.js';
 
 /** A waiter that has not asked again for this long is dropped (holders ask every few seconds). */

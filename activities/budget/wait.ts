@@ -4,7 +4,7 @@
 // reasons: status then says so) or its window ends. A holder waiting for hours costs its workflow
 // a renewal per window, not history per ask.
 import { Context, heartbeat } from '@temporalio/activity';
-import type { Kube } from '../kube.js';
+import type { Kube } from '../../kube/client.js';
 import { createBudgetActivities, type AcquireResult, type DisruptionInput } from './index.js';
 
 /** How often the wait asks again (well inside WAITER_STALE_MS). */

@@ -2,13 +2,12 @@
 // slipway.dev/cycled-by, with a resourceVersion precondition, unless a NodeMaintenance holds the
 // node (maintenance.slipway.dev/held-by). The maintenance's node coordinator does the reverse, so
 // of two racing writes exactly one goes through and the other, re-reading on conflict, sees it.
-import { PatchStrategy, setHeaderOptions, type V1Node } from '@kubernetes/client-node';
+import type { V1Node } from '@kubernetes/client-node';
 import { HELD_BY_ANNOTATION, MAINTENANCE_STATE_LABEL } from '../../api/node-maintenance.js';
-import { apiStatus, type Kube } from '../kube.js';
-import { CYCLED_BY } from './markers.js';
+import { apiStatus, type Kube } from '../../kube/client.js';
 import { failpoint } from '../../shared/failpoint.js';
-
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+import { mergePatch } from '../../kube/patch.js';
+import { CYCLED_BY } from '../../api/cycle-node-request.js';
 
 /** A node a maintenance holds: the cycle leaves it alone for now. */
 export interface HeldNode {

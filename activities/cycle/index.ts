@@ -1,6 +1,6 @@
 // Node cycling's activities: resolve the request, claim nodes, scale (detach, replacements, heal, terminate),
 // health checks, and the per-node pod steps.
-import type { Kube } from '../kube.js';
+import type { Kube } from '../../kube/client.js';
 import type { NodeGroupProvider } from '../providers/types.js';
 import { createClaimActivities } from './claim.js';
 import { createHealthActivities } from './health.js';

@@ -1,13 +1,12 @@
 // Per-node pod steps of a cycle: remove labels (take pods out of Services before the drain), and the
 // Wait method's wait for pods annotated slipway.dev/do-not-disrupt=true to finish.
 import { Context, heartbeat } from '@temporalio/activity';
-import { PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
+import type { V1Pod } from '@kubernetes/client-node';
 import { listNodePods } from '../drain/pods.js';
-import { apiStatus, type Kube } from '../kube.js';
-import { watchUntil } from '../watch.js';
-import { DO_NOT_DISRUPT } from './markers.js';
-
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+import { apiStatus, type Kube } from '../../kube/client.js';
+import { watchUntil } from '../../kube/watch.js';
+import { mergePatch } from '../../kube/patch.js';
+import { DO_NOT_DISRUPT } from '../../api/names.js';
 
 export interface WaitRules {
   ignorePodsLabels: Record<string, string[]>;

@@ -3,20 +3,19 @@
 // Everything that makes a request invalid is found here, before anything is touched: the spec
 // (the same zod type admission and the bridge use), the provider, the groups, and a selector that
 // picks nodes of another group.
-import { PatchStrategy, setHeaderOptions, type V1Node } from '@kubernetes/client-node';
+import type { V1Node } from '@kubernetes/client-node';
 import { issueMessages } from '../../api/admission.js';
 import { CycleNodeRequestSpec, nodeGroupsOf, type CycleNodeRequestSpecInput } from '../../api/cycle-node-request.js';
 import { parseDuration } from '../../api/duration.js';
 import { selectorToString, type LabelSelector } from '../../api/label-selector.js';
-import { NODE_GROUP_LABEL } from '../inventory.js';
-import { apiStatus, type Kube } from '../kube.js';
+import { apiStatus, type Kube } from '../../kube/client.js';
 import type { NodeGroupProvider } from '../providers/types.js';
 import { CLEAR_DETACHED_FROM_GROUP, detachedFromGroup } from '../../api/node-groups.js';
-import { CYCLED_BY } from './markers.js';
 import { setUnschedulable } from '../drain/node.js';
 import { failpoint } from '../../shared/failpoint.js';
-
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+import { mergePatch } from '../../kube/patch.js';
+import { CYCLED_BY } from '../../api/cycle-node-request.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 /** A Node of a cloud node group, as the cycle reads it: the selected nodes and their replacements. */
 export interface GroupNode {

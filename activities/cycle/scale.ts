@@ -2,23 +2,23 @@
 // replacements that are Ready and healthy, protect them from cluster-autoscaler while needed,
 // terminate old instances, and heal (re-attach, uncordon) on failure. Every step is idempotent.
 import { Context, heartbeat } from '@temporalio/activity';
-import { PatchStrategy, setHeaderOptions, type V1Node } from '@kubernetes/client-node';
+import type { V1Node } from '@kubernetes/client-node';
 import { matchesSelector, selectorToString, type LabelSelector } from '../../api/label-selector.js';
 import type { HealthCheck } from '../../api/cycle-node-request.js';
 import { parseDuration } from '../../api/duration.js';
-import { apiStatus, type Kube } from '../kube.js';
-import { watchUntil } from '../watch.js';
+import { apiStatus, type Kube } from '../../kube/client.js';
+import { watchUntil } from '../../kube/watch.js';
 import type { NodeGroupProvider } from '../providers/types.js';
 import { mapLimit } from '../drain/rate-limit.js';
 import { runHealthChecks } from './health.js';
 import { CLEAR_DETACHED_FROM_GROUP, DETACHED_FROM_GROUP } from '../../api/node-groups.js';
 import { lifecycleHooks } from '../../api/lifecycle-hooks.js';
-import { CA_ANNOTATION_OWNER, CA_SCALE_DOWN_DISABLED, CYCLED_BY } from './markers.js';
+import { CA_SCALE_DOWN_DISABLED } from './markers.js';
 import { groupNodeOf, type GroupNode } from './resolve.js';
 import { setUnschedulable } from '../drain/node.js';
 import { failpoint } from '../../shared/failpoint.js';
-
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+import { mergePatch } from '../../kube/patch.js';
+import { CA_ANNOTATION_OWNER, CYCLED_BY } from '../../api/cycle-node-request.js';
 
 async function patchNode(kube: Kube, name: string, body: object): Promise<boolean> {
   try {

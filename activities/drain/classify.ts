@@ -5,15 +5,11 @@
 import { parseComponents, PROVIDES_ANNOTATION, REQUIRES_ANNOTATION } from '../../api/dependency-locks.js';
 import { evacuatorsOf } from '../../api/evacuation.js';
 import type { DrainPlanEntry } from '../../api/drain-options.js';
-import { targeted as matchesLane, type Lane } from '../../api/drain-plan.js';
+import { DRAIN_LABEL, POD_TYPE_LABEL, targeted as matchesLane, type Lane } from '../../api/drain-plan.js';
 import type { DrainRule } from '../../api/drain-rule.js';
 import { matchesSelector } from '../../api/label-selector.js';
 import { UNREACHABLE_TERMINATING_SKIP_MS, type PodAction, type PodType, type PodVerdict } from '../../shared/drain.js';
 
-/** The pod label that overrides DrainRules: skip | wait-completed. */
-export const DRAIN_LABEL = 'slipway.dev/drain';
-/** The pod label that declares a pod's type (NM-6.6): DaemonSet makes it daemon-like, Default opts it out of rule (c). */
-export const POD_TYPE_LABEL = 'slipway.dev/pod-type';
 const MIRROR_ANNOTATION = 'kubernetes.io/config.mirror';
 
 export interface PodFacts {

@@ -8,9 +8,10 @@ import { EVACUATION } from '../../api/evacuation.js';
 import { nextEvacuationStep, type EvacuationStep } from '../../shared/evacuation.js';
 import { podKey, type PodRef } from '../../shared/drain.js';
 import { createEventActivities } from '../events.js';
-import { apiStatus, type Kube } from '../kube.js';
+import { apiStatus, type Kube } from '../../kube/client.js';
 import { createEvacuationActivities, type EvacuationObject } from './evacuation.js';
 import { decisionCheck, type DecisionCheck } from './decisions.js';
+import { API_VERSION } from '../../api/names.js';
 
 export interface EvacuateInput {
   nodeName: string;
@@ -43,7 +44,7 @@ export function createEvacuateActivities(kube: Kube) {
 
   const event = (o: EvacuationObject, reason: string, message: string, key: string) =>
     recordEvent({
-      involved: { kind: EVACUATION.kind, apiVersion: `${EVACUATION.group}/${EVACUATION.version}`, namespace: o.metadata.namespace, name: o.metadata.name, uid: o.metadata.uid },
+      involved: { kind: EVACUATION.kind, apiVersion: API_VERSION, namespace: o.metadata.namespace, name: o.metadata.name, uid: o.metadata.uid },
       type: reason === 'EvictionFallback' ? 'Warning' : 'Normal',
       reason,
       message,

@@ -4,7 +4,7 @@
 // Writes that replace a list carry the resourceVersion they were computed from (409, then read again),
 // so an evacuator's heartbeat or another requester's entry written meanwhile is never overwritten.
 import { createHash } from 'node:crypto';
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { CustomObjectsApi } from '@kubernetes/client-node';
 import {
   ACTIVE_EVACUATOR_LABEL,
   EVACUATION,
@@ -16,11 +16,10 @@ import {
   type EvacuatorStatus,
 } from '../../api/evacuation.js';
 import type { Condition } from '../../api/cycle-node-request.js';
-import { apiStatus, type Kube } from '../kube.js';
+import { apiStatus, type Kube } from '../../kube/client.js';
+import { mergePatch, serverSideApply } from '../../kube/patch.js';
+import { API_VERSION } from '../../api/names.js';
 
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-const serverSideApply = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
-const API_VERSION = `${EVACUATION.group}/${EVACUATION.version}`;
 export const FIELD_MANAGER = 'slipway';
 /** Conflicts (another writer got there first) are retried from a fresh read this many times. */
 const MAX_ATTEMPTS = 20;

@@ -5,7 +5,7 @@
 import { heartbeat } from '@temporalio/activity';
 import { PolicyV1Api, type V1Pod, type V1PodDisruptionBudget } from '@kubernetes/client-node';
 import { podKey, type PodRef } from '../../shared/drain.js';
-import { apiStatus, type Kube } from '../kube.js';
+import { apiStatus, type Kube } from '../../kube/client.js';
 import { classifyEvictionError, type EvictionOutcome } from './eviction-errors.js';
 import { evictionAnswered } from '../metrics.js';
 import { listNodePods } from './pods.js';

@@ -4,10 +4,10 @@
 // later window hits 409), plus a Warning for annotations read in a way their writer may not have meant.
 import { Context, heartbeat } from '@temporalio/activity';
 import type { V1Node } from '@kubernetes/client-node';
-import { lifecycleHooks, ownersText, type HookStage } from '../../api/lifecycle-hooks.js';
+import { HOOK_PREFIX, lifecycleHooks, ownersText, type HookStage } from '../../api/lifecycle-hooks.js';
 import { createEventActivities } from '../events.js';
-import type { Kube } from '../kube.js';
-import { watchUntil } from '../watch.js';
+import type { Kube } from '../../kube/client.js';
+import { watchUntil } from '../../kube/watch.js';
 import { freshNode, nodeByName } from '../node-cache.js';
 
 export interface HookWaitResult {
@@ -38,7 +38,7 @@ export function createHookActivities(kube: Kube) {
         involved: nodeEvent(input.nodeName, first),
         type: 'Normal',
         reason: HOOK_EVENT_REASON[input.stage],
-        message: `waiting for ${input.stage} hooks: ${ownersText(hooks.owners, 10)} (remove annotation ${hooks.owners.length === 1 ? '' : 'each '}${input.stage}.hook.slipway.dev/<owner> to release; ${wf})`,
+        message: `waiting for ${input.stage} hooks: ${ownersText(hooks.owners, 10)} (remove annotation ${hooks.owners.length === 1 ? '' : 'each '}${HOOK_PREFIX[input.stage]}<owner> to release; ${wf})`,
         dedupKey: `${wf}/${input.stage}/${hooks.owners.join(',')}`,
       });
       for (const w of hooks.warnings) {

@@ -1,7 +1,7 @@
 // The drain's activities: cordon, classify the pods, evict a wave, wait for the wave (retrying
 // refused evictions), wait for volumes, wait for DrainRules to change, wait for lifecycle hooks to go, plus deletions and Events for forced actions,
 // and the Evacuations of pods that evacuators move out (NM-5).
-import type { Kube } from '../kube.js';
+import type { Kube } from '../../kube/client.js';
 import { createEventActivities } from '../events.js';
 import { createEvacuateActivities } from './evacuate.js';
 import { createEvictActivities } from './evict.js';

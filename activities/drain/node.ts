@@ -1,13 +1,12 @@
 // Cordon and uncordon. Idempotent merge patches of spec.unschedulable; a missing node is reported,
 // not an error (someone else may have removed it).
-import { PatchStrategy, setHeaderOptions, type V1Node } from '@kubernetes/client-node';
+import type { V1Node } from '@kubernetes/client-node';
 import { maintenanceRequiredLabel, requiredComponents } from '../../api/dependency-locks.js';
-import { apiStatus, type Kube } from '../kube.js';
+import { apiStatus, type Kube } from '../../kube/client.js';
 import { failpoint } from '../../shared/failpoint.js';
 import { currentDrainCaller } from './caller.js';
 import { freshNode } from '../node-cache.js';
-
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+import { mergePatch } from '../../kube/patch.js';
 
 /** Ready is Unknown: the kubelet stopped posting status (the node lifecycle controller's mark), so its pods can never finish leaving. */
 export function isUnreachable(node: V1Node | undefined): boolean {

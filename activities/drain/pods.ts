@@ -1,8 +1,8 @@
 // Reading the pods of a node: one paginated list by field selector, the worker's per-node pod cache
 // the wave waits share, and the facts classification needs.
 import type { V1Pod } from '@kubernetes/client-node';
-import type { Kube } from '../kube.js';
-import { cacheRegistry, ObjectCache } from '../object-cache.js';
+import type { Kube } from '../../kube/client.js';
+import { cacheRegistry, ObjectCache } from '../../kube/object-cache.js';
 import { HOSTNAME_LABEL, UNSCHEDULABLE_TAINT } from '../../api/well-known.js';
 import type { PodFacts } from './classify.js';
 

@@ -8,12 +8,13 @@
 // for the cache's lag), and a rule created mid-drain is seen when the cache sees it, as the per-wait
 // watch saw it: a stream is trusted a minute at most, then listed again, and a failed one makes the
 // cache answer nothing (the waits on it then watch for themselves) until its next list. The
-// reflector is object-cache.ts's, as for nodes and pods.
+// reflector is kube/object-cache.ts's, as for nodes and pods.
 import { createHash } from 'node:crypto';
 import { CustomObjectsApi, type KubernetesObject } from '@kubernetes/client-node';
 import { DRAIN_RULE } from '../../api/drain-rule.js';
-import type { Kube } from '../kube.js';
-import { cacheRegistry, ObjectCache } from '../object-cache.js';
+import type { Kube } from '../../kube/client.js';
+import { cacheRegistry, ObjectCache } from '../../kube/object-cache.js';
+import { API_VERSION } from '../../api/names.js';
 
 /** Identity of the set of DrainRules: any create, change or delete alters it. Short: it travels in workflow history. */
 export const rulesFingerprint = (objects: Iterable<KubernetesObject>) =>
@@ -34,12 +35,12 @@ export function drainRuleLister(kube: Kube): () => Promise<{ items: KubernetesOb
   };
 }
 
-/** The process's DrainRule cache for this client (object-cache.ts; started on first use). */
+/** The process's DrainRule cache for this client (kube/object-cache.ts; started on first use). */
 export const drainRuleCache = cacheRegistry<Kube, KubernetesObject>(
   (kube, _key, onStopped) =>
     new ObjectCache<KubernetesObject>({
       kc: kube.config,
-      path: '/apis/slipway.dev/v1alpha1/drainrules', // literal: the RBAC test reads watched paths from the code
+      path: `/apis/${API_VERSION}/drainrules`, // literal resource: the RBAC test reads watched paths from the code
       list: drainRuleLister(kube),
       key: (r) => r.metadata?.uid,
       idleMs: 120_000,

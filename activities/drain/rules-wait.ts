@@ -2,9 +2,10 @@
 // is fixed or deleted, without polling. Watch-based, heartbeats, cancellable (a signal arrived).
 import { Context, heartbeat } from '@temporalio/activity';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import type { Kube } from '../kube.js';
-import { watchUntil } from '../watch.js';
+import type { Kube } from '../../kube/client.js';
+import { watchUntil } from '../../kube/watch.js';
 import { agreeingRules, drainRuleCache, drainRuleLister, rulesFingerprint } from './rules-cache.js';
+import { API_VERSION } from '../../api/names.js';
 
 /**
  * Resolves when the DrainRules differ from `since` (the fingerprint the caller judged by), or from
@@ -17,7 +18,7 @@ export async function untilDrainRulesChange(
   let before = o.since;
   return watchUntil<KubernetesObject>({
     kc: kube.config,
-    path: '/apis/slipway.dev/v1alpha1/drainrules', // literal: the RBAC test reads watched paths from the code
+    path: `/apis/${API_VERSION}/drainrules`, // literal resource: the RBAC test reads watched paths from the code
     list: drainRuleLister(kube),
     // The process's cache while it answers, if it agrees with `since` now (one behind it would end the wait at once).
     ...(o.since === undefined || agreeingRules(kube, o.since) ? { cached: drainRuleCache(kube) } : {}),

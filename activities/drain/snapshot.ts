@@ -10,7 +10,7 @@ import type { Lane } from '../../api/drain-plan.js';
 import { parseDuration } from '../../api/duration.js';
 import { parseDrainRule, type DrainRule } from '../../api/drain-rule.js';
 import { byKey, type DrainSettings, type DrainSnapshot, type NodeFacts } from '../../shared/drain.js';
-import { apiStatus, type Kube } from '../kube.js';
+import { apiStatus, type Kube } from '../../kube/client.js';
 import { classifyPod, type ClassifyContext, type PodFacts } from './classify.js';
 import { isUnreachable } from './node.js';
 import { freshNode, readNode } from '../node-cache.js';

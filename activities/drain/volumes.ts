@@ -4,10 +4,10 @@
 import { Context, heartbeat } from '@temporalio/activity';
 import { StorageV1Api, type V1Node, type V1PersistentVolume, type V1VolumeAttachment } from '@kubernetes/client-node';
 import { truncate } from '../../shared/drain.js';
-import type { Kube } from '../kube.js';
+import type { Kube } from '../../kube/client.js';
 import { isUnreachable } from './node.js';
 import { freshNode } from '../node-cache.js';
-import { watchUntil } from '../watch.js';
+import { watchUntil } from '../../kube/watch.js';
 import { failpoint } from '../../shared/failpoint.js';
 
 export interface VolumeWaitInput {

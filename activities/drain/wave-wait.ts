@@ -10,8 +10,8 @@
 import { Context, heartbeat } from '@temporalio/activity';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import type { DrainSnapshot, PodRef } from '../../shared/drain.js';
-import type { Kube } from '../kube.js';
-import { watchUntil } from '../watch.js';
+import type { Kube } from '../../kube/client.js';
+import { watchUntil } from '../../kube/watch.js';
 import { currentOf, evictPresent, isLeaving, type EvictResult } from './evict.js';
 import { decisionCheck } from './decisions.js';
 import { listNodePods, nodePods } from './pods.js';

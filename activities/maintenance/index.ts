@@ -1,5 +1,5 @@
 // NodeMaintenance activities: node selection and the Idle preview (read-only), the object's finalizer and stage, the Node's state, and the waits of a held maintenance.
-import type { Kube } from '../kube.js';
+import type { Kube } from '../../kube/client.js';
 import { createNodeStateActivities } from './node-state.js';
 import { createMaintenanceObjectActivities } from './object.js';
 import { createPreviewActivities } from './preview.js';

@@ -6,17 +6,16 @@
 // A node a CycleNodeRequest has claimed (slipway.dev/cycled-by) is not held: the first claim wins (NM-7.5).
 // The node conditions (NM-6.4) follow each write, best-effort: a failure is logged, never fails the hold.
 import { Context } from '@temporalio/activity';
-import { PatchStrategy, setHeaderOptions, type V1Node } from '@kubernetes/client-node';
+import type { V1Node } from '@kubernetes/client-node';
 import { maintenanceRequiredLabel, requiredComponents } from '../../api/dependency-locks.js';
 import { HELD_BY_ANNOTATION, MAINTENANCE_STATE_LABEL, MAINTENANCE_STATUS_ANNOTATION, WAS_UNSCHEDULABLE_ANNOTATION } from '../../api/node-maintenance.js';
-import { apiStatus, type Kube } from '../kube.js';
-import { claimantName, CYCLED_BY } from '../cycle/markers.js';
+import { apiStatus, type Kube } from '../../kube/client.js';
+import { claimantName } from '../cycle/markers.js';
 import { heldBy, maintenanceConditions, nodeConditionsPatch } from './node-conditions.js';
 import { failpoint } from '../../shared/failpoint.js';
 import { freshNode, nodeCache, readNode } from '../node-cache.js';
-
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-const strategicMergePatch = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
+import { mergePatch, strategicMergePatch } from '../../kube/patch.js';
+import { CYCLED_BY } from '../../api/cycle-node-request.js';
 
 export type NodeMaintenanceState = 'Cordoned' | 'Draining' | 'Drained';
 

@@ -4,7 +4,7 @@
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../../api/crd.js';
 import { MAINTENANCE_FINALIZER, NODE_MAINTENANCE } from '../../api/node-maintenance.js';
-import { apiStatus, type Kube } from '../kube.js';
+import { apiStatus, type Kube } from '../../kube/client.js';
 import { failpoint } from '../../shared/failpoint.js';
 
 interface MaintenanceObject {

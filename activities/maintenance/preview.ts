@@ -13,7 +13,7 @@ import type { DrainOptionsInput } from '../../api/drain-options.js';
 import type { PlanEntry } from '../../api/drain-plan.js';
 import type { LabelSelector } from '../../api/label-selector.js';
 import type { MaintenancePreview, NodePreview, PreviewInputs, PreviewReadFrom } from '../../shared/maintenance-preview.js';
-import type { Kube } from '../kube.js';
+import type { Kube } from '../../kube/client.js';
 import { nodeClassifier } from '../drain/snapshot.js';
 import { nodePreview, podCapFor, type PdbFacts } from './preview-plan.js';
 

@@ -2,7 +2,7 @@
 import { matchesNodeSelector } from '../../api/node-selector.js';
 import type { NodeSelector } from '../../api/node-maintenance.js';
 import type { V1Node } from '@kubernetes/client-node';
-import type { Kube } from '../kube.js';
+import type { Kube } from '../../kube/client.js';
 
 const CONTROL_PLANE_LABEL = 'node-role.kubernetes.io/control-plane';
 

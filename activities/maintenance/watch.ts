@@ -10,14 +10,16 @@
 import { Context } from '@temporalio/activity';
 import { CustomObjectsApi, type KubernetesObject, type V1Node } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../../api/crd.js';
+import { API_VERSION } from '../../api/names.js';
 import { matchesNodeSelector } from '../../api/node-selector.js';
 import { HELD_BY_ANNOTATION, type NodeSelector } from '../../api/node-maintenance.js';
 import { NODE_DISRUPTION_BUDGET } from '../../api/node-disruption-budget.js';
-import type { Kube } from '../kube.js';
-import { claimantName, CYCLED_BY } from '../cycle/markers.js';
-import { cacheRegistry, ObjectCache, type CacheListener } from '../object-cache.js';
+import type { Kube } from '../../kube/client.js';
+import { claimantName } from '../cycle/markers.js';
+import { CYCLED_BY } from '../../api/cycle-node-request.js';
+import { cacheRegistry, ObjectCache, type CacheListener } from '../../kube/object-cache.js';
 import { nodeByName, oneNode } from '../node-cache.js';
-import { watchUntil } from '../watch.js';
+import { watchUntil } from '../../kube/watch.js';
 import { WAITER_STALE_MS, createBudgetActivities, type AcquireResult, type DisruptionInput } from '../budget/index.js';
 import { selectionOf, type Selection } from './select.js';
 
@@ -142,7 +144,7 @@ export function createMaintenanceWatchActivities(kube: Kube) {
         let listed: Map<string, string> | undefined;
         await watchUntil<KubernetesObject>({
           kc: kube.config,
-          path: '/apis/slipway.dev/v1alpha1/nodedisruptionbudgets', // literal: the RBAC test reads watched paths from the code
+          path: `/apis/${API_VERSION}/nodedisruptionbudgets`, // this form: the RBAC test reads watched paths from the code
           list: async () => {
             const l = (await custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: NODE_DISRUPTION_BUDGET.plural })) as { items: KubernetesObject[]; metadata?: { resourceVersion?: string } };
             return { items: l.items, resourceVersion: l.metadata?.resourceVersion ?? '' };

@@ -1,10 +1,10 @@
 // The drift observer's reads and writes of its NodeGroup (one kind per module: the RBAC test maps
 // each module's custom-object calls to the kind it names).
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { CustomObjectsApi } from '@kubernetes/client-node';
 import { NODE_GROUP, type NodeGroupObject, type NodeGroupStatus } from '../../api/node-group-kind.js';
-import { apiStatus, type Kube } from '../kube.js';
+import { apiStatus, type Kube } from '../../kube/client.js';
+import { mergePatch } from '../../kube/patch.js';
 
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const ref = { group: NODE_GROUP.group, version: NODE_GROUP.version, plural: NODE_GROUP.plural };
 
 export function nodeGroupObjects(kube: Kube) {

@@ -8,11 +8,12 @@ import { NODE_GROUP, NodeGroupSpec, observerDisabled } from '../../api/node-grou
 import { parseDuration } from '../../api/duration.js';
 import { lastFiring, parseCron } from '../../shared/disruption-budget.js';
 import { createEventActivities } from '../events.js';
-import type { Kube } from '../kube.js';
+import type { Kube } from '../../kube/client.js';
 import type { DriftedInstance, NodeGroupProvider } from '../providers/types.js';
 import { nodeGroupObjects } from './object.js';
 import { planDriftPass, specError, type PassRequest } from './plan.js';
 import { cycleRequests } from './requests.js';
+import { API_VERSION } from '../../api/names.js';
 
 export interface ObserveInput {
   name: string;
@@ -74,7 +75,7 @@ export function createNodeGroupActivities(kube: Kube, providers: Record<string, 
 
       if (plan.create && spec.ok) await requestsApi.create(input.name, spec.value.requestNamespace, plan.create.name, plan.create.spec);
       if (plan.event) {
-        await recordEvent({ involved: { kind: NODE_GROUP.kind, apiVersion: `${NODE_GROUP.group}/${NODE_GROUP.version}`, name: input.name, uid: input.uid }, ...plan.event });
+        await recordEvent({ involved: { kind: NODE_GROUP.kind, apiVersion: API_VERSION, name: input.name, uid: input.uid }, ...plan.event });
       }
       if (!(await objects.writeStatus(input.name, plan.status))) return { gone: true };
       return {

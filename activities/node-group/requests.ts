@@ -3,8 +3,9 @@
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { CYCLE_NODE_REQUEST, nodeGroupsOf, type CycleNodeRequestSpecInput } from '../../api/cycle-node-request.js';
 import { FROM_NODE_GROUP_LABEL } from '../../api/node-group-kind.js';
-import { apiStatus, type Kube } from '../kube.js';
+import { apiStatus, type Kube } from '../../kube/client.js';
 import type { PassRequest } from './plan.js';
+import { API_VERSION } from '../../api/names.js';
 
 const ref = { group: CYCLE_NODE_REQUEST.group, version: CYCLE_NODE_REQUEST.version, plural: CYCLE_NODE_REQUEST.plural };
 
@@ -31,7 +32,7 @@ export function cycleRequests(kube: Kube) {
     /** Creates the request made from NodeGroup `from`; one made already (a retry) is done. */
     async create(from: string, namespace: string, name: string, spec: CycleNodeRequestSpecInput): Promise<void> {
       const body = {
-        apiVersion: `${CYCLE_NODE_REQUEST.group}/${CYCLE_NODE_REQUEST.version}`,
+        apiVersion: API_VERSION,
         kind: CYCLE_NODE_REQUEST.kind,
         metadata: { name, namespace, labels: { [FROM_NODE_GROUP_LABEL]: from } },
         spec,

@@ -1,7 +1,7 @@
 // The node-group providers by name. The AWS one is loaded on first use: a worker that only ever
 // uses kwok needs no AWS configuration, and does not pay the ~100 MB the AWS SDK takes to load.
 import type { Aws } from '../aws.js';
-import type { Kube } from '../kube.js';
+import type { Kube } from '../../kube/client.js';
 import { createKwokProvider } from './kwok.js';
 import type { NodeGroupProvider } from './types.js';
 

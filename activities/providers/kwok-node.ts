@@ -2,8 +2,8 @@
 // if a kubelet ran it. The kwok provider launches replacements with it; the local stack's fake node
 // groups (stack/kwok/nodes.ts) and the main job use the same shape, so it lives on the provider side.
 import type { CoreV1Api, V1Node } from '@kubernetes/client-node';
-import { NODE_GROUP_LABEL } from '../inventory.js';
-import { apiStatus } from '../kube.js';
+import { apiStatus } from '../../kube/client.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 export interface FakeNodeSpec {
   name: string;

@@ -3,18 +3,18 @@
 // annotation naming its group (DETACHED_FROM_GROUP, the cycle's detach record too), which is also
 // the record that an emptied group still exists.
 import { createHash } from 'node:crypto';
-import { PatchStrategy, setHeaderOptions, type V1Node } from '@kubernetes/client-node';
+import type { V1Node } from '@kubernetes/client-node';
 import { CLEAR_DETACHED_FROM_GROUP, DETACHED_FROM_GROUP, detachedFromGroup } from '../../api/node-groups.js';
-import { NODE_GROUP_LABEL } from '../inventory.js';
-import { apiStatus, type Kube } from '../kube.js';
+import { apiStatus, type Kube } from '../../kube/client.js';
 import { GROUP_TEMPLATE_HASH_ANNOTATION, TEMPLATE_HASH_LABEL } from '../../api/node-group-kind.js';
 import { ensureNode, fakeNode } from './kwok-node.js';
 import { UnknownNodeGroupError, type GroupInstance, type NodeGroupDescription, type NodeGroupProvider } from './types.js';
+import { mergePatch } from '../../kube/patch.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 const ZONE_LABEL = 'topology.kubernetes.io/zone';
 
 const INSTANCE_TYPE_LABEL = 'node.kubernetes.io/instance-type';
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
 function namedError(name: string, message: string): Error {
   const err = new Error(message);

@@ -14,12 +14,11 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AppsV1Api, CustomObjectsApi, PatchStrategy, PolicyV1Api, setHeaderOptions } from '@kubernetes/client-node';
+import { AppsV1Api, CustomObjectsApi, PolicyV1Api } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../../api/crd.js';
 import { DRAIN_RULE } from '../../api/drain-rule.js';
 import { NODE_MAINTENANCE } from '../../api/node-maintenance.js';
-import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
-import { apiStatus, createKube, type Kube } from '../../activities/kube.js';
+import { apiStatus, createKube, type Kube } from '../../kube/client.js';
 import { ensureNode, fakeNode } from '../../activities/providers/kwok-node.js';
 import { createReadyNamespace } from '../../starter/namespace.js';
 import { deleteNodeGroups, ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
@@ -28,9 +27,12 @@ import { judge, nodesAtEnd, PodRecorder } from '../../stack/invariants.js';
 import { WORKER_NODE_FLAGS } from '../../worker/config.js';
 import { drainWorkflowId, maintenanceDrainWorkflowId, maintenanceNodeWorkflowId, maintenanceWorkflowId } from '../../workflows/ids.js';
 import type { Fault } from './faults.js';
-import { deployment, killAndRestart, lingering, LOGS, nextStepAt, Proc, ready, SKIP_LABEL, sleep, stack, waitFor, type RunOptions, type RunResult } from './run.js';
+import { deployment, killAndRestart, lingering, LOGS, nextStepAt, Proc, ready, sleep, stack, waitFor, type RunOptions, type RunResult } from './run.js';
+import { mergePatch } from '../../kube/patch.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
+import { DRAIN_LABEL } from '../../api/drain-plan.js';
+import { API_VERSION } from '../../api/names.js';
 
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const NM = { group: GROUP, version: VERSION, plural: NODE_MAINTENANCE.plural };
 const MAINT_LABEL = 'chaos-maint';
 const RUN_LABEL = 'chaos-run';
@@ -48,13 +50,13 @@ async function setUp(kube: Kube, group: string): Promise<string[]> {
   const apps = kube.config.makeApiClient(AppsV1Api);
   const custom = kube.config.makeApiClient(CustomObjectsApi);
   await kube.config.makeApiClient(PolicyV1Api).createNamespacedPodDisruptionBudget({ namespace: group, body: { metadata: { name: 'a' }, spec: { maxUnavailable: 1, selector: { matchLabels: { app: 'a' } } } } });
-  const rule = (name: string, spec: unknown) => custom.createClusterCustomObject({ group: DRAIN_RULE.group, version: DRAIN_RULE.version, plural: DRAIN_RULE.plural, body: { apiVersion: `${DRAIN_RULE.group}/${DRAIN_RULE.version}`, kind: DRAIN_RULE.kind, metadata: { name }, spec } });
+  const rule = (name: string, spec: unknown) => custom.createClusterCustomObject({ group: DRAIN_RULE.group, version: DRAIN_RULE.version, plural: DRAIN_RULE.plural, body: { apiVersion: API_VERSION, kind: DRAIN_RULE.kind, metadata: { name }, spec } });
   await rule(`${group}-wave1`, { drain: { behavior: 'Drain', order: 100 }, pods: [{ selector: { matchLabels: { 'chaos-wave': group } } }] });
   await rule(`${group}-skip`, { drain: { behavior: 'Skip' }, pods: [{ selector: { matchLabels: { 'chaos-skip': group } } }] });
   // ScheduleAnyway: the cordoned nodes count in a hard spread's skew, so the evicted pods could not all move to the spare node.
   await apps.createNamespacedDeployment({ namespace: group, body: deployment('a', group, 4, {}, 'ScheduleAnyway') });
   await apps.createNamespacedDeployment({ namespace: group, body: deployment('b', group, 2, { 'chaos-wave': group }, 'ScheduleAnyway') });
-  await apps.createNamespacedDeployment({ namespace: group, body: deployment('k', group, 2, { [SKIP_LABEL]: 'skip' }, 'ScheduleAnyway') });
+  await apps.createNamespacedDeployment({ namespace: group, body: deployment('k', group, 2, { [DRAIN_LABEL]: 'skip' }, 'ScheduleAnyway') });
   await apps.createNamespacedDeployment({ namespace: group, body: deployment('s', group, 2, { 'chaos-skip': group }, 'ScheduleAnyway') });
   await waitFor('10 pods Running', async () => (await kube.core.listNamespacedPod({ namespace: group })).items.filter(ready).length === 10, 90_000);
   await ensureNode(kube.core, fakeNode({ name: `${group}-2`, nodeGroup: group }));
@@ -88,7 +90,7 @@ export async function runNodeFault(fault: Fault, opts: RunOptions): Promise<RunR
   const result: RunResult = { fault: fault.name, kind: fault.kind, outcome: '', phase: '', verdicts: [], group };
   const limitMs = opts.limitMs ?? 180_000;
   const recorder = new PodRecorder(kube, group, (p) => ({
-    skip: p.metadata?.labels?.[SKIP_LABEL] === 'skip' || p.metadata?.labels?.['chaos-skip'] === group,
+    skip: p.metadata?.labels?.[DRAIN_LABEL] === 'skip' || p.metadata?.labels?.['chaos-skip'] === group,
     wave: p.metadata?.labels?.['chaos-wave'] === group ? 1 : 0,
   }));
   const custom = kube.config.makeApiClient(CustomObjectsApi);
@@ -116,7 +118,7 @@ export async function runNodeFault(fault: Fault, opts: RunOptions): Promise<RunR
       const created = (await custom.createClusterCustomObject({
         ...NM,
         body: {
-          apiVersion: `${GROUP}/${VERSION}`,
+          apiVersion: API_VERSION,
           kind: NODE_MAINTENANCE.kind,
           metadata: { name: group, labels: { [RUN_LABEL]: group } },
           spec: { nodeSelector: { nodeSelectorTerms: [{ matchExpressions: [{ key: MAINT_LABEL, operator: 'In', values: [group] }] }] }, stage: 'Drain', reason: 'chaos' },

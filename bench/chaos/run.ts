@@ -10,7 +10,7 @@ import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { AppsV1Api, CustomObjectsApi, PatchStrategy, PolicyV1Api, setHeaderOptions, StorageV1Api, type V1Pod } from '@kubernetes/client-node';
+import { AppsV1Api, CustomObjectsApi, PolicyV1Api, StorageV1Api, type V1Pod } from '@kubernetes/client-node';
 import { DeleteAutoScalingGroupCommand, DescribeAutoScalingGroupsCommand } from '@aws-sdk/client-auto-scaling';
 import type { Client } from '@temporalio/client';
 import { CYCLE_NODE_REQUEST } from '../../api/cycle-node-request.js';
@@ -19,8 +19,7 @@ import { DRAIN_RULE } from '../../api/drain-rule.js';
 import { GROUP, VERSION } from '../../api/crd.js';
 import { NODE_DISRUPTION_BUDGET, type NodeDisruptionBudgetStatus } from '../../api/node-disruption-budget.js';
 import { createAws, type Aws } from '../../activities/aws.js';
-import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
-import { apiStatus, createKube, type Kube } from '../../activities/kube.js';
+import { apiStatus, createKube, type Kube } from '../../kube/client.js';
 import { createReadyNamespace } from '../../starter/namespace.js';
 import { deleteNodeGroups } from '../../stack/kwok/nodes.js';
 import { seedAutoScalingGroup } from '../../stack/aws/seed.js';
@@ -28,8 +27,12 @@ import { auditMark, readAuditSince } from '../../stack/audit-log.js';
 import { byControlPlane, CapacitySampler, cloudAtEnd, CordonRecorder, judge, nodesAtEnd, PodRecorder, runningWorkflows, type Verdict } from '../../stack/invariants.js';
 import { WORKER_NODE_FLAGS } from '../../worker/config.js';
 import { cycleWorkflowId, nodeCycleWorkflowId, nodeDrainWorkflowId } from '../../workflows/ids.js';
-import { nodeGroupLockId } from '../../workflows/cycle/lock.js';
+import { nodeGroupLockId } from '../../workflows/ids.js';
 import type { Fault } from './faults.js';
+import { mergePatch } from '../../kube/patch.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
+import { DRAIN_LABEL } from '../../api/drain-plan.js';
+import { API_VERSION } from '../../api/names.js';
 
 const run$ = promisify(execFile);
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -42,8 +45,6 @@ const NODES = 2;
  */
 const BUDGET_LIMIT = 1;
 const NB = { group: GROUP, version: VERSION, plural: NODE_DISRUPTION_BUDGET.plural };
-export const SKIP_LABEL = 'slipway.dev/drain';
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
 export interface RunResult {
   fault: string;
@@ -187,16 +188,16 @@ async function setUp(c: Ctx): Promise<{ oldNodes: string[]; instances: string[] 
   const apps = c.kube.config.makeApiClient(AppsV1Api);
   const custom = c.kube.config.makeApiClient(CustomObjectsApi);
   await c.kube.config.makeApiClient(PolicyV1Api).createNamespacedPodDisruptionBudget({ namespace: c.ns, body: { metadata: { name: 'a' }, spec: { maxUnavailable: 1, selector: { matchLabels: { app: 'a' } } } } });
-  const rule = (name: string, spec: unknown) => custom.createClusterCustomObject({ group: DRAIN_RULE.group, version: DRAIN_RULE.version, plural: DRAIN_RULE.plural, body: { apiVersion: `${DRAIN_RULE.group}/${DRAIN_RULE.version}`, kind: DRAIN_RULE.kind, metadata: { name }, spec } });
+  const rule = (name: string, spec: unknown) => custom.createClusterCustomObject({ group: DRAIN_RULE.group, version: DRAIN_RULE.version, plural: DRAIN_RULE.plural, body: { apiVersion: API_VERSION, kind: DRAIN_RULE.kind, metadata: { name }, spec } });
   await rule(`${c.group}-wave1`, { drain: { behavior: 'Drain', order: 100 }, pods: [{ selector: { matchLabels: { 'chaos-wave': c.group } } }] });
   await rule(`${c.group}-skip`, { drain: { behavior: 'Skip' }, pods: [{ selector: { matchLabels: { 'chaos-skip': c.group } } }] });
   await apps.createNamespacedDeployment({ namespace: c.ns, body: deployment('a', c.group, 4, {}) });
   await apps.createNamespacedDeployment({ namespace: c.ns, body: deployment('b', c.group, 2, { 'chaos-wave': c.group }) });
-  await apps.createNamespacedDeployment({ namespace: c.ns, body: deployment('k', c.group, 2, { [SKIP_LABEL]: 'skip' }) });
+  await apps.createNamespacedDeployment({ namespace: c.ns, body: deployment('k', c.group, 2, { [DRAIN_LABEL]: 'skip' }) });
   await apps.createNamespacedDeployment({ namespace: c.ns, body: deployment('s', c.group, 2, { 'chaos-skip': c.group }) });
   await custom.createClusterCustomObject({
     ...NB,
-    body: { apiVersion: `${GROUP}/${VERSION}`, kind: NODE_DISRUPTION_BUDGET.kind, metadata: { name: c.group }, spec: { nodeSelector: { matchLabels: { [NODE_GROUP_LABEL]: c.group } }, maxDisrupted: BUDGET_LIMIT } },
+    body: { apiVersion: API_VERSION, kind: NODE_DISRUPTION_BUDGET.kind, metadata: { name: c.group }, spec: { nodeSelector: { matchLabels: { [NODE_GROUP_LABEL]: c.group } }, maxDisrupted: BUDGET_LIMIT } },
   });
   await volumeApp(c.kube, c.ns, c.group);
   await waitFor('11 pods Running', async () => (await c.kube.core.listNamespacedPod({ namespace: c.ns })).items.filter(ready).length === 11, 90_000);
@@ -364,7 +365,7 @@ export async function runFault(fault: Fault, opts: RunOptions): Promise<RunResul
   const result: RunResult = { fault: fault.name, kind: fault.kind, outcome: '', phase: '', verdicts: [], group };
   const limitMs = (opts.limitMs ?? 180_000) + (fault.kind === 'server' ? 60_000 : 0);
   const recorder = new PodRecorder(kube, group, (p) => ({
-    skip: p.metadata?.labels?.[SKIP_LABEL] === 'skip' || p.metadata?.labels?.['chaos-skip'] === group,
+    skip: p.metadata?.labels?.[DRAIN_LABEL] === 'skip' || p.metadata?.labels?.['chaos-skip'] === group,
     wave: p.metadata?.labels?.['chaos-wave'] === group ? 1 : 0,
   }));
   const cordons = new CordonRecorder(kube, `${NODE_GROUP_LABEL}=${group}`);
@@ -395,7 +396,7 @@ export async function runFault(fault: Fault, opts: RunOptions): Promise<RunResul
     const created = (await custom.createNamespacedCustomObject({
       ...cnrRef,
       body: {
-        apiVersion: `${CYCLE_NODE_REQUEST.group}/${CYCLE_NODE_REQUEST.version}`,
+        apiVersion: API_VERSION,
         kind: CYCLE_NODE_REQUEST.kind,
         metadata: { name: 'chaos', namespace: group },
         spec: { nodeGroupName: group, provider: 'aws', selector: { matchLabels: { [NODE_GROUP_LABEL]: group } }, cycleSettings: { method: 'Drain', concurrency: 2, cyclingTimeout: '10m' } },

@@ -4,12 +4,12 @@
 import { paginateDescribeAutoScalingGroups } from '@aws-sdk/client-auto-scaling';
 import { paginateDescribeInstances } from '@aws-sdk/client-ec2';
 import { createAws, type Aws } from '../../activities/aws.js';
-import { apiStatus, createKube, type Kube } from '../../activities/kube.js';
+import { apiStatus, createKube, type Kube } from '../../kube/client.js';
 import { ensureNode, fakeNode } from '../../activities/providers/kwok-node.js';
 import { instanceIdFromProviderID, providerIDFor } from '../../activities/providers/aws-provider-id.js';
+import { SYNCED_LABEL } from '../../api/node-groups.js';
 import { planNodeSync, type AsgInstance, type Ec2Instance } from './sync-plan.js';
 
-export const SYNCED_LABEL = 'slipway.dev/emulated-by';
 const SYNCED_VALUE = 'aws-node-sync';
 
 async function readCloud(aws: Aws): Promise<{ asg: AsgInstance[]; ec2: Ec2Instance[] }> {

@@ -1,12 +1,13 @@
 // Fake nodes for the local stack: Node objects that kwok (watching the kwok.x-k8s.io/node
 // annotation) animates as if a kubelet ran them. Usage:
 //   node dist/stack/kwok/nodes.js --group workers --count 6 [--zone us-east-1a] [--instance-type m5.large]
-import { PatchStrategy, setHeaderOptions, type CoreV1Api } from '@kubernetes/client-node';
-import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
-import { createKube } from '../../activities/kube.js';
+import type { CoreV1Api } from '@kubernetes/client-node';
+import { createKube } from '../../kube/client.js';
 import { ensureNode, fakeNode, type FakeNodeSpec } from '../../activities/providers/kwok-node.js';
 import { GROUP_TEMPLATE_HASH_ANNOTATION } from '../../api/node-group-kind.js';
 import { flag } from '../args.js';
+import { mergePatch } from '../../kube/patch.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 /** Creates `<group>-0 .. <group>-(count-1)` and waits until kwok reports them Ready. */
 export async function ensureFakeNodeGroup(
@@ -40,7 +41,7 @@ export async function ensureFakeNodeGroup(
 export async function setKwokTemplateHash(core: CoreV1Api, group: string, hash: string | null): Promise<void> {
   const members = (await core.listNode({ labelSelector: `${NODE_GROUP_LABEL}=${group}` })).items;
   for (const n of members) {
-    await core.patchNode({ name: n.metadata!.name!, body: { metadata: { annotations: { [GROUP_TEMPLATE_HASH_ANNOTATION]: hash } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    await core.patchNode({ name: n.metadata!.name!, body: { metadata: { annotations: { [GROUP_TEMPLATE_HASH_ANNOTATION]: hash } } } }, mergePatch);
   }
 }
 

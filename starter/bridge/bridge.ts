@@ -1,10 +1,10 @@
 // The bridge while it leads: one term per kind, each in its own folder (cycle/, maintenance/,
-// node-group/, budget/) with its controller (starter/controller/), reconciler and, for the kinds with
+// node-group/, budget/) with its controller (kube/controller/), reconciler and, for the kinds with
 // a workflow per object, that workflow's trackers (tracker.ts: a source of changes from outside the
 // cluster). What every kind uses sits beside this file (kit.ts, temporal.ts, workflow-status.ts,
 // kube-objects.ts). A new Bridge is built for each leadership term and stopped when it ends.
 import type { Client } from '@temporalio/client';
-import type { Kube } from '../../activities/kube.js';
+import type { Kube } from '../../kube/client.js';
 import { budgetTerm } from './budget/term.js';
 import { cycleTerm } from './cycle/term.js';
 import { NotLeaderError, type BridgeStats } from './kit.js';
@@ -12,6 +12,7 @@ import { maintenanceTerm } from './maintenance/term.js';
 import { nodeGroupTerm } from './node-group/term.js';
 import { reconcileKindsKnown, setBridgeView, type BridgeView } from './metrics.js';
 import type { Log } from '../../shared/log.js';
+import { CYCLE_REQUEST_LABEL } from '../../api/cycle-node-request.js';
 
 /** What the bridge is told to do, whoever starts it (startBridge in main.ts fills in the rest). */
 export interface BridgeSettings {

@@ -3,9 +3,9 @@
 // controller, and the Event writer a kind's reconciler records its Events with.
 import { CustomObjectsApi, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import type { EventInput } from '../../activities/events.js';
-import { objectKey } from '../controller/cache.js';
-import { Controller } from '../controller/controller.js';
-import type { ListPage } from '../controller/reflector.js';
+import { objectKey } from '../../kube/controller/cache.js';
+import { Controller } from '../../kube/controller/controller.js';
+import type { ListPage } from '../../kube/controller/reflector.js';
 import { collectionPath, isGoneOrTerminating } from './kube-objects.js';
 import { reconcileHooks } from './metrics.js';
 import type { TrackerCounts } from './tracker.js';

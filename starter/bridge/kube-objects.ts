@@ -1,9 +1,7 @@
 // What every kind's Kubernetes calls share: the path of a custom resource's collection (what its
-// reflector watches), the merge-patch header of status and metadata writes, and which failed writes
+// reflector watches) and which failed writes
 // can never succeed (their target is going away) so the bridge skips them instead of retrying.
-import { ApiException, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-
-export const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+import { ApiException } from '@kubernetes/client-node';
 
 export const collectionPath = (r: { group: string; version: string; plural: string }, namespace?: string) =>
   `/apis/${r.group}/${r.version}${namespace ? `/namespaces/${encodeURIComponent(namespace)}` : ''}/${r.plural}`;

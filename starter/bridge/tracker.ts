@@ -7,7 +7,8 @@
 // Temporal long-poll interval and nothing of the worker. Every new state, failure or close is
 // reported by key, and the reconciler turns it into status.
 import type { CycleStatus } from '../../workflows/cycle/types.js';
-import { canonical, type ClosedWorkflow } from './workflow-status.js';
+import { canonical } from '../../api/canonical.js';
+import type { ClosedWorkflow } from './workflow-status.js';
 import type { TaskFailure } from './task-failure.js';
 import type { TrackedSource } from './temporal.js';
 import type { Log } from '../../shared/log.js';

@@ -2,6 +2,7 @@
 // (ClosedWorkflow), the bookkeeping a status keeps for the same workflow, change detection and merge
 // patches, the invalid-spec report, and the Events a status change calls for (StatusEvent).
 import type { z } from 'zod';
+import { canonical } from '../../api/canonical.js';
 import { blockedPods, drainBlockers } from '../../shared/drain-blockers.js';
 
 export { metaTime, setCondition, type ConditionInput } from '../../shared/conditions.js';
@@ -71,16 +72,6 @@ export function invalidSpecMessage(error: z.ZodError): string {
 }
 
 // ---- change detection ---------------------------------------------------------------------------
-
-/** JSON with object keys sorted and undefined dropped: equal values give equal strings. */
-export function canonical(v: unknown): string {
-  return JSON.stringify(v, (_k, val: unknown) => {
-    if (val && typeof val === 'object' && !Array.isArray(val)) {
-      return Object.fromEntries(Object.entries(val as Record<string, unknown>).filter(([, x]) => x !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-    }
-    return val;
-  });
-}
 
 /** Whether writing `next` would change `prev` (only the fields `next` manages). */
 export function statusChanged(prev: object | undefined, next: object): boolean {

@@ -3,9 +3,9 @@
 import { parseArgs } from 'node:util';
 import { UsageError } from './errors.js';
 import { selectorError } from './selector.js';
-import { MAX_MAINTENANCE_REASON } from '../../api/node-maintenance.js';
 import { STAGES as MAINTENANCE_STAGES } from '../../workflows/maintenance/types.js';
 import { isDnsLabel, isDnsSubdomain, maintenanceName, nodeName, parseRef, podRef, REF_FORMS, type Ref } from './refs.js';
+import { MAX_MAINTENANCE_REASON } from '../../api/names.js';
 
 interface OptionSpec {
   type: 'string' | 'boolean';

@@ -4,7 +4,7 @@ import { CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
 import { CycleNodeRequestSpec, type CycleNodeRequestSpecInput } from '../../api/cycle-node-request.js';
 import { NODE_GROUP, NodeGroupSpec } from '../../api/node-group-kind.js';
 import { selectorToString } from '../../api/label-selector.js';
-import { apiStatus } from '../../activities/kube.js';
+import { apiStatus } from '../../kube/client.js';
 import { webUiLink } from '../../shared/temporal.js';
 import { cycleWorkflowId, maintenanceNodeWorkflowId, parseWorkflowId } from '../../workflows/ids.js';
 import { forceDeletePodSignal, retryNowSignal, skipPodSignal } from '../../workflows/messages.js';

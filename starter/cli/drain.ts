@@ -1,7 +1,6 @@
 // `slipway drain`, and reading a drain: its live status, following it to the end, and the end
 // itself checked against a fresh read of the node (a drain that ends with pods left is no success).
 import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
-import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { HELD_BY_ANNOTATION } from '../../api/node-maintenance.js';
 import { webUiLink } from '../../shared/temporal.js';
 import { drainWorkflowId } from '../../workflows/ids.js';
@@ -16,6 +15,7 @@ import { oneLine } from './explain.js';
 import { podsLeft } from './pods.js';
 import { describe, drainOfNode, drainOwner, NoDrainError, type Target } from './resolve.js';
 import type { Session } from './session.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 export type Out = (line: string) => void;
 export interface Io {

@@ -10,17 +10,18 @@ import { CYCLE_NODE_REQUEST } from '../../api/cycle-node-request.js';
 import { HELD_BY_ANNOTATION, NODE_MAINTENANCE } from '../../api/node-maintenance.js';
 import { cycleStatusQuery, maintenanceStatusQuery } from '../../workflows/messages.js';
 import {
+  cycleObjectAttr,
   cycleWorkflowId,
   drainIdFor,
   drainWorkflowId,
   maintenanceDrainWorkflowId,
   maintenanceNodeWorkflowId,
+  maintenanceObjectAttr,
   maintenanceWorkflowId,
   nodeCycleWorkflowId,
   nodeDrainWorkflowId,
   parseWorkflowId,
 } from '../../workflows/ids.js';
-import { maintenanceObjectAttr } from '../bridge/maintenance/temporal.js';
 import { CliError } from './errors.js';
 import type { Ref } from './refs.js';
 import type { Session } from './session.js';
@@ -68,7 +69,7 @@ async function requestWorkflowId(session: Session, namespace: string, name: stri
   );
   if (obj) return obj.status?.workflowId ?? cycleWorkflowId({ namespace, name, uid: obj.metadata.uid });
   // Deleted, but its workflow may still be in Temporal.
-  const [id] = await listIds(await session.client(), `SlipwayObject = '${CYCLE_NODE_REQUEST.kind}/${namespace}/${name}'`, 1);
+  const [id] = await listIds(await session.client(), `SlipwayObject = '${cycleObjectAttr({ namespace, name })}'`, 1);
   if (id) return id;
   throw new CliError(`${what} not found (and no cycle of it in Temporal namespace ${session.settings.namespace})`);
 }

@@ -4,7 +4,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
-import { apiStatus, createKube, type Kube } from '../../activities/kube.js';
+import { apiStatus, createKube, type Kube } from '../../kube/client.js';
 import type { Logger } from '../../shared/log.js';
 import { temporalSettings, type TemporalSettings } from '../../shared/temporal.js';
 import { connectClient } from '../client.js';

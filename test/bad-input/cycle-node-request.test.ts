@@ -3,16 +3,16 @@
 // reported in status and a Warning Event; after each, the guard shows nothing was disrupted.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CYCLE_NODE_REQUEST } from '../../api/cycle-node-request.js';
-import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
 import { installCrds } from '../../starter/install-crds.js';
 import type { CycleNodeRequestObject } from '../../starter/bridge/cycle/objects.js';
 import { admissionClient, causeFor, withSpecUnchecked } from '../support/admission.js';
 import { BAD_CYCLE_REQUESTS } from '../support/bad-cycle-requests.js';
 import { deleteGroupNodes, uniqueName } from '../support/cluster.js';
-import { mergePatch } from '../support/drain.js';
+import { mergePatch } from '../../kube/patch.js';
 import { waitFor } from '../support/wait.js';
 import { Guard } from './guard.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 const g = new Guard('bi-cnr');
 const admit = admissionClient(g.f.c.config);

@@ -4,8 +4,7 @@
 // before anything is cordoned or evicted. After each, the guard shows nothing was disrupted.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CustomObjectsApi } from '@kubernetes/client-node';
-import { apiStatus } from '../../activities/kube.js';
-import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
+import { apiStatus } from '../../kube/client.js';
 import { DRAIN_RULE } from '../../api/drain-rule.js';
 import { installCrds } from '../../starter/install-crds.js';
 import { drainWorkflow } from '../../workflows/index.js';
@@ -16,6 +15,7 @@ import { uniqueName } from '../support/cluster.js';
 import { deleteDrainRule, storeUnvalidatedDrainRule } from '../support/drain-rules.js';
 import { waitFor } from '../support/wait.js';
 import { Guard } from './guard.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 const g = new Guard('bi-rule');
 const admit = admissionClient(g.f.c.config);

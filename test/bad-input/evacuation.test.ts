@@ -9,9 +9,8 @@
 //   any other (an Evacuation names only the valid evacuators). Those pods run in a namespace and on
 //   nodes of their own, outside the guard's.
 // After each case the guard shows nothing was disrupted.
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
-import { apiStatus } from '../../activities/kube.js';
-import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
+import { CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
+import { apiStatus } from '../../kube/client.js';
 import { EVACUATION } from '../../api/evacuation.js';
 import { installCrds } from '../../starter/install-crds.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
@@ -22,12 +21,13 @@ import { BAD_EVACUATIONS } from '../support/bad-evacuations.js';
 import { createNamespace, deleteGroupNodes, isRunning, uniqueName } from '../support/cluster.js';
 import { waitFor } from '../support/wait.js';
 import { Guard } from './guard.js';
+import { mergePatch } from '../../kube/patch.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 const g = new Guard('bi-evac');
 const custom = g.f.c.config.makeApiClient(CustomObjectsApi);
 const admit = admissionClient(g.f.c.config);
 const { group, version, plural, kind } = EVACUATION;
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 let target: V1Pod;
 const otherGroups: string[] = [];
 /** The annotated pods' namespace: the guard counts every eviction in its own. */

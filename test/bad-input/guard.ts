@@ -6,7 +6,6 @@
 // the same slipway.dev/ keys, and the app's pods the same ones, Running.
 import type { V1Node } from '@kubernetes/client-node';
 import type { Worker, NativeConnection } from '@temporalio/worker';
-import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
 import { auditMark, readAuditSince, type AuditMark } from '../../stack/audit-log.js';
 import { temporalSettings } from '../../shared/temporal.js';
@@ -15,6 +14,7 @@ import { BridgeFixture } from '../support/bridge.js';
 import { byControlPlane, isRunning, type AuditEvent } from '../support/cluster.js';
 import { deployApp } from '../support/cycle.js';
 import { waitFor } from '../support/wait.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 export interface Mark {
   audit: AuditMark;

@@ -6,11 +6,11 @@
 // it would let a drain go on that its writer meant to stop. Each case starts a real drain of a guard
 // node and judges from the audit log and the cluster that nothing was cordoned or evicted.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { apiStatus } from '../../activities/kube.js';
+import { apiStatus } from '../../kube/client.js';
 import { drainWorkflow } from '../../workflows/index.js';
 import { drainStatusQuery } from '../../workflows/messages.js';
 import { uniqueName } from '../support/cluster.js';
-import { mergePatch } from '../support/drain.js';
+import { mergePatch } from '../../kube/patch.js';
 import { waitFor } from '../support/wait.js';
 import { Guard } from './guard.js';
 

@@ -3,7 +3,6 @@
 // the CLI refuses a NodeGroup whose template selects no node. After each, nothing was disrupted
 // and no CycleNodeRequest was made from it.
 import { CustomObjectsApi } from '@kubernetes/client-node';
-import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { setKwokTemplateHash } from '../../stack/kwok/nodes.js';
 import { CYCLE_NODE_REQUEST } from '../../api/cycle-node-request.js';
 import { FROM_NODE_GROUP_LABEL, NODE_GROUP, type NodeGroupObject } from '../../api/node-group-kind.js';
@@ -14,6 +13,7 @@ import { cli, expectOneLineError } from '../support/cli.js';
 import { uniqueName } from '../support/cluster.js';
 import { waitFor } from '../support/wait.js';
 import { Guard } from './guard.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 const g = new Guard('bi-ng');
 const admit = admissionClient(g.f.c.config);

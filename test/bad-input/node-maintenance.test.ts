@@ -2,7 +2,6 @@
 // and worker running: refused at admission naming the field, or accepted and reported in status
 // and a Warning Event, refused by setStage in one line; after each, nothing was disrupted.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ALLOW_ALL_NODES_ANNOTATION } from '../../api/node-maintenance.js';
 import { installCrds } from '../../starter/install-crds.js';
 import type { NodeMaintenanceObject } from '../../starter/bridge/maintenance/objects.js';
 import { admissionClient, causeFor, withSpecUnchecked, type Admission } from '../support/admission.js';
@@ -12,6 +11,7 @@ import { cli, expectOneLineError } from '../support/cli.js';
 import { uniqueName } from '../support/cluster.js';
 import { waitFor } from '../support/wait.js';
 import { Guard } from './guard.js';
+import { ALLOW_ALL_NODES_ANNOTATION } from '../../api/names.js';
 
 const g = new Guard('bi-nm');
 const nm = new Maintenances(g.f);

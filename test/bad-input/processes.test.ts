@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createKube } from '../../activities/kube.js';
+import { createKube } from '../../kube/client.js';
 import { WORKER_NODE_FLAGS } from '../../worker/config.js';
 import { temporalSettings } from '../../shared/temporal.js';
 import { ApiserverProxy, kubeConfigVia } from '../support/bridge.js';

@@ -1,7 +1,7 @@
 // The apiserver half of the DrainRule corpus (the zod half: test/unit/admission-corpus.test.ts):
 // each valid edge case is admitted, and a rule that applies to every pod is admitted with a warning
 // saying so. The bad ones are refused in test/bad-input/drain-rule.test.ts.
-import { loadKubeConfig } from '../../activities/kube.js';
+import { loadKubeConfig } from '../../kube/client.js';
 import { everyPodWarning } from '../../api/drain-rule.js';
 import { installCrds } from '../../starter/install-crds.js';
 import { admissionClient } from '../support/admission.js';

@@ -3,15 +3,17 @@
 // defaults read back as the spec says (NM-1.2–1.4); the transition rules refuse a stage going back
 // and edits to frozen fields (NM-2.1, NM-4.6); a user who may not delete Nodes may not write a
 // NodeMaintenance (NM-4.9). Every object selects no node, so nothing acts on it.
-import { CustomObjectsApi, KubeConfig, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions } from '@kubernetes/client-node';
-import { loadKubeConfig } from '../../activities/kube.js';
+import { CustomObjectsApi, KubeConfig, RbacAuthorizationV1Api, setHeaderOptions } from '@kubernetes/client-node';
+import { loadKubeConfig } from '../../kube/client.js';
 import { DEFAULT_DRAIN_PLAN } from '../../api/drain-plan.js';
-import { ALLOW_ALL_NODES_ANNOTATION, NODE_MAINTENANCE } from '../../api/node-maintenance.js';
+import { NODE_MAINTENANCE } from '../../api/node-maintenance.js';
 import { installCrds } from '../../starter/install-crds.js';
 import { admissionClient, type Admission } from '../support/admission.js';
 import { nm, VALID_NODE_MAINTENANCES } from '../support/bad-node-maintenances.js';
 import { uniqueName } from '../support/cluster.js';
 import { waitFor } from '../support/wait.js';
+import { mergePatch } from '../../kube/patch.js';
+import { ALLOW_ALL_NODES_ANNOTATION } from '../../api/names.js';
 
 const kc = loadKubeConfig();
 const admit = admissionClient(kc);
@@ -53,7 +55,7 @@ describe('NM-1.1 the kind as kubectl shows it', () => {
   test('kubectl get snm (the server-side table): Stage, Drained from the condition, Nodes, Blocked (#24.6), Age; Reason only with -o wide', async () => {
     const name = await store(nm({ stage: 'Drain', reason: 'kernel upgrade' }));
     const condition = { type: 'Drained', status: 'True', reason: 'Drained', message: 'Drained', lastTransitionTime: new Date().toISOString() };
-    await custom.patchClusterCustomObjectStatus({ ...where, name, body: { status: { selectedNodes: 3, conditions: [condition], drainStatus: { podsBlocked: 2 } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    await custom.patchClusterCustomObjectStatus({ ...where, name, body: { status: { selectedNodes: 3, conditions: [condition], drainStatus: { podsBlocked: 2 } } } }, mergePatch);
     type Table = { columnDefinitions: Array<{ name: string; priority: number }>; rows: Array<{ cells: unknown[] }> };
     const table = (await custom.getClusterCustomObject({ ...where, name }, setHeaderOptions('Accept', 'application/json;as=Table;v=v1;g=meta.k8s.io'))) as Table;
     const cols = table.columnDefinitions.map((c) => `${c.name}${c.priority ? ' (wide)' : ''}`);

@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import type { z } from 'zod';
 import { CRDS } from '../../api/crds.js';
 import { installCrds } from '../../starter/install-crds.js';
-import { loadKubeConfig } from '../../activities/kube.js';
+import { loadKubeConfig } from '../../kube/client.js';
 import { waitFor } from '../support/wait.js';
 
 const describeOf = (s: z.ZodType) => s.description ?? '';

@@ -2,10 +2,10 @@
 // Auto Scaling group's instances, as on EKS.
 import { DeleteAutoScalingGroupCommand, TerminateInstanceInAutoScalingGroupCommand } from '@aws-sdk/client-auto-scaling';
 import { createAws } from '../../activities/aws.js';
-import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { seedAutoScalingGroup, describeGroup } from '../../stack/aws/seed.js';
 import { testCluster, uniqueName } from '../support/cluster.js';
 import { waitFor } from '../support/wait.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 const c = testCluster();
 const aws = createAws();

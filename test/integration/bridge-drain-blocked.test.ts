@@ -2,7 +2,6 @@
 // blocks it shows where `kubectl describe cnr` looks (the node's entry in status.nodes, the Ready
 // condition, one Warning Event), not only on the per-node CycleNodeStatus.
 import { writeFileSync } from 'node:fs';
-import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import type { CycleNodeRequestObject } from '../../starter/bridge/cycle/objects.js';
 import { BridgeFixture } from '../support/bridge.js';
 import { isRunning, readAudit } from '../support/cluster.js';
@@ -14,6 +13,7 @@ import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
 import { maintenanceDrainWorkflowId, maintenanceNodeWorkflowId, maintenanceWorkflowId } from '../../workflows/ids.js';
 import { Maintenances } from '../support/bridge-maintenance.js';
 import { deleteGroupNodes, uniqueName } from '../support/cluster.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 const f = new BridgeFixture('it-bridge-blk');
 const nm = new Maintenances(f);

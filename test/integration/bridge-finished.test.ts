@@ -3,13 +3,13 @@
 // gone), and deleting its namespace lets the namespace go, although creating anything in a
 // terminating namespace is refused (403).
 import { writeFileSync } from 'node:fs';
-import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
-import { apiStatus } from '../../activities/kube.js';
+import { apiStatus } from '../../kube/client.js';
 import { CYCLE_NODE_REQUEST, CYCLE_NODE_STATUS } from '../../api/cycle-node-request.js';
-import { FINALIZER } from '../../starter/bridge/cycle/names.js';
 import { BridgeFixture, recordingKube } from '../support/bridge.js';
 import { createNamespace, uniqueName } from '../support/cluster.js';
 import { waitFor } from '../support/wait.js';
+import { CYCLE_FINALIZER } from '../../api/cycle-node-request.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 const f = new BridgeFixture('it-bridge-fin');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -70,7 +70,7 @@ test('a finished 4-node request creates nothing more, and deleting its namespace
       const { group: g, version, plural } = CYCLE_NODE_REQUEST;
       const l = (await f.custom.listNamespacedCustomObject({ group: g, version, plural, namespace: ns }).catch(() => ({ items: [] }))) as { items: Array<{ metadata: { name: string; finalizers?: string[] } }> };
       for (const o of l.items) {
-        if (o.metadata.finalizers?.includes(FINALIZER)) await f.patchCnr(o.metadata.name, { metadata: { finalizers: null } }, ns).catch(() => undefined);
+        if (o.metadata.finalizers?.includes(CYCLE_FINALIZER)) await f.patchCnr(o.metadata.name, { metadata: { finalizers: null } }, ns).catch(() => undefined);
       }
       await f.c.core.deleteNamespace({ name: ns }).catch(() => undefined);
     }

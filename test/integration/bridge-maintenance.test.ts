@@ -18,10 +18,10 @@ import { withSpecUnchecked } from '../support/admission.js';
 import { Maintenances, noNodes, scriptedMaintenancePath } from '../support/bridge-maintenance.js';
 import { deleteGroupNodes, uniqueName } from '../support/cluster.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
-import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { waitFor } from '../support/wait.js';
 import { MAINTENANCE_FINALIZER } from '../../api/node-maintenance.js';
 import type { RunningBridge } from '../../starter/bridge/main.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 const f = new BridgeFixture('it-bridge-nm');
 const nm = new Maintenances(f);

@@ -10,18 +10,19 @@ import type { AddressInfo } from 'node:net';
 import { CoordinationV1Api, V1MicroTime } from '@kubernetes/client-node';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { CYCLE_NODE_REQUEST, CycleNodeRequestSpec } from '../../api/cycle-node-request.js';
-import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
-import { FINALIZER, REQUEST_LABEL, cycleNodeStatusName } from '../../starter/bridge/cycle/names.js';
+import { cycleNodeStatusName } from '../../starter/bridge/cycle/names.js';
 import type { CycleNodeRequestObject } from '../../starter/bridge/cycle/objects.js';
-import { runReflector } from '../../starter/controller/reflector.js';
+import { runReflector } from '../../kube/controller/reflector.js';
 import { cycleWorkflowId, type CycleStatus, type CycleNodeStatus } from '../../workflows/cycle/types.js';
 import { cycleStatusQuery, specChangedUpdate } from '../../workflows/messages.js';
 import { NodeGroupAttr, ObjectAttr, PhaseAttr } from '../../workflows/search-attributes.js';
 import { withSpecUnchecked } from '../support/admission.js';
 import { ApiserverProxy, BridgeFixture, kubeConfigVia, kubeFrom, validSpec } from '../support/bridge.js';
 import { uniqueName } from '../support/cluster.js';
-import { mergePatch } from '../support/drain.js';
+import { mergePatch } from '../../kube/patch.js';
 import { waitFor } from '../support/wait.js';
+import { CYCLE_FINALIZER, CYCLE_REQUEST_LABEL } from '../../api/cycle-node-request.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 const f = new BridgeFixture('it-bridge');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -61,7 +62,7 @@ test('a new CycleNodeRequest gets the finalizer and exactly one workflow (ID cnr
   const obj = await started(name);
   const id = cycleWorkflowId(created.metadata);
   expect(id).toBe(`cnr/${f.ns}/${name}/${created.metadata.uid}`);
-  expect(obj.metadata.finalizers).toContain(FINALIZER);
+  expect(obj.metadata.finalizers).toContain(CYCLE_FINALIZER);
   expect(obj.status).toMatchObject({ workflowId: id, phase: 'Pending', observedGeneration: 1 });
   expect(obj.status!.runId).toMatch(/^[0-9a-f-]{36}$/);
   expect(cond(obj, 'Ready')).toMatchObject({ status: 'Unknown', reason: 'Pending' });
@@ -149,7 +150,7 @@ test('an invalid spec: status Failed listing every problem, a Warning Event Inva
   );
   expect(cond(obj, 'Ready')).toMatchObject({ status: 'False', reason: 'InvalidSpec', message: obj.status!.message });
   expect(obj.status!.workflowId).toBeUndefined();
-  expect(obj.metadata.finalizers ?? []).not.toContain(FINALIZER);
+  expect(obj.metadata.finalizers ?? []).not.toContain(CYCLE_FINALIZER);
   const events = await waitFor('InvalidSpec event', async () => {
     const e = (await f.events(name)).filter((x) => x.reason === 'InvalidSpec');
     return e.length > 0 && e;
@@ -171,7 +172,7 @@ test('an invalid spec: status Failed listing every problem, a Warning Event Inva
   const fixed = await started(name);
   expect(fixed.status).toMatchObject({ phase: 'Pending', observedGeneration: 2, workflowId: cycleWorkflowId(created.metadata) });
   expect(fixed.status!.message).not.toContain('invalid');
-  expect(fixed.metadata.finalizers).toContain(FINALIZER);
+  expect(fixed.metadata.finalizers).toContain(CYCLE_FINALIZER);
   await f.stopBridge(b);
 });
 
@@ -187,7 +188,7 @@ test('deleting a request cancels its workflow and keeps the object until the wor
   await sleep(1500);
   const held = await f.getCnr(name);
   expect(held?.metadata.deletionTimestamp).toBeDefined();
-  expect(held?.metadata.finalizers).toContain(FINALIZER);
+  expect(held?.metadata.finalizers).toContain(CYCLE_FINALIZER);
   // The workflow finishes (here: terminated, as if its compensations were done) → the object goes.
   await f.client.workflow.getHandle(id).terminate('test: compensations done');
   await waitFor('object gone', async () => (await f.getCnr(name)) === undefined, { timeoutMs: 10_000 });
@@ -262,7 +263,7 @@ describe('with a scripted cycle workflow on a worker', () => {
     expect(cond(mid, 'Progressing')).toMatchObject({ status: 'True', reason: 'CordoningNode', message: '1/2 nodes cycled' });
 
     const statuses = await waitFor('a CycleNodeStatus per node, up to date', async () => {
-      const mine = (await f.nodeStatuses()).filter((x) => x.metadata.labels?.[REQUEST_LABEL] === name);
+      const mine = (await f.nodeStatuses()).filter((x) => x.metadata.labels?.[CYCLE_REQUEST_LABEL] === name);
       return mine.length === 2 && mine.find((x) => x.spec?.nodeName === 'n2')?.status?.phase === 'DrainingPods' && mine;
     });
     for (const s of statuses) {
@@ -283,7 +284,7 @@ describe('with a scripted cycle workflow on a worker', () => {
     expect(cond(done, 'Ready')).toMatchObject({ status: 'True', reason: 'Successful' });
     expect(cond(done, 'Progressing')).toMatchObject({ status: 'False', reason: 'Successful' });
     await waitFor('node statuses Successful', async () => {
-      const mine = (await f.nodeStatuses()).filter((x) => x.metadata.labels?.[REQUEST_LABEL] === name);
+      const mine = (await f.nodeStatuses()).filter((x) => x.metadata.labels?.[CYCLE_REQUEST_LABEL] === name);
       return mine.every((x) => x.status?.phase === 'Successful') && mine.length === 2;
     });
     const reasons = await waitFor('phase events', async () => {
@@ -298,7 +299,7 @@ describe('with a scripted cycle workflow on a worker', () => {
     expect(b.stats.statusWrites + b.stats.nodeStatusWrites).toBe(writes);
     await f.deleteCnr(name);
     await waitFor('object gone', async () => (await f.getCnr(name)) === undefined, { timeoutMs: 10_000 });
-    await waitFor('CycleNodeStatus garbage-collected', async () => (await f.nodeStatuses()).every((x) => x.metadata.labels?.[REQUEST_LABEL] !== name), { timeoutMs: 60_000 });
+    await waitFor('CycleNodeStatus garbage-collected', async () => (await f.nodeStatuses()).every((x) => x.metadata.labels?.[CYCLE_REQUEST_LABEL] !== name), { timeoutMs: 60_000 });
     expect(latencies.every((l) => l < 2000)).toBe(true);
     await f.stopBridge(b);
   });
@@ -584,7 +585,7 @@ test('the trust boundary: with SLIPWAY_ALLOWED_NAMESPACES not naming its namespa
   const created = await f.createCnr(name, validSpec(GROUP));
   const obj = await waitStatus(name, 'phase Failed', (o) => o.status?.phase === 'Failed');
   expect(obj.status!.message).toBe(`namespace ${f.ns} is not one this bridge may act for (SLIPWAY_ALLOWED_NAMESPACES: slipway-ops): no node is touched`);
-  expect(obj.metadata.finalizers ?? []).not.toContain(FINALIZER);
+  expect(obj.metadata.finalizers ?? []).not.toContain(CYCLE_FINALIZER);
   const events = await waitFor('NamespaceNotAllowed event', async () => {
     const e = (await f.events(name)).filter((x) => x.reason === 'NamespaceNotAllowed');
     return e.length > 0 && e;

@@ -6,7 +6,6 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/common';
 import { CYCLE_NODE_REQUEST } from '../../api/cycle-node-request.js';
 import { HELD_BY_ANNOTATION } from '../../api/node-maintenance.js';
-import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
 import { cycleWorkflowId } from '../../workflows/cycle/types.js';
 import { cycleNodeRequestWorkflow, drainWorkflow } from '../../workflows/index.js';
@@ -14,11 +13,13 @@ import { cycleStatusQuery, drainStatusQuery } from '../../workflows/messages.js'
 import { NodesAttr } from '../../workflows/search-attributes.js';
 import { uniqueName } from '../support/cluster.js';
 import { CycleFixture, deployApp } from '../support/cycle.js';
-import { DrainFixture, mergePatch } from '../support/drain.js';
+import { DrainFixture } from '../support/drain.js';
+import { mergePatch } from '../../kube/patch.js';
 import { MaintenanceFixture } from '../support/maintenance.js';
 import { cli, expectOneLineError, expectUsageError, lines } from '../support/cli.js';
 import { waitFor } from '../support/wait.js';
 import { parse as parseYaml } from 'yaml';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 const nowhere = { TEMPORAL_ADDRESS: '127.0.0.1:1', KUBECONFIG: '/nonexistent/slipway-kubeconfig' };
 

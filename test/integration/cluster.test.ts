@@ -1,18 +1,18 @@
 // The local control plane behaves like a real cluster: controllers create pods, kwok runs them,
 // the disruption controller computes PDB status so evictions answer 429, deletions honour the
 // grace period, and the audit log records evictions.
-import { PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
-import { apiStatus } from '../../activities/kube.js';
-import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
+import type { V1Pod } from '@kubernetes/client-node';
+import { apiStatus } from '../../kube/client.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
 import { byControlPlane, createNamespace, isRunning, schedulerSeesCordon, readAudit, testCluster, uniqueName } from '../support/cluster.js';
 import { waitFor } from '../support/wait.js';
+import { mergePatch } from '../../kube/patch.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 const c = testCluster();
 const ns = uniqueName('it-cluster');
 const group = 'it-cluster';
 const GRACE = 3;
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
 async function appPods(): Promise<V1Pod[]> {
   return (await c.core.listNamespacedPod({ namespace: ns, labelSelector: 'app=web' })).items;

@@ -5,11 +5,11 @@
 import { DeleteAutoScalingGroupCommand, DescribeAutoScalingGroupsCommand } from '@aws-sdk/client-auto-scaling';
 import { DescribeInstancesCommand } from '@aws-sdk/client-ec2';
 import { createAws } from '../../activities/aws.js';
-import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { seedAutoScalingGroup } from '../../stack/aws/seed.js';
 import { CycleFixture } from '../support/cycle.js';
 import { recordedCalls, startRecording, stopRecording } from '../support/moto.js';
 import { waitFor } from '../support/wait.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 describe('cycling an Auto Scaling group (moto)', () => {
   const f = new CycleFixture('it-cycle-asg');

@@ -2,8 +2,6 @@
 // provider. A worker killed and a bridge restarted mid-cycle do not stop the cycle; a drain
 // blocked by a PDB waits (no flapping) until cyclingTimeout, then healing puts the node back.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
-import { CYCLED_BY } from '../../activities/cycle/markers.js';
 import { DETACHED_FROM_GROUP } from '../../api/node-groups.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
 import { createWorker } from '../../worker/worker.js';
@@ -12,6 +10,8 @@ import { BridgeFixture } from '../support/bridge.js';
 import { readAudit, testCluster } from '../support/cluster.js';
 import { deployApp } from '../support/cycle.js';
 import { waitFor } from '../support/wait.js';
+import { CYCLED_BY } from '../../api/cycle-node-request.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 async function app(f: BridgeFixture, group: string, replicas: number, pdb: { minAvailable?: number; maxUnavailable?: number }, grace: number) {
   await deployApp(testCluster(), f.ns, group, replicas, pdb, grace);

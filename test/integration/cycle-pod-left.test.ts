@@ -3,11 +3,12 @@
 // pod on it. Whoever reads the CycleNodeRequest learns of it: the node's entry in status.nodes[],
 // its CycleNodeStatus, and a Warning Event PodLeftOnNode on the request, all naming the pod; the
 // "evicted N times" in the reason is the number of evictions the audit log shows for those pods.
-import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { uniqueName, readAudit } from '../support/cluster.js';
 import { BridgeFixture } from '../support/bridge.js';
-import { evictionsOf, mergePatch } from '../support/drain.js';
+import { evictionsOf } from '../support/drain.js';
+import { mergePatch } from '../../kube/patch.js';
 import { waitFor } from '../support/wait.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 const f = new BridgeFixture('it-pod-left');
 beforeAll(() => f.setup());

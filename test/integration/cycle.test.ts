@@ -1,8 +1,6 @@
 // Node cycling through the kwok provider, on the local stack: surge-first replacement, PDBs kept,
 // healing on failure, the Wait method, and invalid requests.
 import { createServer, type Server } from 'node:http';
-import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
-import { CA_ANNOTATION_OWNER, CYCLED_BY } from '../../activities/cycle/markers.js';
 import { DETACHED_FROM_GROUP } from '../../api/node-groups.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
 import { nodeCycleWorkflowId } from '../../workflows/cycle/types.js';
@@ -14,6 +12,8 @@ import { byControlPlane, deleteGroupNodes, readAudit } from '../support/cluster.
 import { CycleFixture } from '../support/cycle.js';
 import { evictionsOf } from '../support/drain.js';
 import { waitFor } from '../support/wait.js';
+import { CA_ANNOTATION_OWNER, CYCLED_BY } from '../../api/cycle-node-request.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 const groupNodes = async (f: CycleFixture) => (await f.c.core.listNode({ labelSelector: `${NODE_GROUP_LABEL}=${f.group}` })).items;
 

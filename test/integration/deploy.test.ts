@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 import { CRDS } from '../../api/crds.js';
-import { apiStatus } from '../../activities/kube.js';
+import { apiStatus } from '../../kube/client.js';
 import { temporalSettings } from '../../shared/temporal.js';
 import { WORKER_NODE_FLAGS } from '../../worker/config.js';
 import { testCluster } from '../support/cluster.js';

@@ -6,12 +6,12 @@
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../../api/crd.js';
 import { NODE_DISRUPTION_BUDGET, type NodeDisruptionBudgetSpecInput, type NodeDisruptionBudgetStatus } from '../../api/node-disruption-budget.js';
-import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { createBudgetActivities, type AcquireResult, type HolderState } from '../../activities/budget/index.js';
 import { waitForDisruptionWith, type DisruptionWaitInput } from '../../activities/budget/wait.js';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
 import { deleteGroupNodes, testCluster, uniqueName } from '../support/cluster.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 const c = testCluster();
 const custom = c.config.makeApiClient(CustomObjectsApi);

@@ -3,14 +3,14 @@
 // resync (nodes added to the selection), repairs a leaked ledger entry with no holder writing, and
 // reports a stored spec zod refuses (a backwards cron range CEL cannot see) with Valid False and a
 // Warning Event, once.
-import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
 import { GROUP, VERSION } from '../../api/crd.js';
 import { NODE_DISRUPTION_BUDGET, type NodeDisruptionBudgetSpecInput, type NodeDisruptionBudgetStatus } from '../../api/node-disruption-budget.js';
-import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { BridgeFixture } from '../support/bridge.js';
 import { deleteGroupNodes, uniqueName } from '../support/cluster.js';
 import { waitFor } from '../support/wait.js';
+import { mergePatch } from '../../kube/patch.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 const f = new BridgeFixture('it-nb-status');
 const where = { group: GROUP, version: VERSION, plural: NODE_DISRUPTION_BUDGET.plural };
@@ -66,7 +66,7 @@ test('a new budget gets its status at once; the limit follows the selection at r
 test('#25.2 the status says which generation it describes: observedGeneration follows a spec edit', async () => {
   const name = await budget({ maxDisrupted: 1 });
   await statusWhen('the first status, of generation 1', name, (s) => s.observedGeneration === 1 && s.limit?.nodes === 1);
-  await f.custom.patchClusterCustomObject({ ...where, name, body: { spec: { maxDisrupted: 2 } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+  await f.custom.patchClusterCustomObject({ ...where, name, body: { spec: { maxDisrupted: 2 } } }, mergePatch);
   await statusWhen('the status of generation 2', name, (s) => s.observedGeneration === 2 && s.limit?.nodes === 2);
 }, 60_000);
 

@@ -8,7 +8,6 @@
 import { CustomObjectsApi, Watch, type V1Node } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../../api/crd.js';
 import { NODE_DISRUPTION_BUDGET, type NodeDisruptionBudgetSpecInput, type NodeDisruptionBudgetStatus } from '../../api/node-disruption-budget.js';
-import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { DETACHED_FROM_GROUP } from '../../api/node-groups.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
 import { cycleStatusQuery, setStageUpdate } from '../../workflows/messages.js';
@@ -16,6 +15,7 @@ import { deleteGroupNodes, uniqueName } from '../support/cluster.js';
 import { CycleFixture } from '../support/cycle.js';
 import { MaintenanceFixture } from '../support/maintenance.js';
 import { waitFor } from '../support/wait.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 const f = new CycleFixture('it-nb-cycle');
 const custom = f.c.config.makeApiClient(CustomObjectsApi);

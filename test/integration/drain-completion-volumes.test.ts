@@ -1,7 +1,8 @@
 // WaitCompleted pods and the volume-detach wait, on the local stack.
 import { StorageV1Api } from '@kubernetes/client-node';
 import { drainStatusQuery } from '../../workflows/messages.js';
-import { DrainFixture, evictionsOf, mergePatch, removalsOf, slipwayDeletionsOf } from '../support/drain.js';
+import { DrainFixture, evictionsOf, removalsOf, slipwayDeletionsOf } from '../support/drain.js';
+import { mergePatch } from '../../kube/patch.js';
 import { waitFor } from '../support/wait.js';
 
 describe('WaitCompleted', () => {

@@ -7,7 +7,8 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { temporalSettings } from '../../shared/temporal.js';
 import { createWorker } from '../../worker/worker.js';
 import { drainStatusQuery, forceDeletePodSignal, retryNowSignal, skipPodSignal } from '../../workflows/messages.js';
-import { DrainFixture, evictionsOf, mergePatch, slipwayDeletionsOf } from '../support/drain.js';
+import { DrainFixture, evictionsOf, slipwayDeletionsOf } from '../support/drain.js';
+import { mergePatch } from '../../kube/patch.js';
 import type { AuditEvent } from '../support/cluster.js';
 import { waitFor } from '../support/wait.js';
 

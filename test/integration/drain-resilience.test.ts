@@ -1,11 +1,12 @@
 // Bad input touches nothing, and a worker killed mid-wave does not make the drain evict twice.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { drainStatusQuery, skipPodSignal } from '../../workflows/messages.js';
-import { DrainFixture, evictionsOf, mergePatch } from '../support/drain.js';
+import { DrainFixture, evictionsOf } from '../support/drain.js';
+import { mergePatch } from '../../kube/patch.js';
 import { uniqueName } from '../support/cluster.js';
 import { deleteDrainRule, storeUnvalidatedDrainRule } from '../support/drain-rules.js';
 import { waitFor } from '../support/wait.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 describe('an invalid DrainRule at drain time', () => {
   const f = new DrainFixture('it-badrule');

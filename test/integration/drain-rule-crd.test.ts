@@ -4,7 +4,7 @@
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { parse, parseAllDocuments } from 'yaml';
 import { readFileSync } from 'node:fs';
-import { loadKubeConfig } from '../../activities/kube.js';
+import { loadKubeConfig } from '../../kube/client.js';
 import { DRAIN_RULE } from '../../api/drain-rule.js';
 import { installCrds } from '../../starter/install-crds.js';
 import { CRDS, POLICIES } from '../../api/crds.js';

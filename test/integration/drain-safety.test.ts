@@ -5,17 +5,18 @@
 // node; a PDB-blocked drain is one pending activity named for the PDB, not a growing history.
 import { CustomObjectsApi, RbacAuthorizationV1Api, type V1PolicyRule } from '@kubernetes/client-node';
 import { createSnapshotActivities } from '../../activities/drain/snapshot.js';
-import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { untilDrainRulesChange } from '../../activities/drain/rules-wait.js';
 import { agreeingRules, drainRuleCache } from '../../activities/drain/rules-cache.js';
 import { jest } from '@jest/globals';
-import { apiStatus, type Kube } from '../../activities/kube.js';
+import { apiStatus, type Kube } from '../../kube/client.js';
 import { drainStatusQuery } from '../../workflows/messages.js';
 import { kubeConfigWithToken, kubeFrom } from '../support/bridge.js';
 import { uniqueName } from '../support/cluster.js';
-import { DrainFixture, evictionsOf, mergePatch } from '../support/drain.js';
+import { DrainFixture, evictionsOf } from '../support/drain.js';
+import { mergePatch } from '../../kube/patch.js';
 import { createDrainRule, deleteDrainRule, storeUnvalidatedDrainRule } from '../support/drain-rules.js';
 import { waitFor } from '../support/wait.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -4,14 +4,15 @@
 // pods that have been terminating there for more than 5 s, does not wait for volumes, and says why.
 // The same mid-cycle: the node's drain ends the same way and the node is deleted and its instance
 // terminated, the status saying why.
-import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
 import { cycleStatusQuery } from '../../workflows/messages.js';
 import { readAudit } from '../support/cluster.js';
 import { killKubelet } from '../support/dead-kubelet.js';
 import { CycleFixture } from '../support/cycle.js';
-import { DrainFixture, evictionsOf, mergePatch } from '../support/drain.js';
+import { DrainFixture, evictionsOf } from '../support/drain.js';
+import { mergePatch } from '../../kube/patch.js';
 import { waitFor } from '../support/wait.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 describe('a drain of an unreachable node', () => {
   const f = new DrainFixture('it-unreach');

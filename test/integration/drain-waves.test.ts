@@ -1,9 +1,9 @@
 // Drain waves on the local stack, asserted from the apiserver's audit log: the order of evictions
 // and of the pods' final removal by the (kwok) kubelet.
 import { CustomObjectsApi } from '@kubernetes/client-node';
-import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { DrainFixture, evictionsOf, removalsOf } from '../support/drain.js';
 import { uniqueName } from '../support/cluster.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 const ts = (e: { requestReceivedTimestamp: string }) => new Date(e.requestReceivedTimestamp).getTime();
 

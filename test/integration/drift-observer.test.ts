@@ -3,9 +3,8 @@
 // none when the observer is switched off; the AWS provider's drift witness on moto.
 import { CreateAutoScalingGroupCommand, DeleteAutoScalingGroupCommand, DetachInstancesCommand } from '@aws-sdk/client-auto-scaling';
 import { CreateLaunchTemplateCommand, CreateLaunchTemplateVersionCommand, DeleteLaunchTemplateCommand, ModifyLaunchTemplateCommand, TerminateInstancesCommand } from '@aws-sdk/client-ec2';
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { CustomObjectsApi } from '@kubernetes/client-node';
 import { createAws } from '../../activities/aws.js';
-import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { createAwsProvider } from '../../activities/providers/aws.js';
 import { instanceIdFromProviderID } from '../../activities/providers/aws-provider-id.js';
 import { setKwokTemplateHash } from '../../stack/kwok/nodes.js';
@@ -15,13 +14,14 @@ import { nodeGroupObserverWorkflowId } from '../../workflows/ids.js';
 import { BridgeFixture } from '../support/bridge.js';
 import { uniqueName } from '../support/cluster.js';
 import { waitFor } from '../support/wait.js';
+import { mergePatch } from '../../kube/patch.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 const f = new BridgeFixture('it-drift');
 const custom = () => f.c.config.makeApiClient(CustomObjectsApi);
 const ngRef = { group: NODE_GROUP.group, version: NODE_GROUP.version, plural: NODE_GROUP.plural };
 const made: string[] = [];
 const cleanups: Array<() => Promise<unknown>> = [];
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
 beforeAll(async () => {
   await f.setup();

@@ -2,21 +2,21 @@
 // requesters ask, owned by the pod and labelled like it; the active evacuator and the fallback in
 // status without losing an evacuator's heartbeat; the CRD refusing edits of podRef and evacuators;
 // withdrawal by requester and the cancellation policy; garbage collection with the pod.
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
-import { apiStatus } from '../../activities/kube.js';
+import { CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
+import { apiStatus } from '../../kube/client.js';
 import { createEvacuationActivities, requesterFieldManager, type EvacuationObject } from '../../activities/drain/evacuation.js';
-import { ACTIVE_EVACUATOR_LABEL, EVACUATION, cycleRequester, maintenanceRequester } from '../../api/evacuation.js';
+import { ACTIVE_EVACUATOR_LABEL, EVACUATION } from '../../api/evacuation.js';
 import { nextEvacuationStep } from '../../shared/evacuation.js';
 import { createNamespace, testCluster, uniqueName } from '../support/cluster.js';
 import { waitFor } from '../support/wait.js';
+import { mergePatch, serverSideApply } from '../../kube/patch.js';
+import { cycleRequester, maintenanceRequester } from '../../api/names.js';
 
 const c = testCluster();
 const ns = uniqueName('it-evac');
 const custom = c.config.makeApiClient(CustomObjectsApi);
 const act = createEvacuationActivities(c);
 const { group, version, plural } = EVACUATION;
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-const apply = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
 
 const M1 = maintenanceRequester('kernel-upgrade');
 const C1 = cycleRequester(ns, 'workers-2026-11');
@@ -96,11 +96,11 @@ test('NM-5.2 / NM-5.3 the active evacuator and the fallback are written to statu
   const retry = (await act.setActiveEvacuator({ ...ref, active: 'db-operator.test' }))!;
   expect([retry.status?.evacuators?.[0]?.activatedTime, retry.metadata.resourceVersion]).toEqual([activatedTime, first.metadata.resourceVersion]);
 
-  // The evacuator heartbeats its own entry by server-side apply (a map list keyed by name).
+  // The evacuator heartbeats its own entry by server-side serverSideApply (a map list keyed by name).
   const beat = new Date().toISOString();
   await custom.patchNamespacedCustomObjectStatus(
     { group, version, plural, namespace: ns, name: ref.name, fieldManager: 'db-operator', force: true, body: { apiVersion: `${group}/${version}`, kind: EVACUATION.kind, metadata: { name: ref.name, namespace: ns }, status: { evacuators: [{ name: 'db-operator.test', heartbeatTime: beat, message: 'copying shards' }] } } },
-    apply,
+    serverSideApply,
   );
   const beating = (await get(ref.name))!;
   expect(beating.status?.evacuators).toEqual([{ name: 'db-operator.test', activatedTime, heartbeatTime: beat, message: 'copying shards' }]);

@@ -2,7 +2,6 @@
 // pre-drain and a pre-terminate hook. Judged from the apiserver's audit log and the cluster: no
 // eviction while the pre-drain hook is on the node, no delete of the Node while the pre-terminate
 // hook is; each step follows its hook's removal. Status and Events name the owner meanwhile.
-import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { hookAnnotation } from '../../api/lifecycle-hooks.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
 import { auditMark, readAuditSince } from '../../stack/audit-log.js';
@@ -11,8 +10,10 @@ import type { CycleStatus } from '../../workflows/cycle/types.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isRunning, type AuditEvent } from '../support/cluster.js';
 import { CycleFixture } from '../support/cycle.js';
-import { evictionsOf, mergePatch } from '../support/drain.js';
+import { evictionsOf } from '../support/drain.js';
+import { mergePatch } from '../../kube/patch.js';
 import { waitFor } from '../support/wait.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 const f = new CycleFixture('it-hooks');
 beforeAll(() => f.setup());

@@ -4,9 +4,7 @@
 // once, and the loser writes nothing to it until the winner lets go.
 import { Watch, type V1Node } from '@kubernetes/client-node';
 import type { WorkflowHandle } from '@temporalio/client';
-import { CYCLED_BY, DO_NOT_DISRUPT } from '../../activities/cycle/markers.js';
 import { DETACHED_FROM_GROUP } from '../../api/node-groups.js';
-import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { HELD_BY_ANNOTATION } from '../../api/node-maintenance.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
 import { cycleWorkflowId } from '../../workflows/ids.js';
@@ -15,9 +13,12 @@ import { cycleStatusQuery, setStageUpdate } from '../../workflows/messages.js';
 import type { CycleStatus } from '../../workflows/cycle/types.js';
 import type { MaintenanceStatus } from '../../workflows/maintenance/types.js';
 import { deleteGroupNodes, uniqueName } from '../support/cluster.js';
-import { mergePatch } from '../support/drain.js';
+import { mergePatch } from '../../kube/patch.js';
 import { MaintenanceFixture } from '../support/maintenance.js';
 import { waitFor } from '../support/wait.js';
+import { CYCLED_BY } from '../../api/cycle-node-request.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
+import { DO_NOT_DISRUPT } from '../../api/names.js';
 
 const selectNodes = (...names: string[]) => ({ nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name' as const, operator: 'In' as const, values: names }] }] });
 type Maintenance = WorkflowHandle<typeof nodeMaintenanceWorkflow>;

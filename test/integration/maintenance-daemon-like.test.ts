@@ -2,10 +2,10 @@
 // is daemon-like (NM-6.6): a NodeMaintenance keeps it (NM-6.7) while an unpinned tolerate-all pod leaves.
 import { MAX_PRIORITY } from '../../api/drain-plan.js';
 import { GROUP, VERSION } from '../../api/crd.js';
-import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { setStageUpdate } from '../../workflows/messages.js';
 import { appOf, MaintenanceFixture } from '../support/maintenance.js';
 import { waitFor } from '../support/wait.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 const selectNodes = (...names: string[]) => ({ nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name' as const, operator: 'In' as const, values: names }] }] });
 

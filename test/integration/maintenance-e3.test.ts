@@ -1,13 +1,13 @@
 // The spec's worked example E3 (fast-forward and late pods) and NM-2.8 (pods that appear on a
 // covered node; controllers whose pods keep coming back) end to end on the local stack, judged
 // from the apiserver's audit log and the maintenances' status, as E1/E2 are (maintenance.test.ts).
-import { POD_TYPE_LABEL } from '../../activities/drain/classify.js';
 import { entryString } from '../../api/drain-plan.js';
 import { setStageUpdate } from '../../workflows/messages.js';
 import type { MaintenanceStatus } from '../../workflows/maintenance/types.js';
 import { MaintenanceFixture, appOf } from '../support/maintenance.js';
 import { waitFor } from '../support/wait.js';
 import type { AuditEvent } from '../support/cluster.js';
+import { POD_TYPE_LABEL } from '../../api/drain-plan.js';
 
 const selectNodes = (...names: string[]) => ({ nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name' as const, operator: 'In' as const, values: names }] }] });
 const D = (podPriority: number) => ({ podType: 'Default' as const, podPriority });

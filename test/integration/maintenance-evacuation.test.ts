@@ -3,13 +3,14 @@
 // progress deadline hands it to the eviction API (EvictionFallback). The audit log is the witness,
 // and the time from the deadline to the fallback eviction is measured and printed.
 import { CustomObjectsApi } from '@kubernetes/client-node';
-import { EVACUATION, EVACUATOR_ANNOTATION_PREFIX, maintenanceRequester } from '../../api/evacuation.js';
+import { EVACUATION, EVACUATOR_ANNOTATION_PREFIX } from '../../api/evacuation.js';
 import type { EvacuationObject } from '../../activities/drain/evacuation.js';
 import { MAX_PRIORITY } from '../../api/drain-plan.js';
 import { setStageUpdate } from '../../workflows/messages.js';
 import { ExampleEvacuator } from '../support/evacuator.js';
 import { appOf, MaintenanceFixture } from '../support/maintenance.js';
 import { waitFor } from '../support/wait.js';
+import { maintenanceRequester } from '../../api/names.js';
 
 const selectNodes = (...names: string[]) => ({ nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name' as const, operator: 'In' as const, values: names }] }] });
 const drainPlan = [{ podType: 'Default' as const, podPriority: MAX_PRIORITY }];

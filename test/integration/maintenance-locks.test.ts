@@ -1,17 +1,16 @@
 // E5(b) and E5(b′) on the local stack (NM-5.9–5.11): a provider pod stays on its node while a lock on
 // its component exists, the node carries the maintenance-required label meanwhile, and a dependent
 // that requires the component is promoted ahead of the drain plan. The audit log is the witness.
-import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { LOCK_ANNOTATION_INFIX, maintenanceRequiredLabel, PROVIDES_ANNOTATION, REQUIRES_ANNOTATION } from '../../api/dependency-locks.js';
 import { MAX_PRIORITY } from '../../api/drain-plan.js';
 import { setStageUpdate } from '../../workflows/messages.js';
 import { appOf, MaintenanceFixture } from '../support/maintenance.js';
 import { waitFor } from '../support/wait.js';
+import { mergePatch } from '../../kube/patch.js';
 
 const selectNodes = (...names: string[]) => ({ nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name' as const, operator: 'In' as const, values: names }] }] });
 // Two entries: pods up to priority 1000 first, then the rest (the test's "D≤1e9, then the rest").
 const drainPlan = [{ podType: 'Default' as const, podPriority: 1000 }, { podType: 'Default' as const, podPriority: MAX_PRIORITY }];
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const lock = (holder: string) => `l2-agent${LOCK_ANNOTATION_INFIX}${holder}`;
 
 describe('dependency locks (E5 b, b′)', () => {

@@ -1,14 +1,15 @@
 // NM-6.4 on the local stack: a maintenance's KEP-5683 node conditions appear with the right
 // status, reason and message, leave kwok's own conditions alone, survive kwok's heartbeats (a
 // strategic-merge patch of status, merged by type), and go False when the maintenance completes.
-import { PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions, type V1NodeCondition } from '@kubernetes/client-node';
-import { apiStatus } from '../../activities/kube.js';
+import { RbacAuthorizationV1Api, type V1NodeCondition } from '@kubernetes/client-node';
+import { apiStatus } from '../../kube/client.js';
 import { createNodeStateActivities } from '../../activities/maintenance/node-state.js';
 import { HELD_BY_ANNOTATION, MAINTENANCE_STATE_LABEL } from '../../api/node-maintenance.js';
 import { kubeConfigWithToken, kubeFrom } from '../support/bridge.js';
 import { setStageUpdate } from '../../workflows/messages.js';
 import { MaintenanceFixture } from '../support/maintenance.js';
 import { waitFor } from '../support/wait.js';
+import { strategicMergePatch } from '../../kube/patch.js';
 
 const selectNodes = (...names: string[]) => ({ nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name' as const, operator: 'In' as const, values: names }] }] });
 const OURS = ['MaintenanceInProgress', 'DrainInProgress', 'Drained'];
@@ -95,7 +96,7 @@ describe('node conditions of a maintenance (NM-6.4)', () => {
       await waitFor('the binding in effect', async () => !!(await kube.core.readNode({ name: n })));
       // The premise: this identity is refused nodes/status.
       const denied = await kube.core
-        .patchNodeStatus({ name: n, body: { status: { conditions: [] } } }, setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch))
+        .patchNodeStatus({ name: n, body: { status: { conditions: [] } } }, strategicMergePatch)
         .then(() => 200, (err: unknown) => apiStatus(err));
       expect(denied).toBe(403);
       const before = view((await f.c.core.readNode({ name: n })).status?.conditions ?? []);

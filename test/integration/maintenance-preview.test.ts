@@ -3,7 +3,6 @@
 // Drain would evict in which plan entry, which it skips and why, and which a PDB blocks, all without
 // a single write (judged from the apiserver's audit log).
 import { createPreviewActivities } from '../../activities/maintenance/preview.js';
-import { DRAIN_LABEL } from '../../activities/drain/classify.js';
 import { entryString, type PlanEntry } from '../../api/drain-plan.js';
 import https from 'node:https';
 import { byControlPlane, testCluster } from '../support/cluster.js';
@@ -21,6 +20,7 @@ import { uniqueName } from '../support/cluster.js';
 import '../../starter/cli/commands.js';
 import '../../starter/cli/session.js';
 import '../../starter/cli/explain.js';
+import { DRAIN_LABEL } from '../../api/drain-plan.js';
 
 /** Open cluster-wide WATCH requests on pods and PDBs, from the apiserver's own gauge. */
 async function clusterWatches(): Promise<{ pods: number; pdbs: number }> {

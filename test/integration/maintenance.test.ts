@@ -2,7 +2,7 @@
 // the drain engine in targets mode, judged from the apiserver's audit log and the objects.
 // Tests are named after the spec statements (../shared/specs/node-maintenance.md).
 import { HELD_BY_ANNOTATION, MAINTENANCE_STATE_LABEL, MAINTENANCE_STATUS_ANNOTATION, WAS_UNSCHEDULABLE_ANNOTATION } from '../../api/node-maintenance.js';
-import { mergePatch } from '../support/drain.js';
+import { mergePatch } from '../../kube/patch.js';
 import { maintenanceStatusQuery, retryNowSignal, setStageUpdate } from '../../workflows/messages.js';
 import { maintenanceNodeWorkflowId } from '../../workflows/ids.js';
 import { MaintenanceFixture } from '../support/maintenance.js';

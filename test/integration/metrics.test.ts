@@ -13,7 +13,6 @@ import { join } from 'node:path';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { CYCLE_NODE_REQUEST } from '../../api/cycle-node-request.js';
 import { NODE_DISRUPTION_BUDGET } from '../../api/node-disruption-budget.js';
-import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
 import type { CycleNodeRequestObject } from '../../starter/bridge/cycle/objects.js';
 import { WORKER_NODE_FLAGS } from '../../worker/config.js';
@@ -22,6 +21,7 @@ import { connectClient } from '../../starter/client.js';
 import { deployApp } from '../support/cycle.js';
 import { monitoringMetricNames } from '../support/monitoring.js';
 import { waitFor } from '../support/wait.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 const c = testCluster();
 const custom = c.config.makeApiClient(CustomObjectsApi);

@@ -1,9 +1,9 @@
-// The worker's shared reflector (activities/object-cache.ts) against the real apiserver: waits on it
+// The worker's shared reflector (kube/object-cache.ts) against the real apiserver: waits on it
 // make no list of their own, a write of ours is seen at once, and when it cannot answer a wait lists
 // and watches for itself, so nothing is missed.
 import { KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
-import { ObjectCache } from '../../activities/object-cache.js';
-import { watchUntil } from '../../activities/watch.js';
+import { ObjectCache } from '../../kube/object-cache.js';
+import { watchUntil } from '../../kube/watch.js';
 import { createNamespace, testCluster, uniqueName } from '../support/cluster.js';
 
 const c = testCluster();

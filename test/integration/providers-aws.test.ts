@@ -4,13 +4,13 @@
 import { DeleteAutoScalingGroupCommand } from '@aws-sdk/client-auto-scaling';
 import { TerminateInstancesCommand } from '@aws-sdk/client-ec2';
 import { createAws } from '../../activities/aws.js';
-import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { createAwsProvider, setDesiredCapacity } from '../../activities/providers/aws.js';
 import type { NodeGroupDescription } from '../../activities/providers/types.js';
 import { seedAutoScalingGroup } from '../../stack/aws/seed.js';
 import { instanceIdFromProviderID } from '../../activities/providers/aws-provider-id.js';
 import { testCluster, uniqueName } from '../support/cluster.js';
 import { waitFor } from '../support/wait.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 const c = testCluster();
 const aws = createAws();

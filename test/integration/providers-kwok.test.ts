@@ -1,19 +1,18 @@
 // The kwok provider on the real apiserver: a group is a node label, detaching launches a
 // deterministic replacement, and every method is idempotent under retries.
-import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { createKwokProvider } from '../../activities/providers/kwok.js';
 import { DETACHED_FROM_GROUP, DETACHED_FROM_GROUP_OLD } from '../../api/node-groups.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
 import { testCluster, uniqueName } from '../support/cluster.js';
 import { waitFor } from '../support/wait.js';
+import { mergePatch } from '../../kube/patch.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 const c = testCluster();
 const provider = createKwokProvider(c);
 const group = uniqueName('it-kwok');
 const crashGroup = `${group}-crash`;
 const oldGroup = `${group}-old`;
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const pid = (name: string) => `kwok://${name}`;
 const WAIT = { timeoutMs: 30_000 };
 

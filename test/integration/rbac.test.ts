@@ -5,8 +5,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { AuthorizationV1Api, KubernetesObjectApi, PatchStrategy, RbacAuthorizationV1Api, loadAllYaml, type KubernetesObject } from '@kubernetes/client-node';
-import { apiStatus } from '../../activities/kube.js';
-import { FINALIZER } from '../../starter/bridge/cycle/names.js';
+import { apiStatus } from '../../kube/client.js';
 import type { CycleNodeRequestObject } from '../../starter/bridge/cycle/objects.js';
 import type { CycleStatus } from '../../workflows/cycle/types.js';
 import { BridgeFixture, kubeConfigWithToken, kubeFrom, validSpec } from '../support/bridge.js';
@@ -15,6 +14,8 @@ import { uniqueName } from '../support/cluster.js';
 import { waitFor } from '../support/wait.js';
 import { Maintenances, noNodes, scriptedMaintenancePath } from '../support/bridge-maintenance.js';
 import { MAINTENANCE_FINALIZER } from '../../api/node-maintenance.js';
+import { CYCLE_FINALIZER } from '../../api/cycle-node-request.js';
+import { API_VERSION } from '../../api/names.js';
 
 const SYSTEM_NS = 'slipway-system';
 /** A bridge log line about a refused request (the line's timestamp is left out: "…46.403Z" is not a 403). */
@@ -184,7 +185,7 @@ describe('the bridge service account', () => {
         const o = await f.getCnr(good);
         return o?.status?.workflowId ? o : undefined;
       });
-      expect(running.metadata.finalizers).toContain(FINALIZER);
+      expect(running.metadata.finalizers).toContain(CYCLE_FINALIZER);
       const status: CycleStatus = { phase: 'CordoningNode', message: 'draining n1', nodes: [{ nodeName: 'n1', phase: 'DrainingPods', evicted: 1 }], nodesCycled: 0, nodesTotal: 1 };
       await f.client.workflow.getHandle(running.status!.workflowId!).signal('scriptStatus', status);
       await waitFor('mirrored', async () => (await f.getCnr(good))?.status?.phase === 'CordoningNode');
@@ -275,7 +276,8 @@ function workerNeeds(): { needs: Set<string>; unmapped: string[] } {
   const needs = new Set<string>();
   const unmapped: string[] = [];
   for (const file of activityCode()) {
-    const src = readFileSync(file, 'utf8');
+    // Watched paths are written `/apis/${API_VERSION}/<resource>`: read them with the constant's value.
+    const src = readFileSync(file, 'utf8').replaceAll('${API_VERSION}', API_VERSION);
     const customKinds = [...new Set([...src.matchAll(/\b([A-Z_]+)\.plural\b/g)].map((m) => CUSTOM_KINDS[m[1]!]).filter((r): r is string => !!r))];
     for (const m of src.matchAll(/\b(?:core|apps|storage|policy|batch|coordination|custom|api)\.(read|get|list|create|patch|delete|replace)(\w+)\(/g)) {
       const kind = m[2]!.replace('Namespaced', '').replace('ForAllNamespaces', '');
@@ -288,7 +290,7 @@ function workerNeeds(): { needs: Set<string>; unmapped: string[] } {
       if (!k) unmapped.push(`${file}: ${m[1]}${m[2]}`);
       else needs.add(`${k[0]}/${k[1]}${k[2] ? `/${k[2]}` : ''}:${VERBS[m[1]!]}`);
     }
-    // Watches (activities/watch.ts) name their collection by path.
+    // Watches (kube/watch.ts) name their collection by path.
     for (const m of src.matchAll(/path:\s*['"`](\/apis?\/[^'"`]+)['"`]/g)) {
       const parts = m[1]!.split('/').filter(Boolean); // api v1 pods | apis group v1 resource
       const [group, resource] = parts[0] === 'api' ? ['', parts[2]!] : [parts[1]!, parts[3]!];

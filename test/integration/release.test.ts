@@ -9,7 +9,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { CRDS } from '../../api/crds.js';
-import { apiStatus } from '../../activities/kube.js';
+import { apiStatus } from '../../kube/client.js';
 import { testCluster } from '../support/cluster.js';
 
 const IMAGE = 'registry.example.com/slipway';

@@ -3,7 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import { CRDS } from '../../api/crds.js';
 import { installCrds } from '../../starter/install-crds.js';
-import { loadKubeConfig } from '../../activities/kube.js';
+import { loadKubeConfig } from '../../kube/client.js';
 
 beforeAll(async () => {
   await installCrds(loadKubeConfig());

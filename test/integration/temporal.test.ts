@@ -1,7 +1,6 @@
 // A workflow started from a client, on the stack's Temporal dev server, runs an activity that
 // reads the real cluster.
-import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { createKube } from '../../activities/kube.js';
+import { createKube } from '../../kube/client.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
 import { connectClient } from '../../starter/client.js';
 import { runInventory } from '../../starter/inventory.js';
@@ -9,6 +8,7 @@ import { temporalSettings } from '../../shared/temporal.js';
 import { createWorker } from '../../worker/worker.js';
 import { ALL_SEARCH_ATTRIBUTES } from '../../workflows/search-attributes.js';
 import { uniqueName } from '../support/cluster.js';
+import { mergePatch } from '../../kube/patch.js';
 
 const kube = createKube();
 const group = 'it-inventory';
@@ -17,7 +17,7 @@ test('the inventory workflow reports the nodes of a group, their readiness and c
   const names = await ensureFakeNodeGroup(kube.core, group, 3);
   await kube.core.patchNode(
     { name: names[0]!, body: { spec: { unschedulable: true } } },
-    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    mergePatch,
   );
   const settings = { ...temporalSettings(), taskQueue: uniqueName('it-inventory') };
   const { worker, connection } = await createWorker({ deps: { kube }, settings });
@@ -32,7 +32,7 @@ test('the inventory workflow reports the nodes of a group, their readiness and c
     const completed = history.events?.filter((e) => e.activityTaskCompletedEventAttributes) ?? [];
     expect(completed).toHaveLength(1);
   } finally {
-    await kube.core.patchNode({ name: names[0]!, body: { spec: { unschedulable: null } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    await kube.core.patchNode({ name: names[0]!, body: { spec: { unschedulable: null } } }, mergePatch);
     await client.connection.close();
     await connection.close();
   }

@@ -2,7 +2,7 @@
 // stream after its segment (so a stream that stalls silently cannot hold a wait), and gives up at
 // its deadline with the objects it last saw, and stops at once when aborted.
 import type { V1ConfigMap } from '@kubernetes/client-node';
-import { watchUntil } from '../../activities/watch.js';
+import { watchUntil } from '../../kube/watch.js';
 import { createNamespace, testCluster, uniqueName } from '../support/cluster.js';
 
 const c = testCluster();

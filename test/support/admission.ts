@@ -1,7 +1,7 @@
 // Asking the apiserver to admit an object without storing it (dryRun: All): the answer is real
 // admission (schema, CEL, admission policies) and nothing is left behind for other tests.
-import { ApiextensionsV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
-import { apiStatus } from '../../activities/kube.js';
+import { ApiextensionsV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { apiStatus } from '../../kube/client.js';
 import { crdManifest } from '../../api/crd.js';
 import { CRDS } from '../../api/crds.js';
 import { CYCLE_NODE_REQUEST } from '../../api/cycle-node-request.js';
@@ -14,6 +14,8 @@ import { FIELD_MANAGER, installCrds } from '../../starter/install-crds.js';
 import { namesPath } from './admission-paths.js';
 import type { RefusedCase } from './bad-drain-rules.js';
 import { waitFor } from './wait.js';
+import { mergePatch, serverSideApply } from '../../kube/patch.js';
+import { API_VERSION } from '../../api/names.js';
 
 export interface Admission {
   /** 201 when admitted. */
@@ -44,7 +46,7 @@ export function admissionClient(kc: KubeConfig) {
       answer(() =>
         custom.createClusterCustomObjectWithHttpInfo({
           group: DRAIN_RULE.group, version: DRAIN_RULE.version, plural: DRAIN_RULE.plural, ...(!store && { dryRun: 'All' }),
-          body: { apiVersion: `${DRAIN_RULE.group}/${DRAIN_RULE.version}`, kind: DRAIN_RULE.kind, metadata: { name }, spec },
+          body: { apiVersion: API_VERSION, kind: DRAIN_RULE.kind, metadata: { name }, spec },
         }),
       ),
     /** Creates a NodeMaintenance (dry run unless `store`). */
@@ -52,7 +54,7 @@ export function admissionClient(kc: KubeConfig) {
       answer(() =>
         custom.createClusterCustomObjectWithHttpInfo({
           group: NODE_MAINTENANCE.group, version: NODE_MAINTENANCE.version, plural: NODE_MAINTENANCE.plural, ...(!store && { dryRun: 'All' }),
-          body: { apiVersion: `${NODE_MAINTENANCE.group}/${NODE_MAINTENANCE.version}`, kind: NODE_MAINTENANCE.kind, metadata: { name }, spec },
+          body: { apiVersion: API_VERSION, kind: NODE_MAINTENANCE.kind, metadata: { name }, spec },
         }),
       ),
     /** A JSON merge patch of a stored NodeMaintenance (really applied when admitted). */
@@ -60,7 +62,7 @@ export function admissionClient(kc: KubeConfig) {
       answer(() =>
         custom.patchClusterCustomObjectWithHttpInfo(
           { group: NODE_MAINTENANCE.group, version: NODE_MAINTENANCE.version, plural: NODE_MAINTENANCE.plural, name, body: patch },
-          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+          mergePatch,
         ),
       ),
     deleteNodeMaintenance: (name: string) =>
@@ -70,7 +72,7 @@ export function admissionClient(kc: KubeConfig) {
       answer(() =>
         custom.createClusterCustomObjectWithHttpInfo({
           group: NODE_DISRUPTION_BUDGET.group, version: NODE_DISRUPTION_BUDGET.version, plural: NODE_DISRUPTION_BUDGET.plural, ...(!store && { dryRun: 'All' }),
-          body: { apiVersion: `${NODE_DISRUPTION_BUDGET.group}/${NODE_DISRUPTION_BUDGET.version}`, kind: NODE_DISRUPTION_BUDGET.kind, metadata: { name }, spec },
+          body: { apiVersion: API_VERSION, kind: NODE_DISRUPTION_BUDGET.kind, metadata: { name }, spec },
         }),
       ),
     /** Creates a NodeGroup (dry run unless `store`). */
@@ -78,7 +80,7 @@ export function admissionClient(kc: KubeConfig) {
       answer(() =>
         custom.createClusterCustomObjectWithHttpInfo({
           group: NODE_GROUP.group, version: NODE_GROUP.version, plural: NODE_GROUP.plural, ...(!store && { dryRun: 'All' }),
-          body: { apiVersion: `${NODE_GROUP.group}/${NODE_GROUP.version}`, kind: NODE_GROUP.kind, metadata: { name }, spec },
+          body: { apiVersion: API_VERSION, kind: NODE_GROUP.kind, metadata: { name }, spec },
         }),
       ),
     /** Creates an Evacuation (dry run unless `store`). */
@@ -86,7 +88,7 @@ export function admissionClient(kc: KubeConfig) {
       answer(() =>
         custom.createNamespacedCustomObjectWithHttpInfo({
           group: EVACUATION.group, version: EVACUATION.version, plural: EVACUATION.plural, namespace, ...(!store && { dryRun: 'All' }),
-          body: { apiVersion: `${EVACUATION.group}/${EVACUATION.version}`, kind: EVACUATION.kind, metadata: { name, namespace }, spec },
+          body: { apiVersion: API_VERSION, kind: EVACUATION.kind, metadata: { name, namespace }, spec },
         }),
       ),
     /** Creates a CycleNodeRequest (dry run unless `store`). */
@@ -94,7 +96,7 @@ export function admissionClient(kc: KubeConfig) {
       answer(() =>
         custom.createNamespacedCustomObjectWithHttpInfo({
           group: CYCLE_NODE_REQUEST.group, version: CYCLE_NODE_REQUEST.version, plural: CYCLE_NODE_REQUEST.plural, namespace, ...(!store && { dryRun: 'All' }),
-          body: { apiVersion: `${CYCLE_NODE_REQUEST.group}/${CYCLE_NODE_REQUEST.version}`, kind: CYCLE_NODE_REQUEST.kind, metadata: { name, namespace }, spec },
+          body: { apiVersion: API_VERSION, kind: CYCLE_NODE_REQUEST.kind, metadata: { name, namespace }, spec },
         }),
       ),
   };
@@ -138,7 +140,7 @@ export async function withSpecUnchecked<T>(kc: KubeConfig, kind: keyof typeof BA
   const name = `${def.plural}.${CYCLE_NODE_REQUEST.group}`;
   const custom = kc.makeApiClient(CustomObjectsApi);
   const where = { group: CYCLE_NODE_REQUEST.group, version: CYCLE_NODE_REQUEST.version, plural: def.plural };
-  const probe = { apiVersion: `${where.group}/${where.version}`, kind, metadata: { name: 'probe', ...(def.scope === 'Namespaced' ? { namespace: 'default' } : {}) }, spec: BAD_SPEC[kind] };
+  const probe = { apiVersion: API_VERSION, kind, metadata: { name: 'probe', ...(def.scope === 'Namespaced' ? { namespace: 'default' } : {}) }, spec: BAD_SPEC[kind] };
   /** True when the bad spec is admitted (dry run), false when refused. */
   const admitsBad = async () => {
     try {
@@ -150,7 +152,7 @@ export async function withSpecUnchecked<T>(kc: KubeConfig, kind: keyof typeof BA
       return false;
     }
   };
-  await kc.makeApiClient(ApiextensionsV1Api).patchCustomResourceDefinition({ name, body, fieldManager: FIELD_MANAGER, force: true }, setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply));
+  await kc.makeApiClient(ApiextensionsV1Api).patchCustomResourceDefinition({ name, body, fieldManager: FIELD_MANAGER, force: true }, serverSideApply);
   try {
     // The apiserver serves the new schema a moment after the update: wait until a bad spec gets in.
     await waitFor(`${name} to admit any spec`, admitsBad, { timeoutMs: 30_000 });

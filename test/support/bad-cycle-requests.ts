@@ -2,11 +2,12 @@
 // which is also what the bridge and the cycle's resolve step use) and against the apiserver
 // (test/bad-input/cycle-node-request.test.ts): each invalid spec is refused by both, naming the same
 // field; each valid edge case is accepted by both.
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 import type { RefusedCase } from './bad-drain-rules.js';
 
 const GROUP = 'it-adm';
 /** A valid spec; each case changes one thing. */
-export const cnr = (over: Record<string, unknown> = {}) => ({ nodeGroupName: GROUP, selector: { matchLabels: { 'slipway.dev/node-group': GROUP } }, ...over });
+export const cnr = (over: Record<string, unknown> = {}) => ({ nodeGroupName: GROUP, selector: { matchLabels: { [NODE_GROUP_LABEL]: GROUP } }, ...over });
 const settings = (s: Record<string, unknown>) => cnr({ cycleSettings: s });
 const check = (h: Record<string, unknown>) => cnr({ healthChecks: [{ endpoint: 'http://{{ .NodeIP }}:10256/healthz', waitPeriod: '1m', ...h }] });
 const drain = (d: Record<string, unknown>) => cnr({ drain: d });
@@ -36,7 +37,7 @@ export const BAD_CYCLE_REQUESTS: RefusedCase[] = [
   { name: 'an ignorePodsLabels value "-x"', spec: settings({ method: 'Wait', ignorePodsLabels: { app: ['-x'] } }), field: 'spec.cycleSettings.ignorePodsLabels.app[0]', message: '"-x"' },
   { name: 'an ignoreNamespaces entry "Bad_NS"', spec: settings({ method: 'Wait', ignoreNamespaces: ['Bad_NS'] }), field: 'spec.cycleSettings.ignoreNamespaces[0]', message: '"Bad_NS"' },
   { name: 'a selector key "bad key!"', spec: cnr({ selector: { matchLabels: { 'bad key!': 'x' } } }), field: 'spec.selector.matchLabels[bad key!]', message: 'label key "bad key!" is not valid' },
-  { name: 'a selector value "a b"', spec: cnr({ selector: { matchLabels: { 'slipway.dev/node-group': 'a b' } } }), field: 'spec.selector.matchLabels[slipway.dev/node-group]', message: '"a b"' },
+  { name: 'a selector value "a b"', spec: cnr({ selector: { matchLabels: { [NODE_GROUP_LABEL]: 'a b' } } }), field: `spec.selector.matchLabels[${NODE_GROUP_LABEL}]`, message: '"a b"' },
   { name: 'a selector expression In without values', spec: cnr({ selector: { matchExpressions: [{ key: 'pool', operator: 'In' }] } }), field: 'spec.selector.matchExpressions[0].values', message: 'operator In on "pool" needs values' },
   { name: 'an empty selector', spec: cnr({ selector: {} }), field: 'spec.selector', message: 'selector must not be empty: it would match every node' },
   { name: 'a drainPlan podSelector key "bad key!"', spec: drain({ drainPlan: [{ podSelector: { matchLabels: { 'bad key!': 'x' } } }] }), field: 'spec.drain.drainPlan[0].podSelector.matchLabels[bad key!]', message: 'label key "bad key!" is not valid' },

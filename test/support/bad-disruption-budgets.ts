@@ -2,8 +2,8 @@
 // exactly (test/bad-input/disruption-budget.test.ts, against the apiserver; the #24.10 unit test,
 // against the generated CRD). The specs name the node group "it-adm"; the bad-input test aims them
 // at its guard. `message` is what the apiserver says.
-import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import type { RefusedCase } from './bad-drain-rules.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 const GROUP = 'it-adm';
 const LIMIT = "should match '^([0-9]{1,5}|100000|(100|[1-9]?[0-9])%)$'";

@@ -2,8 +2,8 @@
 // (test/bad-input/node-group.test.ts, against the apiserver; the #24.10 unit test, against the
 // generated CRD). The specs name node group "it-adm" and namespace "it-adm-ns"; the bad-input test
 // aims them at its guard. `message` is what the apiserver says.
-import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import type { RefusedCase } from './bad-drain-rules.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 const GROUP = 'it-adm';
 /** A valid spec; each case breaks one thing in it. */

@@ -3,17 +3,18 @@
 // and the scripted maintenance workflow (test/support/workflows/scripted-maintenance.ts).
 import { fileURLToPath } from 'node:url';
 import type { CoreV1Event } from '@kubernetes/client-node';
-import { apiStatus } from '../../activities/kube.js';
-import { MAINTENANCE_RESOURCE, MAINTENANCE_API_VERSION, type NodeMaintenanceObject } from '../../starter/bridge/maintenance/objects.js';
-import { maintenanceObjectAttr } from '../../starter/bridge/maintenance/temporal.js';
+import { apiStatus } from '../../kube/client.js';
+import { MAINTENANCE_RESOURCE, type NodeMaintenanceObject } from '../../starter/bridge/maintenance/objects.js';
+import { maintenanceObjectAttr } from '../../workflows/ids.js';
 import { NODE_MAINTENANCE } from '../../api/node-maintenance.js';
 import type { BridgeFixture } from './bridge.js';
-import { mergePatch } from './drain.js';
+import { mergePatch } from '../../kube/patch.js';
+import { API_VERSION } from '../../api/names.js';
 
 export const scriptedMaintenancePath = () => fileURLToPath(new URL('./workflows/scripted-maintenance.ts', import.meta.url));
 
 /** A selector that matches no node on the stack: the scripted workflow touches none anyway. */
-export const noNodes = { nodeSelectorTerms: [{ matchExpressions: [{ key: 'slipway.dev/it-bridge-maintenance', operator: 'In', values: ['none'] }] }] };
+export const noNodes = { nodeSelectorTerms: [{ matchExpressions: [{ key: 'example.com/it-bridge-maintenance', operator: 'In', values: ['none'] }] }] };
 
 export class Maintenances {
   private readonly names = new Set<string>();
@@ -22,7 +23,7 @@ export class Maintenances {
 
   async create(name: string, spec: unknown, annotations?: Record<string, string>): Promise<NodeMaintenanceObject> {
     this.names.add(name);
-    const body = { apiVersion: MAINTENANCE_API_VERSION, kind: NODE_MAINTENANCE.kind, metadata: { name, annotations }, spec };
+    const body = { apiVersion: API_VERSION, kind: NODE_MAINTENANCE.kind, metadata: { name, annotations }, spec };
     return (await this.f.custom.createClusterCustomObject({ ...MAINTENANCE_RESOURCE, body })) as NodeMaintenanceObject;
   }
 

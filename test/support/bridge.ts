@@ -7,7 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { CoreV1Api, CustomObjectsApi, KubeConfig, type CoreV1Event, type RequestContext } from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { apiStatus, createKube, type Kube } from '../../activities/kube.js';
+import { apiStatus, createKube, type Kube } from '../../kube/client.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 import { CYCLE_NODE_REQUEST, CYCLE_NODE_STATUS, type CycleNodeRequestSpecInput } from '../../api/cycle-node-request.js';
 import { connectClient } from '../../starter/client.js';
 import { startBridge, type RunningBridge, type StartBridgeOptions } from '../../starter/bridge/main.js';
@@ -16,13 +17,14 @@ import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
 import { temporalSettings } from '../../shared/temporal.js';
 import { createWorker } from '../../worker/worker.js';
 import { createNamespace, deleteGroupNodes, testCluster, uniqueName, type TestCluster } from './cluster.js';
-import { mergePatch } from './drain.js';
+import { mergePatch } from '../../kube/patch.js';
+import { API_VERSION } from '../../api/names.js';
 
 export const scriptedWorkflowsPath = () => fileURLToPath(new URL('./workflows/scripted-cycle.ts', import.meta.url));
 
 export const validSpec = (group = 'it-bridge-group'): CycleNodeRequestSpecInput => ({
   nodeGroupName: group,
-  selector: { matchLabels: { 'slipway.dev/node-group': group } },
+  selector: { matchLabels: { [NODE_GROUP_LABEL]: group } },
 });
 
 export class BridgeFixture {
@@ -106,7 +108,7 @@ export class BridgeFixture {
 
   async createCnr(name: string, spec: unknown, namespace = this.ns): Promise<CycleNodeRequestObject> {
     const { group, version, plural, kind } = CYCLE_NODE_REQUEST;
-    const body = { apiVersion: `${group}/${version}`, kind, metadata: { name, namespace }, spec };
+    const body = { apiVersion: API_VERSION, kind, metadata: { name, namespace }, spec };
     return (await this.custom.createNamespacedCustomObject({ group, version, plural, namespace, body })) as CycleNodeRequestObject;
   }
 

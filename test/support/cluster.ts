@@ -1,6 +1,6 @@
 // Shared fixtures for tests on the local stack: a client, throw-away namespaces, and the audit log.
 import { AppsV1Api, PolicyV1Api, type V1Pod } from '@kubernetes/client-node';
-import { createKube, type Kube } from '../../activities/kube.js';
+import { createKube, type Kube } from '../../kube/client.js';
 import { createReadyNamespace } from '../../starter/namespace.js';
 import { deleteNodeGroups } from '../../stack/kwok/nodes.js';
 import { auditMark, readAuditSince, type AuditEvent } from '../../stack/audit-log.js';
@@ -44,7 +44,7 @@ export async function schedulerSeesCordon(c: Kube, namespace: string, node: stri
     await c.core.createNamespacedPod({
       namespace,
       body: {
-        metadata: { name, labels: { 'slipway.dev/test-probe': 'cordon' } },
+        metadata: { name, labels: { 'example.com/test-probe': 'cordon' } },
         spec: { nodeSelector: { 'kubernetes.io/hostname': node }, terminationGracePeriodSeconds: 0, containers: [{ name: 'probe', image: 'registry.invalid/probe:1' }] },
       },
     });

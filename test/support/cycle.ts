@@ -5,13 +5,13 @@ import { DETACHED_FROM_GROUP } from '../../api/node-groups.js';
 import type { Client } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import type { CycleNodeRequestSpecInput } from '../../api/cycle-node-request.js';
-import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { connectClient } from '../../starter/client.js';
 import { temporalSettings } from '../../shared/temporal.js';
 import { createWorker } from '../../worker/worker.js';
 import { cycleWorkflowId } from '../../workflows/cycle/types.js';
 import { cycleNodeRequestWorkflow } from '../../workflows/index.js';
 import { createNamespace, deleteGroupNodes, testCluster, uniqueName, type TestCluster } from './cluster.js';
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 /** An app spread over a node group's nodes, with a PDB the cycle must respect. */
 export async function deployApp(

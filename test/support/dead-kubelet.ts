@@ -5,7 +5,7 @@
 // its grace period (at once here instead of after ~40 s).
 import { AdmissionregistrationV1Api, type CoreV1Api, type V1NodeCondition } from '@kubernetes/client-node';
 import type { TestCluster } from './cluster.js';
-import { mergePatch } from './drain.js';
+import { mergePatch } from '../../kube/patch.js';
 import { waitFor } from './wait.js';
 
 const DEAD = 'slipway.test/kubelet-dead';

@@ -1,11 +1,10 @@
 // Fixtures for drain tests on the local stack: a node group of one target node (every workload
 // lands there) plus spare nodes added afterwards for replacements, a namespace, workloads, an
 // in-process worker on a private task queue, and readers of the audit log.
-import { BatchV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
+import { BatchV1Api, type V1Pod } from '@kubernetes/client-node';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import type { DrainOptionsInput } from '../../api/drain-options.js';
-import { NODE_GROUP_LABEL } from '../../activities/inventory.js';
 import { ensureNode, fakeNode } from '../../activities/providers/kwok-node.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
 import { connectClient } from '../../starter/client.js';
@@ -14,8 +13,8 @@ import { createWorker } from '../../worker/worker.js';
 import { drainWorkflow } from '../../workflows/index.js';
 import { byControlPlane, createNamespace, deleteGroupNodes, readAudit, testCluster, uniqueName, type AuditEvent, type TestCluster } from './cluster.js';
 import { waitFor } from './wait.js';
-
-export const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
+import { DRAIN_LABEL } from '../../api/drain-plan.js';
 
 export class DrainFixture {
   readonly c: TestCluster = testCluster();
@@ -101,7 +100,7 @@ export class DrainFixture {
         metadata: { name },
         spec: {
           backoffLimit: 0,
-          template: this.podTemplate({ app: name, 'slipway.dev/drain': 'wait-completed' }, 1, {
+          template: this.podTemplate({ app: name, [DRAIN_LABEL]: 'wait-completed' }, 1, {
             annotations: { 'pod-complete.stage.kwok.x-k8s.io/delay': runFor },
             restartPolicy: 'Never',
           }) as never,

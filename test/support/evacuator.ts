@@ -1,14 +1,14 @@
 // A tiny example evacuator (spec §5, KEP-4563), for the tests and the docs: it finds the Evacuations
 // that name it active (label evacuator.slipway.dev/active=<name>), heartbeats in its own status entry
-// (server-side apply under its own field manager, so Slipway's writes and other evacuators' entries
+// (server-side serverSideApply under its own field manager, so Slipway's writes and other evacuators' entries
 // stay), "migrates" for a while, starts a replacement elsewhere if asked, then deletes the pod.
 // A silent evacuator needs no code: register the annotation and run nothing.
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import { CustomObjectsApi, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { ACTIVE_EVACUATOR_LABEL, EVACUATION } from '../../api/evacuation.js';
 import type { EvacuationObject } from '../../activities/drain/evacuation.js';
-import type { Kube } from '../../activities/kube.js';
-
-const apply = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
+import type { Kube } from '../../kube/client.js';
+import { serverSideApply } from '../../kube/patch.js';
+import { API_VERSION } from '../../api/names.js';
 
 export interface EvacuatorOptions {
   name: string;
@@ -66,12 +66,12 @@ export class ExampleEvacuator {
       const last = this.heartbeats.has(e.metadata.name) ? (e.status?.evacuators ?? []).find((x) => x.name === this.o.name)?.heartbeatTime : undefined;
       if (last && Date.now() - Date.parse(last) < this.o.heartbeatMs) continue;
       const body = {
-        apiVersion: `${group}/${version}`,
+        apiVersion: API_VERSION,
         kind,
         metadata: { name: e.metadata.name, namespace: this.o.namespace },
         status: { evacuators: [{ name: this.o.name, heartbeatTime: new Date().toISOString(), message: `migrating ${pod.name} (${Math.round((Date.now() - since) / 1000)}s)` }] },
       };
-      await this.api.patchNamespacedCustomObjectStatus({ group, version, plural, namespace: this.o.namespace, name: e.metadata.name, body, fieldManager: `evacuator-${this.o.name}`, force: true }, apply);
+      await this.api.patchNamespacedCustomObjectStatus({ group, version, plural, namespace: this.o.namespace, name: e.metadata.name, body, fieldManager: `evacuator-${this.o.name}`, force: true }, serverSideApply);
       this.heartbeats.set(e.metadata.name, (this.heartbeats.get(e.metadata.name) ?? 0) + 1);
     }
   }

@@ -26,6 +26,7 @@ import { FakeBudget } from './fake-budget.js';
 import { waitFor } from './wait.js';
 import type { WorkerChoice, WorkflowTestEnv } from './workflow-env.js';
 import { podKey, type DrainSnapshot, type NodeFacts, type PodRef, type PodVerdict } from '../../shared/drain.js';
+import { drainWorkflowId } from '../../workflows/ids.js';
 
 /**
  * How long a workflow test waits for a state it expects. Locally these take a second or two; CI runs
@@ -281,7 +282,7 @@ export class FakeDrain extends CallLog {
 export async function runDrain(
   t: WorkflowTestEnv,
   fake: FakeDrain,
-  { options, during, workflowId = `drain/${fake.node.name}`, worker, targets, reportTo, requester }: {
+  { options, during, workflowId = drainWorkflowId(fake.node.name), worker, targets, reportTo, requester }: {
     options?: DrainOptionsInput;
     requester?: { name: string; reason?: string };
     targets?: DrainTargets;

@@ -15,6 +15,7 @@ import {
   type Holder,
   type NodeTargetsState,
 } from '../../workflows/maintenance/targets.js';
+import { maintenanceWorkflowId } from '../../workflows/ids.js';
 
 export interface SimPod {
   name: string;
@@ -88,7 +89,7 @@ export class Sim {
     for (const [name, pods] of Object.entries(nodes)) this.nodes.set(name, { name, pods: [...pods], finished: false, gone: false });
     specs.forEach((spec, i) => {
       const createdAt = spec.createdAt ?? new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString();
-      this.ms.push({ id: `nm/${spec.name}/uid-${i}`, spec, createdAt, plan: effectivePlan(spec.plan), index: 0, stage: 'Idle' });
+      this.ms.push({ id: maintenanceWorkflowId({ name: spec.name, uid: `uid-${i}` }), spec, createdAt, plan: effectivePlan(spec.plan), index: 0, stage: 'Idle' });
     });
   }
 

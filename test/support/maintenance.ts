@@ -16,8 +16,9 @@ import { nodeMaintenanceWorkflow } from '../../workflows/index.js';
 import { maintenanceStatusQuery } from '../../workflows/messages.js';
 import type { MaintenanceStatus } from '../../workflows/maintenance/types.js';
 import { createNamespace, deleteGroupNodes, readAudit, testCluster, uniqueName, type AuditEvent, type TestCluster } from './cluster.js';
-import { mergePatch } from './drain.js';
+import { mergePatch } from '../../kube/patch.js';
 import { waitFor } from './wait.js';
+import { API_VERSION } from '../../api/names.js';
 
 export class MaintenanceFixture {
   readonly c: TestCluster = testCluster();
@@ -162,7 +163,7 @@ export class MaintenanceFixture {
       group: GROUP,
       version: VERSION,
       plural: NODE_MAINTENANCE.plural,
-      body: { apiVersion: `${GROUP}/${VERSION}`, kind: NODE_MAINTENANCE.kind, metadata: { name, labels }, spec },
+      body: { apiVersion: API_VERSION, kind: NODE_MAINTENANCE.kind, metadata: { name, labels }, spec },
     })) as { metadata: { uid: string; creationTimestamp: string; generation: number }; spec: NodeMaintenanceSpecInput };
     const id = maintenanceWorkflowId({ name, uid: obj.metadata.uid });
     this.maintenances.set(name, id);

@@ -2,9 +2,9 @@
 // CycleNodeStatus writes, computed from the cached objects and the workflow's state, no cluster.
 import { desired, namespaceRefusal, type DesiredInput, type WorkflowView } from '../../starter/bridge/cycle/desired.js';
 import { allowedFromEnv } from '../../starter/bridge/main.js';
-import { FINALIZER, REQUEST_LABEL } from '../../starter/bridge/cycle/names.js';
 import type { CycleNodeRequestObject, CycleNodeStatusObject } from '../../starter/bridge/cycle/objects.js';
 import type { CycleStatus } from '../../workflows/cycle/types.js';
+import { CYCLE_FINALIZER, CYCLE_REQUEST_LABEL } from '../../api/cycle-node-request.js';
 
 const now = new Date('2026-01-01T00:00:00Z');
 const spec = { nodeGroupName: 'g', selector: { matchLabels: { 'slipway.dev/node-group': 'g' } } };
@@ -13,7 +13,7 @@ const WF = 'cnr/ns/r/uid-1';
 const request = (over: Partial<CycleNodeRequestObject['metadata']> = {}, rest: Partial<CycleNodeRequestObject> = {}): CycleNodeRequestObject => ({
   apiVersion: 'slipway.dev/v1alpha1',
   kind: 'CycleNodeRequest',
-  metadata: { namespace: 'ns', name: 'r', uid: 'uid-1', generation: 1, finalizers: [FINALIZER], ...over },
+  metadata: { namespace: 'ns', name: 'r', uid: 'uid-1', generation: 1, finalizers: [CYCLE_FINALIZER], ...over },
   spec,
   ...rest,
 });
@@ -46,7 +46,7 @@ test('the trust boundary: a request in a namespace the bridge may not act for is
   expect(namespaceRefusal('ns', undefined)).toBeUndefined();
   const allowed = desired({ ...input(request({ finalizers: [] }), undefined), allowedNamespaces: ['ns'] });
   expect(allowed.invalidSpec).toBeUndefined();
-  expect(allowed.finalizers).toEqual([FINALIZER]);
+  expect(allowed.finalizers).toEqual([CYCLE_FINALIZER]);
   // A workflow started before the restriction keeps being mirrored: no surprises mid-cycle.
   const w: WorkflowView = { workflowId: WF, runId: 'r1', generation: 1, state: running };
   expect(desired({ ...input(request(), w), allowedNamespaces: ['ops'] }).invalidSpec).toBeUndefined();
@@ -69,7 +69,7 @@ test('an invalid spec without a workflow gets status Failed/InvalidSpec and one 
 
 test('a valid spec without a workflow asks for the finalizer first, and nothing else', () => {
   const d = desired(input(request({ finalizers: ['other'] }), undefined));
-  expect(d.finalizers).toEqual(['other', FINALIZER]);
+  expect(d.finalizers).toEqual(['other', CYCLE_FINALIZER]);
   expect(d.status).toBeUndefined();
   expect(d.nodeStatuses).toEqual([]);
 });
@@ -81,7 +81,7 @@ test("a running workflow's state becomes status and one CycleNodeStatus per node
   expect(d.events.map((e) => e.reason)).toEqual(['PhaseCyclingNodes']);
   expect(d.nodeStatuses.map((w) => w.name)).toEqual(['r-n1', 'r-n2']);
   const created = d.nodeStatuses[0]!.create!;
-  expect(created.metadata.labels).toEqual({ [REQUEST_LABEL]: 'r' });
+  expect(created.metadata.labels).toEqual({ [CYCLE_REQUEST_LABEL]: 'r' });
   expect(created.metadata.ownerReferences).toEqual([expect.objectContaining({ uid: 'uid-1', controller: true })]);
   expect(d.nodeStatuses[0]!.patch).toMatchObject({ phase: 'DrainingPods' });
 });
@@ -113,7 +113,7 @@ test('a finished request does not create missing node statuses (what is gone sta
 });
 
 test('a deleted request keeps its finalizer while its workflow runs, and drops it once the workflow is closed', () => {
-  const deleting = request({ deletionTimestamp: now, finalizers: ['other', FINALIZER] });
+  const deleting = request({ deletionTimestamp: now, finalizers: ['other', CYCLE_FINALIZER] });
   expect(desired(input(deleting, { workflowId: WF, generation: 1, state: running })).finalizers).toBeUndefined();
   const closed = desired(input(deleting, { workflowId: WF, generation: 1, state: running, closed: { statusName: 'CANCELLED', failure: 'cancelled' } }));
   expect(closed.finalizers).toEqual(['other']);

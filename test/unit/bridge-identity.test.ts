@@ -2,7 +2,7 @@
 // Lease's holder again at once (lease.ts: a holder renews its own lease); without it each process
 // is a new candidate that waits for the old lease to lapse.
 import { defaultIdentity } from '../../starter/bridge/main.js';
-import { decideLease } from '../../starter/controller/lease.js';
+import { decideLease } from '../../kube/controller/lease.js';
 
 test('a replica with SLIPWAY_BRIDGE_IDENTITY keeps its identity across restarts; without it every process differs', () => {
   expect(defaultIdentity({ SLIPWAY_BRIDGE_IDENTITY: 'slipway-bridge-7d9f-abc' })).toBe('slipway-bridge-7d9f-abc');

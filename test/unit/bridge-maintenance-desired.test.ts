@@ -3,11 +3,12 @@
 // its Events, what goes to the workflow as specChanged (NM-2.14, NM-2.16, NM-4.8), and deletion
 // (NM-2.11–2.13). No cluster, no Temporal.
 import { DEFAULT_DRAIN_PLAN } from '../../api/drain-plan.js';
-import { ALLOW_ALL_NODES_ANNOTATION, MAINTENANCE_FINALIZER } from '../../api/node-maintenance.js';
+import { MAINTENANCE_FINALIZER } from '../../api/node-maintenance.js';
 import { desiredMaintenance, orphanedMaintenances, specChangeToSend, type MaintenanceWorkflowView } from '../../starter/bridge/maintenance/desired.js';
 import type { NodeMaintenanceObject } from '../../starter/bridge/maintenance/objects.js';
 import { closedMaintenance, isMaintenanceStatus, maintenanceCompleted, maintenanceEvents, maintenanceObjectStatus } from '../../starter/bridge/maintenance/status.js';
 import type { MaintenanceStatus } from '../../workflows/maintenance/types.js';
+import { ALLOW_ALL_NODES_ANNOTATION } from '../../api/names.js';
 
 const now = new Date('2026-01-01T00:00:00Z');
 const later = new Date('2026-01-01T00:05:00Z');

@@ -5,7 +5,8 @@
 import { CycleNodeRequestSpec, type CycleNodeRequestStatus } from '../../api/cycle-node-request.js';
 import type { CycleStatus, CycleNodeStatus } from '../../workflows/cycle/types.js';
 import { drainMessage, emptyStatus, type DrainStatus } from '../../workflows/drain/status.js';
-import { canonical, closedGeneration, invalidSpecMessage, mergePatchOf, setCondition, statusChanged } from '../../starter/bridge/workflow-status.js';
+import { canonical } from '../../api/canonical.js';
+import { closedGeneration, invalidSpecMessage, mergePatchOf, setCondition, statusChanged } from '../../starter/bridge/workflow-status.js';
 import { closedNodes, closedState, invalidSpecStatus, isCycleStatus, mayCreateNodeStatuses, nodeStatus, phaseEvent, readyMessage, requestStatus, stateFromStatus, statusEvents } from '../../starter/bridge/cycle/status.js';
 import { drainBlockers } from '../../shared/drain-blockers.js';
 import type { TaskFailure } from '../../starter/bridge/task-failure.js';

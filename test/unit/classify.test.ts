@@ -1,16 +1,8 @@
 import type { DrainPlanEntry } from '../../api/drain-options.js';
 import type { DrainRule, DrainRuleSpec } from '../../api/drain-rule.js';
 import { MAX_PRIORITY, type Lane } from '../../api/drain-plan.js';
-import {
-  classifyPod,
-  DRAIN_LABEL,
-  planIndex,
-  podTypeOf,
-  ruleMatchesNode,
-  ruleMatchesPod,
-  type ClassifyContext,
-  type PodFacts,
-} from '../../activities/drain/classify.js';
+import { classifyPod, planIndex, podTypeOf, ruleMatchesNode, ruleMatchesPod, type ClassifyContext, type PodFacts } from '../../activities/drain/classify.js';
+import { DRAIN_LABEL } from '../../api/drain-plan.js';
 
 const NOW = Date.parse('2025-01-01T00:00:00Z');
 

@@ -1,6 +1,6 @@
 // Leader election's decision: given the Lease as read, our identity, the time and when we first saw
 // the lease's current record: create, acquire, renew, or wait.
-import { decideLease, leaseRecordKey } from '../../starter/controller/lease.js';
+import { decideLease, leaseRecordKey } from '../../kube/controller/lease.js';
 
 const me = 'host_1_aaaa';
 const other = 'host_2_bbbb';

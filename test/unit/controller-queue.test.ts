@@ -1,7 +1,7 @@
 // The bridge's keyed work queue and object cache: one reconcile per key at a time, bursts coalesced,
 // failures retried with backoff; a late (older) watch event never rolls back a newer object.
-import { ObjectCache } from '../../starter/controller/cache.js';
-import { KeyedQueue } from '../../starter/controller/queue.js';
+import { ObjectCache } from '../../kube/controller/cache.js';
+import { KeyedQueue } from '../../kube/controller/queue.js';
 
 const tick = (ms = 0) => new Promise((r) => setTimeout(r, ms));
 

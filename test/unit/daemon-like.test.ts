@@ -1,8 +1,9 @@
 // NM-6.6 / NM-6.7: daemon-like pods (custom controllers' pods that behave like DaemonSet pods).
 import type { V1Pod } from '@kubernetes/client-node';
 import { MAX_PRIORITY, type Lane } from '../../api/drain-plan.js';
-import { classifyPod, daemonLikeRule, keptReason, podTypeOf, POD_TYPE_LABEL, type ClassifyContext, type PodFacts } from '../../activities/drain/classify.js';
+import { classifyPod, daemonLikeRule, keptReason, podTypeOf, type ClassifyContext, type PodFacts } from '../../activities/drain/classify.js';
 import { pinnedTo, podFacts } from '../../activities/drain/pods.js';
+import { POD_TYPE_LABEL } from '../../api/drain-plan.js';
 
 const cds = { kind: 'ConfiguredDaemonSet', name: 'neutron-l2', apiVersion: 'apps.yaook.cloud/v1' };
 

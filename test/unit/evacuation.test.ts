@@ -1,7 +1,8 @@
 // Evacuation (spec §5, NM-5.1–5.7): evacuator registration from annotations, the requester names,
 // the next step for a due pod (create, activate, hand over, fall back, wait, done), and withdrawal.
-import { evacuatorsOf, cycleRequester, drainRequester, maintenanceRequester, EvacuationSpec, EvacuationStatus, type EvacuatorStatus } from '../../api/evacuation.js';
+import { evacuatorsOf, EvacuationSpec, EvacuationStatus, type EvacuatorStatus } from '../../api/evacuation.js';
 import { evacuatingMessage, nextEvacuationStep, withdraw, type EvacuationView } from '../../shared/evacuation.js';
+import { cycleRequester, drainRequester, maintenanceRequester } from '../../api/names.js';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
 const iso = (ms: number) => new Date(ms).toISOString();

@@ -4,7 +4,8 @@ import { jest } from '@jest/globals';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { drainCaller, FAILPOINTS, failpoint, shouldFire, type FailpointName } from '../../shared/failpoint.js';
+import { FAILPOINTS, failpoint, shouldFire, type FailpointName } from '../../shared/failpoint.js';
+import { drainCaller } from '../../workflows/ids.js';
 
 const ROOT = join(import.meta.dirname, '../..');
 const P: FailpointName = 'worker.drain.after-cordon';

@@ -1,23 +1,33 @@
 // Imports point down. Every import of every .ts file in the layers below (not test/) is read and
 // checked against this table; a failure names the file and the import. docs/design.md states the
 // same rules ("Layers").
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize, relative, sep } from 'node:path';
 
-type Layer = 'api' | 'shared' | 'workflows' | 'activities' | 'worker' | 'starter' | 'stack' | 'bench';
-const LAYERS: Layer[] = ['api', 'shared', 'workflows', 'activities', 'worker', 'starter', 'stack', 'bench'];
+type Layer = 'api' | 'kube' | 'shared' | 'workflows' | 'activities' | 'worker' | 'starter' | 'stack' | 'bench';
+const LAYERS: Layer[] = ['api', 'kube', 'shared', 'workflows', 'activities', 'worker', 'starter', 'stack', 'bench'];
 
 /** What each layer may import of ours (besides itself). */
 const MAY_IMPORT: Record<Layer, Layer[]> = {
   api: [],
+  kube: [], // generic Kubernetes machinery: of ours only KUBE_SHARED
   shared: ['api'],
   workflows: ['api', 'shared'], // and `import type` from activities (TYPE_ONLY)
-  activities: ['api', 'shared'],
-  worker: ['api', 'shared', 'workflows', 'activities'],
-  starter: ['api', 'shared', 'workflows'], // and the activities modules in STARTER_ACTIVITIES
-  stack: ['api', 'shared', 'workflows', 'activities'],
-  bench: ['api', 'shared', 'workflows', 'activities', 'worker', 'starter', 'stack'], // a harness: anything
+  activities: ['api', 'kube', 'shared'], // and workflows/ids.ts (ACTIVITIES_WORKFLOWS)
+  worker: ['api', 'kube', 'shared', 'workflows', 'activities'],
+  starter: ['api', 'kube', 'shared', 'workflows'], // and the activities modules in STARTER_ACTIVITIES
+  stack: ['api', 'kube', 'shared', 'workflows', 'activities'],
+  bench: ['api', 'kube', 'shared', 'workflows', 'activities', 'worker', 'starter', 'stack'], // a harness: anything
 };
+
+/**
+ * kube/ knows no Slipway kind, label or workflow: of ours it uses only the logger (shared/log.ts
+ * imports nothing of ours), so a controller or a watch logs like the rest of the process.
+ */
+const KUBE_SHARED = ['shared/log.ts'];
+
+/** Workflow IDs have one home (workflows/ids.ts, pure, no imports); an activity reads its caller's ID with it. */
+const ACTIVITIES_WORKFLOWS = ['workflows/ids.ts'];
 
 /**
  * Edges allowed only as `import type` (erased at compile): the workflows' view of the activities'
@@ -27,14 +37,13 @@ const MAY_IMPORT: Record<Layer, Layer[]> = {
 const TYPE_ONLY: Partial<Record<Layer, Layer[]>> = { workflows: ['activities'] };
 
 /**
- * The clients talk to Kubernetes with the activities' own pieces, so there is one of each: the
- * client factory and apiStatus (kube.ts), the Event writer (events.ts: one Event format), the one
- * list-then-watch loop (listwatch.ts), the node-group label (inventory.ts), and the kwok Node shape
+ * The clients talk to Kubernetes with kube/ and with the activities' own pieces, so there is one of
+ * each: the Event writer (events.ts: one Event format), the kwok Node shape
  * the main job creates its node group with (providers/kwok-node.ts), and the NodeDisruptionBudget
  * ledger (budget/index.ts: the bridge keeps a budget's status current with the holders' own
  * read-decide-write, so there is one writer's logic). Nothing else of activities/.
  */
-const STARTER_ACTIVITIES = ['kube.ts', 'events.ts', 'listwatch.ts', 'inventory.ts', 'providers/kwok-node.ts', 'budget/index.ts'].map((f) => `activities/${f}`);
+const STARTER_ACTIVITIES = ['events.ts', 'providers/kwok-node.ts', 'budget/index.ts'].map((f) => `activities/${f}`);
 
 /** Exactly these files may make these edges against the table, and why. */
 const EXCEPTIONS: Array<{ from: string; to: string; why: string }> = [
@@ -90,6 +99,8 @@ export function violation(file: string, imp: Import): string {
   if (MAY_IMPORT[from].includes(toLayer as Layer)) return '';
   if (TYPE_ONLY[from]?.includes(toLayer as Layer)) return imp.typeOnly ? '' : `${bad}: ${from} may import ${toLayer} only as \`import type\``;
   if (from === 'starter' && STARTER_ACTIVITIES.includes(to)) return '';
+  if (from === 'kube' && KUBE_SHARED.includes(to)) return '';
+  if (from === 'activities' && ACTIVITIES_WORKFLOWS.includes(to)) return '';
   return `${bad}: ${from} may not import ${toLayer}`;
 }
 
@@ -134,11 +145,73 @@ describe('layers: imports point down', () => {
     expect(violation('workflows/proxies.ts', { spec: '../activities/index.js', typeOnly: false })).toMatch(/only as `import type`/);
     expect(violation('workflows/ids.ts', { spec: '../shared/temporal.js', typeOnly: false })).toMatch(/Node-only/);
     expect(violation('starter/cli/main.ts', { spec: '../../worker/config.js', typeOnly: false })).toMatch(/starter may not import worker/);
-    expect(violation('starter/cli/main.ts', { spec: '../../activities/kube.js', typeOnly: false })).toBe('');
+    expect(violation('starter/cli/main.ts', { spec: '../../kube/client.js', typeOnly: false })).toBe('');
     expect(violation('starter/cli/main.ts', { spec: '../../activities/drain/evict.js', typeOnly: false })).toMatch(/starter may not import activities/);
     expect(violation('activities/providers/kwok.ts', { spec: '../../stack/kwok/nodes.js', typeOnly: false })).toMatch(/activities may not import stack/);
     expect(violation('stack/kwok/nodes.ts', { spec: '../../starter/main.js', typeOnly: false })).toMatch(/stack may not import starter/);
     expect(violation('api/crd.ts', { spec: '../shared/drain.js', typeOnly: false })).toMatch(/api may not import shared/);
     expect(violation('worker/main.ts', { spec: '../test/support/cycle.js', typeOnly: false })).toMatch(/test\/ is not a layer/);
   });
+
+  test('#26.4 kube/ is the bottom Kubernetes layer: generic code moved there, it imports none of our domain, workflows never import it', () => {
+    for (const f of ['kube/client.ts', 'kube/listwatch.ts', 'kube/object-cache.ts', 'kube/watch.ts', 'kube/patch.ts', 'kube/controller/controller.ts', 'kube/controller/leader.ts']) {
+      expect([f, existsSync(join(ROOT, f))]).toEqual([f, true]);
+    }
+    for (const f of ['activities/kube.ts', 'activities/listwatch.ts', 'activities/object-cache.ts', 'activities/watch.ts', 'starter/controller']) {
+      expect([f, existsSync(join(ROOT, f))]).toEqual([f, false]);
+    }
+    for (const to of ['api/crd.js', 'shared/drain.js', 'workflows/ids.js', 'activities/events.js', 'starter/bridge/names.js', 'worker/worker.js']) {
+      expect(violation('kube/controller/controller.ts', { spec: `../../${to}`, typeOnly: false })).toMatch(/kube may not import/);
+    }
+    expect(violation('kube/controller/controller.ts', { spec: '../../shared/log.js', typeOnly: false })).toBe('');
+    for (const from of ['activities/drain/node.ts', 'starter/bridge/bridge.ts', 'stack/kwok/nodes.ts', 'bench/chaos/run.ts', 'worker/config/x.ts']) {
+      expect(violation(from, { spec: '../../kube/patch.js', typeOnly: false })).toBe('');
+    }
+    expect(violation('workflows/drain/drain.ts', { spec: '../../kube/patch.js', typeOnly: false })).toMatch(/workflows may not import kube/);
+    expect(violation('shared/drain.ts', { spec: '../kube/patch.js', typeOnly: false })).toMatch(/shared may not import kube/);
+  });
+
+  test('#26.4 no workflow value-imports a module that imports zod (directly or through its own value imports): zod stays out of the workflow bundle', () => {
+    const bad = files
+      .filter((f) => layerOf(f) === 'workflows')
+      .flatMap((f) =>
+        importsOf(readFileSync(join(ROOT, f), 'utf8'))
+          .filter((imp) => !imp.typeOnly)
+          .map((imp) => ({ imp, to: target(f, imp.spec) }))
+          .filter((e): e is { imp: Import; to: string } => e.to !== undefined && layerOf(e.to) !== 'workflows')
+          .map(({ imp, to }) => {
+            const via = zodVia(to);
+            return via ? `${f} imports '${imp.spec}': zod through ${via.join(' → ')}` : '';
+          }),
+      )
+      .filter(Boolean);
+    expect(bad).toEqual([]);
+    // The check itself: a module that imports zod is found through a value import, not through `import type`.
+    expect(zodVia('api/crd.ts')).toEqual(['api/crd.ts']);
+    expect(zodVia('workflows/ids.ts')).toBeUndefined();
+  });
 });
+
+const zodMemo = new Map<string, string[] | undefined>();
+/** The chain of value imports from `file` to a module that imports zod, or undefined when there is none. */
+function zodVia(file: string, seen = new Set<string>()): string[] | undefined {
+  if (zodMemo.has(file)) return zodMemo.get(file);
+  if (seen.has(file) || !existsSync(join(ROOT, file))) return undefined;
+  seen.add(file);
+  let chain: string[] | undefined;
+  for (const imp of importsOf(readFileSync(join(ROOT, file), 'utf8'))) {
+    if (imp.typeOnly) continue;
+    if (imp.spec === 'zod' || imp.spec.startsWith('zod/')) {
+      chain = [file];
+      break;
+    }
+    const to = target(file, imp.spec);
+    const via = to === undefined ? undefined : zodVia(to, seen);
+    if (via) {
+      chain = [file, ...via];
+      break;
+    }
+  }
+  zodMemo.set(file, chain);
+  return chain;
+}

@@ -3,13 +3,14 @@
 // decision refuses a node a maintenance holds; each write carries the resourceVersion it read.
 import type { V1Node } from '@kubernetes/client-node';
 import { claimDecision } from '../../activities/cycle/claim.js';
-import { claimantName, CYCLED_BY } from '../../activities/cycle/markers.js';
+import { claimantName } from '../../activities/cycle/markers.js';
 import { nodeStatePatch } from '../../activities/maintenance/node-state.js';
 import { HELD_BY_ANNOTATION, MAINTENANCE_STATE_LABEL, WAS_UNSCHEDULABLE_ANNOTATION } from '../../api/node-maintenance.js';
 import { maintenanceStatus, progressNodes, type Facts } from '../../workflows/maintenance/status.js';
 import { advance } from '../../workflows/maintenance/progress.js';
 import type { NodeReport } from '../../workflows/maintenance/types.js';
 import { DEFAULT_DRAIN_PLAN } from '../../api/drain-plan.js';
+import { CYCLED_BY } from '../../api/cycle-node-request.js';
 
 const node = (annotations: Record<string, string> = {}, labels: Record<string, string> = {}, unschedulable = false): V1Node => ({
   metadata: { name: 'n1', resourceVersion: '42', annotations, labels },

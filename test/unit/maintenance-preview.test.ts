@@ -1,9 +1,10 @@
 // The Idle preview of a node (activities/maintenance/preview-plan.ts), assembled from the drain's
 // real classification (classifyPod in targets mode with the whole effective plan) and PDB facts.
-import { classifyPod, DRAIN_LABEL, type ClassifyContext, type PodFacts } from '../../activities/drain/classify.js';
+import { classifyPod, type ClassifyContext, type PodFacts } from '../../activities/drain/classify.js';
 import { nodePreview, podCapFor, PREVIEW_POD_CAP, PREVIEW_TOTAL_POD_CAP, type PdbFacts } from '../../activities/maintenance/preview-plan.js';
 import { effectivePlan, entryString, type PlanEntry } from '../../api/drain-plan.js';
 import type { DrainRule } from '../../api/drain-rule.js';
+import { DRAIN_LABEL } from '../../api/drain-plan.js';
 
 function pod(name: string, over: Partial<PodFacts> = {}): PodFacts {
   return {

@@ -1,7 +1,7 @@
 import { asgLifecycle, isAlreadyAttachedError, isAlreadyDetachedError, isInstanceGoneError } from '../../activities/providers/aws.js';
 import { createProviders, defaultProviderName } from '../../activities/providers/index.js';
 import { nodeNameFromKwokProviderID, replacementNodeName } from '../../activities/providers/kwok.js';
-import type { Kube } from '../../activities/kube.js';
+import type { Kube } from '../../kube/client.js';
 
 const awsError = (name: string, message: string) => Object.assign(new Error(message), { name });
 

@@ -5,7 +5,7 @@
 // outlive a rewrite of the workflow code.
 import { WorkflowFailedError, WorkflowUpdateFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import { nodeGroupLockId } from '../../workflows/cycle/lock.js';
+import { nodeGroupLockId } from '../../workflows/ids.js';
 import type { CycleStatus } from '../../workflows/cycle/types.js';
 import { cycleNodeRequestWorkflow } from '../../workflows/index.js';
 import { cycleStatusQuery, specChangedUpdate } from '../../workflows/messages.js';

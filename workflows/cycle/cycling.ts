@@ -5,7 +5,7 @@
 // concurrency/2 are active).
 import { ApplicationFailure, ParentClosePolicy, condition, startChild } from '@temporalio/workflow';
 import type { GroupNode } from '../../activities/cycle/resolve.js';
-import { cycleRequester } from '../../api/evacuation.js';
+import { cycleRequester } from '../../api/names.js';
 import { cycleNodeWorkflow } from './node.js';
 import { nodeCycleWorkflowId } from './types.js';
 import type { Next, Request } from './request.js';

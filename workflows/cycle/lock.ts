@@ -29,8 +29,7 @@ import {
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { NodeGroupAttr } from '../search-attributes.js';
 import { lockFreedSignal, lockHolderProbeSignal, lockWaiterSignal, releaseLockSignal } from '../messages.js';
-
-export const nodeGroupLockId = (provider: string, group: string) => `lock/${provider}/${group}`;
+import { nodeGroupLockId } from '../ids.js';
 
 /** How often a lock checks that its holder still runs (a holder releases it at its end; this is for one terminated). */
 const HOLDER_PROBE_MS = 10 * 60_000;

@@ -26,6 +26,7 @@ import { NodeGroupAttr, NodesAttr, PhaseAttr } from '../search-attributes.js';
 import type { CycleNodeStatus } from './types.js';
 import { latestOnly, whenSettled } from '../progress.js';
 import { longSteps, steps } from '../proxies.js';
+import { DO_NOT_DISRUPT } from '../../api/names.js';
 
 const act = steps;
 const waits = longSteps('4 hours');
@@ -156,7 +157,7 @@ async function goneAlready({ input, phase, finish }: NodeCycle): Promise<boolean
 /** WaitingPods (the Wait method): until no pod annotated do-not-disrupt runs, within cyclingTimeout. */
 async function waitForDoNotDisruptPods({ input, deadline, phase, fail }: NodeCycle): Promise<void> {
   const { node, settings } = input;
-  phase('WaitingPods', 'waiting for pods annotated slipway.dev/do-not-disrupt=true to finish');
+  phase('WaitingPods', `waiting for pods annotated ${DO_NOT_DISRUPT}=true to finish`);
   const w = await waits.waitForDoNotDisruptPods.executeWithOptions({ summary: `wait for do-not-disrupt pods on ${node.name}` }, [
     { nodeName: node.name, rules: { ignorePodsLabels: settings.ignorePodsLabels, ignoreNamespaces: settings.ignoreNamespaces }, timeoutMs: Math.max(0, deadline - Date.now()) },
   ]);

@@ -23,7 +23,8 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { CYCLE_NODE_REQUEST, type CycleRequestPhase } from '../../api/cycle-node-request.js';
+import type { CycleRequestPhase } from '../../api/cycle-node-request.js';
+import { API_VERSION, CYCLE_NODE_REQUEST } from '../../api/names.js';
 import { nodeGroupsOf } from '../../api/node-groups.js';
 import type { GroupNode, ResolvedCycle } from '../../activities/cycle/resolve.js';
 import type { HeldNode } from '../../activities/cycle/claim.js';
@@ -184,7 +185,7 @@ export class Request {
     const { namespace, name, uid } = this.input.request;
     for (const f of fresh) {
       await act.recordEvent.executeWithOptions({ summary: `event ${FORCED_OBJECT_EVENT_REASON[f.action]} on ${namespace}/${name}` }, [{
-        involved: { kind: CYCLE_NODE_REQUEST.kind, apiVersion: `${CYCLE_NODE_REQUEST.group}/${CYCLE_NODE_REQUEST.version}`, namespace, name, uid },
+        involved: { kind: CYCLE_NODE_REQUEST.kind, apiVersion: API_VERSION, namespace, name, uid },
         type: 'Warning',
         reason: FORCED_OBJECT_EVENT_REASON[f.action],
         message: forcedLine(d.nodeName, f),

@@ -3,6 +3,7 @@
 // would leave a cycle that is neither the old request nor the new one. The CRD refuses other edits
 // at admission (a CEL transition rule); this is the same rule, for the workflow to enforce itself.
 import type { CycleNodeRequestSpecInput } from '../../api/cycle-node-request.js';
+import { canonical } from '../../api/canonical.js';
 
 /** Dotted paths of the fields that differ, concurrency excluded. Key order does not matter. */
 export function immutableChanges(before: CycleNodeRequestSpecInput, after: CycleNodeRequestSpecInput): string[] {
@@ -23,10 +24,3 @@ function diff(a: unknown, b: unknown, path: string): string[] {
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-function canonical(v: unknown): string {
-  if (v === undefined) return 'undefined';
-  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  if (isObject(v)) return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`).join(',')}}`;
-  return JSON.stringify(v);
-}

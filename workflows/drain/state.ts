@@ -29,7 +29,7 @@ import { drainMarkdown, drainMessage, emptyStatus, type DrainStatus } from './st
 import { podKey, type OperatorDecision, type DrainSettings, type DrainSnapshot, type PodRef, type PodVerdict } from '../../shared/drain.js';
 import { NO_LOCKS, type LockVerdict } from './locks.js';
 import { EvacuationLedger, type EvacuationsCarry, type Requesting } from './evacuations.js';
-import { drainRequester } from '../../api/evacuation.js';
+import { drainRequester } from '../../api/names.js';
 import { ReturnsLedger, type ReturnsCarry } from './returns.js';
 import { latestOnly, whenSettled, type ProgressReporter } from '../progress.js';
 import { PhaseAttr } from '../search-attributes.js';

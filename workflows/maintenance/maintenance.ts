@@ -25,7 +25,7 @@ import {
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { effectivePlan, type PlanEntry } from '../../api/drain-plan.js';
 import type { Selection } from '../../activities/maintenance/select.js';
-import { MAX_MAINTENANCE_REASON, type NodeMaintenanceSpecInput, type NodeSelector } from '../../api/node-maintenance.js';
+import type { NodeMaintenanceSpecInput, NodeSelector } from '../../api/node-maintenance.js';
 import { maintenanceEventRef, maintenanceNodeWorkflowId, maintenanceObjectAttr } from '../ids.js';
 import {
   maintenanceDeletingSignal,
@@ -46,6 +46,7 @@ import { advance } from './progress.js';
 import { isDrainedNow, maintenanceStatus, progressNodes, type Facts } from './status.js';
 import type { MaintenancePreview, PreviewInputs } from '../../shared/maintenance-preview.js';
 import { isStage, stageRank, STAGES, type HolderInfo, type MaintenanceInput, type MaintenancePlan, type MaintenanceStatus, type NodeReport, type Stage, type StageStatus } from './types.js';
+import { MAX_MAINTENANCE_REASON } from '../../api/names.js';
 
 /** Complete sends its releases again this often while a coordinator has not acknowledged one. */
 const RELEASE_RETRY_MS = 10_000;

@@ -47,11 +47,11 @@ import { longSteps, steps } from '../proxies.js';
 import { NodesAttr, PhaseAttr } from '../search-attributes.js';
 import { drainWorkflow } from '../drain/drain.js';
 import { FORCED_OBJECT_EVENT_REASON, forcedLine, freshForced } from '../drain/status.js';
-import { maintenanceRequester } from '../../api/evacuation.js';
 import { fastForwardMessage, fastForwardedBy, limitedBy, limiting, nodeLevelMessage, updateTargets, type FastForward, type NodeTargetsState } from './targets.js';
 import type { HolderInfo, NodeCounts, NodeReport } from './types.js';
 import type { NodeWatchInput } from '../../activities/maintenance/watch.js';
 import type { AcquireResult } from '../../activities/budget/index.js';
+import { maintenanceRequester } from '../../api/names.js';
 
 /** Count-only changes reach a holder at most this often (its status, not its plan, depends on them). */
 const COUNTS_PERIOD_MS = 2_000;

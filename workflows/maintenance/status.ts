@@ -8,6 +8,7 @@ import { fewNames } from '../drain/status.js';
 import type { PlanEntry } from '../../api/drain-plan.js';
 import type { MaintenancePreview, PreviewInputs } from '../../shared/maintenance-preview.js';
 import type { Condition, MaintenanceNodeStatus, MaintenanceStatus, NodeCounts, NodeReport, Stage, StageStatus } from './types.js';
+import { ALLOW_ALL_NODES_ANNOTATION } from '../../api/names.js';
 
 /** Status shows at most this many nodes; the rest are counted (NM §1). */
 export const NODE_STATUS_CAP = 1000;
@@ -143,7 +144,7 @@ function conditions(f: Facts, drained: boolean, drainMessage: string, blocked: r
     out.push({ type: 'SelectsAllNodes', status: f.selectsAll ? 'True' : 'False', reason: f.selectsAll ? 'Acknowledged' : 'SomeNodes', message: '' });
   } else if (f.selectsAll && !f.selectsAll.acknowledged && !f.completed) {
     // Once Complete has run, nothing waits for the annotation any more.
-    const message = `selects all ${f.selectsAll.total} nodes; the cluster may become degraded and unrecoverable. Annotate the NodeMaintenance with maintenance.slipway.dev/allow-all-nodes: "true" to proceed`;
+    const message = `selects all ${f.selectsAll.total} nodes; the cluster may become degraded and unrecoverable. Annotate the NodeMaintenance with ${ALLOW_ALL_NODES_ANNOTATION}: "true" to proceed`;
     out.push({ type: 'Ready', status: 'False', reason: 'SelectsAllNodes', message });
     out.push({ type: 'SelectsAllNodes', status: 'True', reason: 'SelectsAllNodes', message });
   } else {
@@ -170,7 +171,7 @@ function cordonLine(f: Facts, n: number): string {
 }
 
 function oneLine(f: Facts, drained: boolean, drainMessage: string, blocked: readonly MaintenanceNodeStatus[]): string {
-  if (f.selectsAll && !f.selectsAll.acknowledged) return `selects all ${f.selectsAll.total} nodes: waiting for the annotation maintenance.slipway.dev/allow-all-nodes: "true"`;
+  if (f.selectsAll && !f.selectsAll.acknowledged) return `selects all ${f.selectsAll.total} nodes: waiting for the annotation ${ALLOW_ALL_NODES_ANNOTATION}: "true"`;
   const n = f.stage === 'Idle' ? f.planned.length : f.nodes.size;
   switch (f.stage) {
     case 'Idle':

@@ -2,6 +2,8 @@
 // the object's status) and the CLI. Plain data only: it crosses workflow, activity and client lines.
 import type { Lane, PlanEntry } from '../../api/drain-plan.js';
 import type { MaintenancePreview } from '../../shared/maintenance-preview.js';
+import type { NodeMaintenanceSpecInput } from '../../api/node-maintenance.js';
+import type { DrainOptionsInput } from '../../api/drain-options.js';
 
 /** KEP-4212 stages, in rank order (Idle 0 < Cordon 1 < Drain 2 < Complete 3). */
 export const STAGES = ['Idle', 'Cordon', 'Drain', 'Complete'] as const;
@@ -76,7 +78,7 @@ export interface MaintenanceInput {
   uid: string;
   /** metadata.creationTimestamp: older maintenances win frontier ties. */
   createdAt: string;
-  spec: import('../../api/node-maintenance.js').NodeMaintenanceSpecInput;
+  spec: NodeMaintenanceSpecInput;
   generation?: number;
   /** The object carries maintenance.slipway.dev/allow-all-nodes: "true" (NM-4.8). */
   allowAllNodes?: boolean;
@@ -115,7 +117,7 @@ export interface HolderInfo {
   index: number;
   reason?: string;
   /** spec.drain: the drain options (when several maintenances cover a node, the oldest's apply). */
-  drain?: import('../../api/drain-options.js').DrainOptionsInput;
+  drain?: DrainOptionsInput;
 }
 
 /** What a node coordinator tells each holder about the node (signal nodeReport); stale seqs are ignored. */

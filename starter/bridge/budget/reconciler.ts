@@ -6,9 +6,9 @@
 // closing, nodes added or removed) and the Valid condition, and records a Warning Event once per
 // invalid generation (a spec the CRD's CEL let through but zod refuses: it admits nothing).
 import type { KubernetesObject, V1ObjectMeta } from '@kubernetes/client-node';
-import { GROUP, VERSION } from '../../../api/crd.js';
+import { API_VERSION } from '../../../api/names.js';
 import { NODE_DISRUPTION_BUDGET } from '../../../api/node-disruption-budget.js';
-import type { ObjectCache } from '../../controller/cache.js';
+import type { ObjectCache } from '../../../kube/controller/cache.js';
 import { eventWriter, NotLeaderError, type EventWriterDeps } from '../kit.js';
 
 export interface BudgetKubeObject extends KubernetesObject {
@@ -28,7 +28,7 @@ export class BudgetReconciler {
       minIntervalMs: number;
     } & EventWriterDeps,
   ) {
-    this.event = eventWriter(NODE_DISRUPTION_BUDGET.kind, `${GROUP}/${VERSION}`, o);
+    this.event = eventWriter(NODE_DISRUPTION_BUDGET.kind, API_VERSION, o);
   }
 
   async reconcile(key: string): Promise<void> {

@@ -4,12 +4,14 @@
 // the whole mapping is tested without a cluster (test/unit/bridge-desired.test.ts).
 import { CycleNodeRequestSpec, CycleSettings, type CycleNodeRequestStatus, type CycleNodeStatusStatus } from '../../../api/cycle-node-request.js';
 import type { CycleNodeStatus } from '../../../workflows/cycle/types.js';
-import { objectKey } from '../../controller/cache.js';
-import { cycleNodeStatusName, FINALIZER, REQUEST_LABEL, requestLabelValue } from './names.js';
-import { CNS_API_VERSION, ownerReference, type CycleNodeRequestObject, type CycleNodeStatusObject } from './objects.js';
+import { objectKey } from '../../../kube/controller/cache.js';
+import { cycleNodeStatusName, requestLabelValue } from './names.js';
+import { ownerReference, type CycleNodeRequestObject, type CycleNodeStatusObject } from './objects.js';
 import { closedNodes, closedState, invalidSpecStatus, mayCreateNodeStatuses, nodeStatus, podLeftEvents, requestStatus, stateFromStatus, statusEvents } from './status.js';
 import { invalidSpecMessage, mergePatchOf, statusChanged, type StatusEvent } from '../workflow-status.js';
 import type { Tracked } from '../tracker.js';
+import { CYCLE_FINALIZER, CYCLE_REQUEST_LABEL } from '../../../api/cycle-node-request.js';
+import { API_VERSION } from '../../../api/names.js';
 
 /** The request's workflow as far as the bridge knows (../tracker.ts). */
 export type WorkflowView = Pick<Tracked, 'workflowId' | 'runId' | 'generation' | 'state' | 'closed' | 'taskFailure'>;
@@ -55,11 +57,11 @@ export interface Desired {
 export function desired(i: DesiredInput): Desired {
   const { obj } = i;
   const out: Desired = { events: [], nodeStatuses: [] };
-  const has = obj.metadata.finalizers?.includes(FINALIZER) ?? false;
+  const has = obj.metadata.finalizers?.includes(CYCLE_FINALIZER) ?? false;
   if (obj.metadata.deletionTimestamp) {
     if (!has) return out;
     if (i.workflow) Object.assign(out, mirror(obj, i.workflow, i.nodeStatus, i.now));
-    if (!i.workflow || i.workflow.closed) out.finalizers = (obj.metadata.finalizers ?? []).filter((f) => f !== FINALIZER);
+    if (!i.workflow || i.workflow.closed) out.finalizers = (obj.metadata.finalizers ?? []).filter((f) => f !== CYCLE_FINALIZER);
     return out;
   }
   if (!i.workflow) {
@@ -78,7 +80,7 @@ export function desired(i: DesiredInput): Desired {
       return out;
     }
   }
-  if (!has) out.finalizers = [...(obj.metadata.finalizers ?? []), FINALIZER];
+  if (!has) out.finalizers = [...(obj.metadata.finalizers ?? []), CYCLE_FINALIZER];
   if (i.workflow) Object.assign(out, mirror(obj, i.workflow, i.nodeStatus, i.now));
   return out;
 }
@@ -125,9 +127,9 @@ function nodeStatusWrites(req: CycleNodeRequestObject, nodes: CycleNodeStatus[],
     const create: CycleNodeStatusObject | undefined = cur
       ? undefined
       : {
-          apiVersion: CNS_API_VERSION,
+          apiVersion: API_VERSION,
           kind: 'CycleNodeStatus',
-          metadata: { name, namespace, labels: { [REQUEST_LABEL]: requestLabelValue(requestName) }, ownerReferences: [ownerReference(req)] },
+          metadata: { name, namespace, labels: { [CYCLE_REQUEST_LABEL]: requestLabelValue(requestName) }, ownerReferences: [ownerReference(req)] },
           spec: { nodeName: n.nodeName, requestName, cycleSettings },
         };
     if (create || patch) out.push({ name, node: n, create, patch });

@@ -3,10 +3,6 @@
 // so long combinations are truncated and made unique again with a short hash.
 import { createHash } from 'node:crypto';
 
-/** Held on every CycleNodeRequest the bridge acts on, until its workflow is closed. */
-export const FINALIZER = 'slipway.dev/cycle';
-/** On each CycleNodeStatus: the request it belongs to (see requestLabelValue). */
-export const REQUEST_LABEL = 'slipway.dev/cycle-node-request';
 
 const MAX_NAME = 253;
 const MAX_LABEL_VALUE = 63;

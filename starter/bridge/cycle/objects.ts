@@ -5,9 +5,11 @@
 import { CustomObjectsApi, type KubeConfig, type KubernetesObject, type V1ObjectMeta } from '@kubernetes/client-node';
 import type { CycleNodeRequestStatus, CycleNodeStatusStatus, CycleSettings } from '../../../api/cycle-node-request.js';
 import { CYCLE_NODE_REQUEST, CYCLE_NODE_STATUS } from '../../../api/cycle-node-request.js';
-import { apiStatus } from '../../../activities/kube.js';
-import type { ListPage } from '../../controller/reflector.js';
-import { collectionPath, mergePatch } from '../kube-objects.js';
+import { apiStatus } from '../../../kube/client.js';
+import type { ListPage } from '../../../kube/controller/reflector.js';
+import { collectionPath } from '../kube-objects.js';
+import { mergePatch } from '../../../kube/patch.js';
+import { API_VERSION } from '../../../api/names.js';
 
 export interface CycleNodeRequestObject extends KubernetesObject {
   metadata: V1ObjectMeta & { name: string; namespace: string; uid: string };
@@ -21,7 +23,6 @@ export interface CycleNodeStatusObject extends KubernetesObject {
   status?: CycleNodeStatusStatus;
 }
 
-const API_VERSION = `${CYCLE_NODE_REQUEST.group}/${CYCLE_NODE_REQUEST.version}`;
 
 export class CycleObjects {
   readonly custom: CustomObjectsApi;
@@ -104,4 +105,3 @@ export function ownerReference(req: CycleNodeRequestObject) {
   return { apiVersion: API_VERSION, kind: CYCLE_NODE_REQUEST.kind, name: req.metadata.name, uid: req.metadata.uid, controller: true };
 }
 
-export const CNS_API_VERSION = `${CYCLE_NODE_STATUS.group}/${CYCLE_NODE_STATUS.version}`;

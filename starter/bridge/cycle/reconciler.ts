@@ -9,12 +9,13 @@
 //   workflow                    → mirror its state into status and CycleNodeStatus objects
 import { CYCLE_NODE_REQUEST, CycleNodeRequestSpec } from '../../../api/cycle-node-request.js';
 import type { EventInput } from '../../../activities/events.js';
-import { apiStatus } from '../../../activities/kube.js';
+import { apiStatus } from '../../../kube/client.js';
 import { webUiLink } from '../../../shared/temporal.js';
 import { cycleWorkflowId } from '../../../workflows/ids.js';
-import { objectKey, type ObjectCache } from '../../controller/cache.js';
+import { objectKey, type ObjectCache } from '../../../kube/controller/cache.js';
 import { desired, type Desired, type NodeStatusWrite } from './desired.js';
-import { FINALIZER } from './names.js';
+import { CYCLE_FINALIZER } from '../../../api/cycle-node-request.js';
+import { API_VERSION } from '../../../api/names.js';
 import type { CycleNodeRequestObject, CycleNodeStatusObject, CycleObjects } from './objects.js';
 import type { CycleWorkflows } from './temporal.js';
 import { eventWriter, NotLeaderError, type BridgeStats } from '../kit.js';
@@ -47,7 +48,7 @@ export class Reconciler {
 
   constructor(private readonly d: ReconcilerDeps) {
     this.now = d.now ?? (() => new Date());
-    this.event = eventWriter(CYCLE_NODE_REQUEST.kind, `${CYCLE_NODE_REQUEST.group}/${CYCLE_NODE_REQUEST.version}`, d);
+    this.event = eventWriter(CYCLE_NODE_REQUEST.kind, API_VERSION, d);
   }
 
   async reconcile(key: string): Promise<void> {
@@ -206,7 +207,7 @@ export class Reconciler {
     const r = await this.updateFinalizers(obj, t, true);
     if (r.changed) {
       this.d.stats.finalizersAdded++;
-      this.d.log(`${objectKey(obj.metadata.namespace, obj.metadata.name)}: added finalizer ${FINALIZER}`, objectFields('CycleNodeRequest', objectKey(obj.metadata.namespace, obj.metadata.name)));
+      this.d.log(`${objectKey(obj.metadata.namespace, obj.metadata.name)}: added finalizer ${CYCLE_FINALIZER}`, objectFields('CycleNodeRequest', objectKey(obj.metadata.namespace, obj.metadata.name)));
     }
     return r.obj && !r.obj.metadata.deletionTimestamp ? r.obj : undefined;
   }
@@ -244,7 +245,7 @@ export class Reconciler {
   /** Deletion: cancel the workflow, keep mirroring its compensations, and let the object go once it is closed. */
   private async finalize(obj: CycleNodeRequestObject): Promise<void> {
     const key = objectKey(obj.metadata.namespace, obj.metadata.name);
-    if (!obj.metadata.finalizers?.includes(FINALIZER)) {
+    if (!obj.metadata.finalizers?.includes(CYCLE_FINALIZER)) {
       this.d.trackers.untrack(obj.metadata.uid);
       return;
     }
@@ -284,7 +285,7 @@ export class Reconciler {
     const r = await this.updateFinalizers(obj, t, false);
     if (r.changed) {
       this.d.stats.finalizersRemoved++;
-      this.d.log(`${key}: removed finalizer ${FINALIZER}${t ? ` (workflow ${t.closed?.statusName})` : ''}`, objectFields('CycleNodeRequest', key));
+      this.d.log(`${key}: removed finalizer ${CYCLE_FINALIZER}${t ? ` (workflow ${t.closed?.statusName})` : ''}`, objectFields('CycleNodeRequest', key));
     }
     this.d.trackers.untrack(obj.metadata.uid);
   }

@@ -6,6 +6,7 @@ import { nodeGroupsOf } from '../../../api/cycle-node-request.js';
 import { CYCLE_WORKFLOW_TYPE, type CycleRequestInput, type CycleRequestRef, type CycleStatus } from '../../../workflows/cycle/types.js';
 import { cycleStatusQuery, specChangedUpdate } from '../../../workflows/messages.js';
 import { NodeGroupAttr, ObjectAttr, PhaseAttr } from '../../../workflows/search-attributes.js';
+import { cycleObjectAttr } from '../../../workflows/ids.js';
 import { isCycleStatus } from './status.js';
 import { describeWorkflow, followHistory, sendUpdate, startOnce, waitWorkflowClosed, workflowTaskFailure, type Described, type StartResult, type TrackedSource, type UpdateNotApplied } from '../temporal.js';
 
@@ -31,7 +32,7 @@ export function cycleWorkflows(client: Client, taskQueue: string): CycleWorkflow
         workflowId,
         taskQueue,
         typedSearchAttributes: [
-          { key: ObjectAttr, value: `CycleNodeRequest/${ref.namespace}/${ref.name}` },
+          { key: ObjectAttr, value: cycleObjectAttr(ref) },
           { key: NodeGroupAttr, value: groups[0] ?? '' },
           { key: PhaseAttr, value: 'Pending' },
         ],

@@ -1,12 +1,12 @@
 // The CycleNodeRequest kind for one leadership term: its controller (CycleNodeStatus objects as a
 // secondary collection), its running workflows' trackers and its reconciler.
 import { createEventActivities } from '../../../activities/events.js';
-import { objectKey } from '../../controller/cache.js';
+import { objectKey } from '../../../kube/controller/cache.js';
 import type { BridgeOptions } from '../bridge.js';
 import { kindController, trackerTimings } from '../kit.js';
 import { cycleStateSeen, mirrorLag } from '../metrics.js';
 import { WorkflowTrackers } from '../tracker.js';
-import { REQUEST_LABEL } from './names.js';
+import { CYCLE_REQUEST_LABEL } from '../../../api/cycle-node-request.js';
 import { CycleObjects, type CycleNodeRequestObject, type CycleNodeStatusObject } from './objects.js';
 import { Reconciler } from './reconciler.js';
 import { isCycleStatus } from './status.js';
@@ -19,7 +19,7 @@ export function cycleTerm(o: BridgeOptions) {
   const statuses = controller.watchSecondary<CycleNodeStatusObject>({
     path: objects.statusesPath(),
     list: (p) => objects.listStatuses(p),
-    labelSelector: REQUEST_LABEL,
+    labelSelector: CYCLE_REQUEST_LABEL,
     ownerKey: (obj) => (obj.spec?.requestName ? objectKey(obj.metadata.namespace, obj.spec.requestName) : undefined),
   });
   const workflows = cycleWorkflows(o.client, o.taskQueue);

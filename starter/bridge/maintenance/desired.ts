@@ -8,7 +8,8 @@
 //                                     it reports completed, or when there is no workflow (NM-2.12, NM-2.13)
 //   no workflow, invalid spec       → Ready=False InvalidSpec + Warning Event; no workflow, no finalizer (NM-4.7)
 //   otherwise                       → the workflow's maintenanceStatus mirrored into status, with its Events
-import { ALLOW_ALL_NODES_ANNOTATION, MAINTENANCE_FINALIZER, NodeMaintenanceSpec, type NodeMaintenanceStatus } from '../../../api/node-maintenance.js';
+import { ALLOW_ALL_NODES_ANNOTATION } from '../../../api/names.js';
+import { MAINTENANCE_FINALIZER, NodeMaintenanceSpec, type NodeMaintenanceStatus } from '../../../api/node-maintenance.js';
 import { parseWorkflowId } from '../../../workflows/ids.js';
 import type { MaintenanceStatus } from '../../../workflows/maintenance/types.js';
 import { closedMaintenance, invalidMaintenanceStatus, maintenanceCompleted, maintenanceEvents, maintenanceObjectStatus } from './status.js';

@@ -4,9 +4,10 @@
 import { CustomObjectsApi, type KubeConfig, type KubernetesObject, type V1ObjectMeta } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../../../api/crd.js';
 import { NODE_MAINTENANCE, type NodeMaintenanceStatus } from '../../../api/node-maintenance.js';
-import { apiStatus } from '../../../activities/kube.js';
-import type { ListPage } from '../../controller/reflector.js';
-import { collectionPath, mergePatch } from '../kube-objects.js';
+import { apiStatus } from '../../../kube/client.js';
+import type { ListPage } from '../../../kube/controller/reflector.js';
+import { collectionPath } from '../kube-objects.js';
+import { mergePatch } from '../../../kube/patch.js';
 
 export interface NodeMaintenanceObject extends KubernetesObject {
   metadata: V1ObjectMeta & { name: string; uid: string };
@@ -15,7 +16,6 @@ export interface NodeMaintenanceObject extends KubernetesObject {
 }
 
 export const MAINTENANCE_RESOURCE = { group: GROUP, version: VERSION, plural: NODE_MAINTENANCE.plural } as const;
-export const MAINTENANCE_API_VERSION = `${MAINTENANCE_RESOURCE.group}/${MAINTENANCE_RESOURCE.version}`;
 
 export class MaintenanceObjects {
   readonly custom: CustomObjectsApi;

@@ -10,12 +10,13 @@
 // every Idle preview recomputed.
 import { CustomObjectsApi, PolicyV1Api, type KubeConfig, type KubernetesObject, type V1Node, type V1Pod, type V1PodDisruptionBudget } from '@kubernetes/client-node';
 import { DRAIN_RULE } from '../../../api/drain-rule.js';
-import type { Kube } from '../../../activities/kube.js';
-import { listWatch, type WatchEventType } from '../../../activities/listwatch.js';
+import type { Kube } from '../../../kube/client.js';
+import { listWatch, type WatchEventType } from '../../../kube/listwatch.js';
 import type { NodeSelector } from '../../../api/node-maintenance.js';
 import type { PreviewInputs, PreviewReadFrom } from '../../../shared/maintenance-preview.js';
 import { Debounce, FeedReach, mayMatter, PreviewWatchers, type FeedEventType } from './preview-inputs.js';
 import type { Log } from '../../../shared/log.js';
+import { API_VERSION } from '../../../api/names.js';
 
 export interface IdlePreview {
   workflowId: string;
@@ -116,7 +117,7 @@ export class PreviewFeed {
     const done = Promise.allSettled([
       watch<V1Pod>('/api/v1/pods', 'pods', (t, o) => w.pod(t, o)),
       watch<V1PodDisruptionBudget>('/apis/policy/v1/poddisruptionbudgets', 'pdbs', (t, o) => w.pdb(t, o)),
-      watch<KubernetesObject>('/apis/slipway.dev/v1alpha1/drainrules', 'drainRules', (t, o) => w.rule(t, o)),
+      watch<KubernetesObject>(`/apis/${API_VERSION}/drainrules`, 'drainRules', (t, o) => w.rule(t, o)),
       watch<V1Node>('/api/v1/nodes', 'nodes', (t, o) => w.node(t, o)),
     ]);
     this.streams = { stop, done };

@@ -8,18 +8,19 @@
 //                               nm/<name>/<uid> (even while Idle; the workflow adds the finalizer itself)
 //   workflow                  → new generations and the allow-all-nodes annotation go as `specChanged`;
 //                               `maintenanceStatus` is mirrored into status with its Events
-import { MAINTENANCE_FINALIZER, NodeMaintenanceSpec } from '../../../api/node-maintenance.js';
+import { MAINTENANCE_FINALIZER, NODE_MAINTENANCE, NodeMaintenanceSpec } from '../../../api/node-maintenance.js';
 import { failpoint } from '../../../shared/failpoint.js';
 import type { EventInput } from '../../../activities/events.js';
-import { apiStatus } from '../../../activities/kube.js';
+import { apiStatus } from '../../../kube/client.js';
 import { webUiLink } from '../../../shared/temporal.js';
 import { maintenanceWorkflowId } from '../../../workflows/ids.js';
 import type { MaintenanceStatus } from '../../../workflows/maintenance/types.js';
-import type { ObjectCache } from '../../controller/cache.js';
+import type { ObjectCache } from '../../../kube/controller/cache.js';
 import type { NodeSelector } from '../../../api/node-maintenance.js';
 import type { PreviewFeed } from './preview-feed.js';
 import { allowsAllNodes, desiredMaintenance, orphanedMaintenances, specChangeToSend, type MaintenanceDesired } from './desired.js';
-import { MAINTENANCE_API_VERSION, type MaintenanceObjects, type NodeMaintenanceObject } from './objects.js';
+import { API_VERSION } from '../../../api/names.js';
+import { type MaintenanceObjects, type NodeMaintenanceObject } from './objects.js';
 import type { MaintenanceWorkflows } from './temporal.js';
 import { closedMaintenance } from './status.js';
 import { eventWriter, NotLeaderError, type BridgeStats } from '../kit.js';
@@ -54,7 +55,7 @@ export class MaintenanceReconciler {
 
   constructor(private readonly d: MaintenanceReconcilerDeps) {
     this.now = d.now ?? (() => new Date());
-    this.event = eventWriter('NodeMaintenance', MAINTENANCE_API_VERSION, d);
+    this.event = eventWriter(NODE_MAINTENANCE.kind, API_VERSION, d);
   }
 
   async reconcile(key: string): Promise<void> {

@@ -13,9 +13,7 @@ import { describeWorkflow, followHistory, sendUpdate, startOnce, waitWorkflowClo
 /** The maintenance workflow's type name (registered by the worker). */
 export const MAINTENANCE_WORKFLOW_TYPE = 'nodeMaintenanceWorkflow';
 
-/** The SlipwayObject search attribute of a maintenance's workflow (how the CLI finds it by name). */
 import { maintenanceObjectAttr } from '../../../workflows/ids.js';
-export { maintenanceObjectAttr };
 
 export interface MaintenanceSpecChange {
   spec: NodeMaintenanceSpecInput;

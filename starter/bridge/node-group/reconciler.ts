@@ -5,10 +5,10 @@
 import type { KubernetesObject, V1ObjectMeta } from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
 import { DRIFT_OBSERVER_ANNOTATION } from '../../../api/node-group-kind.js';
-import { nodeGroupObserverWorkflowId } from '../../../workflows/ids.js';
+import { nodeGroupObjectAttr, nodeGroupObserverWorkflowId } from '../../../workflows/ids.js';
 import { observeNowSignal } from '../../../workflows/messages.js';
 import { ObjectAttr } from '../../../workflows/search-attributes.js';
-import type { ObjectCache } from '../../controller/cache.js';
+import type { ObjectCache } from '../../../kube/controller/cache.js';
 import { NotLeaderError } from '../kit.js';
 import type { Log } from '../../../shared/log.js';
 
@@ -57,7 +57,7 @@ export class NodeGroupReconciler {
       args: [{ name, uid: obj.metadata.uid }],
       signal: observeNowSignal,
       signalArgs: [],
-      typedSearchAttributes: [{ key: ObjectAttr, value: `NodeGroup/${name}` }],
+      typedSearchAttributes: [{ key: ObjectAttr, value: nodeGroupObjectAttr(name) }],
       staticSummary: `drift observer of NodeGroup ${name}`,
     });
     if (!last) this.o.log(`NodeGroup ${name}: drift observer ${workflowId} running`, { kind: 'NodeGroup', name, workflowId });

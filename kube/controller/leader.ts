@@ -4,7 +4,7 @@
 // renewIntervalMs and stops leading once it has not renewed for renewDeadlineMs, well before the
 // others may take the lease (leaseDurationSeconds after they last saw it change).
 import { V1MicroTime, type CoordinationV1Api, type V1Lease } from '@kubernetes/client-node';
-import { apiStatus } from '../../activities/kube.js';
+import { apiStatus } from '../client.js';
 import { decideLease, leaseRecordKey, type LeaseView } from './lease.js';
 import type { Log } from '../../shared/log.js';
 

@@ -1,5 +1,5 @@
-// List-then-watch of one collection: the one loop behind the drain's waits (activities/watch.ts)
-// and the bridge's reflectors (starter/controller/reflector.ts). It lists, then watches from the
+// List-then-watch of one collection: the one loop behind the drain's waits (kube/watch.ts)
+// and the bridge's reflectors (kube/controller/reflector.ts). It lists, then watches from the
 // list's resourceVersion; a watch stream lives at most one segment (a stream that stalls without
 // closing, seen under load, costs at most that), then the loop lists again or resumes from the last
 // version seen, as the caller asks. 410 Gone (the version is compacted away) always lists again;

@@ -1,10 +1,10 @@
 // A reflector (client-go's name): list-then-watch of one collection into a local cache for as long
-// as it runs. It runs activities/listwatch.ts's loop, the one the drain's waits run, with the policy
+// as it runs. It runs kube/listwatch.ts's loop, the one the drain's waits run, with the policy
 // of a long-lived cache: after each watch segment (the server's timeout) it resumes from the last
 // resourceVersion it saw, relists only when that version is gone (410), and retries failed lists and
 // watches with bounded exponential backoff while the apiserver is unreachable.
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
-import { listAllPages, listWatch } from '../../activities/listwatch.js';
+import { listAllPages, listWatch } from '../listwatch.js';
 import type { Log } from '../../shared/log.js';
 
 export interface ListPage<T> {
