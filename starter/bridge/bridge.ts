@@ -7,7 +7,7 @@ import type { Client } from '@temporalio/client';
 import type { Kube } from '../../kube/client.js';
 import { budgetTerm } from './budget/term.js';
 import { cycleTerm } from './cycle/term.js';
-import { NotLeaderError, type BridgeStats } from './kit.js';
+import { NotLeaderError, WORKFLOW_KIND_RESYNC_MS, type BridgeStats } from './kit.js';
 import { maintenanceTerm } from './maintenance/term.js';
 import { nodeGroupTerm } from './node-group/term.js';
 import { reconcileKindsKnown, setBridgeView, type BridgeView } from './metrics.js';
@@ -106,7 +106,7 @@ export class Bridge {
           .finally(() => {
             sweeping = false;
           });
-      }, this.o.resyncIntervalMs ?? 30_000);
+      }, this.o.resyncIntervalMs ?? WORKFLOW_KIND_RESYNC_MS);
     }
   }
 

@@ -48,6 +48,15 @@ export const emptyStats = (): BridgeStats => ({
   taskChecks: 0,
 });
 
+/**
+ * The resync of the kinds whose status follows a workflow (CycleNodeRequest, NodeMaintenance), and of
+ * the orphan sweep: a safety net only, since every change reaches the reconciler by a watch event or
+ * a tracker's notice. 30 s cost a reconcile per object twice a minute while nothing changed (about a
+ * core-second per 30 s at 500 idle maintenances, #26 §1); budgets keep 30 s (their windows open and
+ * close with time).
+ */
+export const WORKFLOW_KIND_RESYNC_MS = 5 * 60_000;
+
 /** A kind's controller for one term: "not the leader" is quiet (retried, no log line); its reconciles are counted under the kind. */
 export function kindController(kind: string, kc: KubeConfig, o: { concurrency?: number; resyncIntervalMs?: number; log: Log }): Controller {
   return new Controller({

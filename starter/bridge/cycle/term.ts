@@ -3,7 +3,7 @@
 import { createEventActivities } from '../../../activities/events.js';
 import { objectKey } from '../../../kube/controller/cache.js';
 import type { BridgeOptions } from '../bridge.js';
-import { kindController, trackerTimings } from '../kit.js';
+import { kindController, trackerTimings, WORKFLOW_KIND_RESYNC_MS } from '../kit.js';
 import { cycleStateSeen, mirrorLag } from '../metrics.js';
 import { WorkflowTrackers } from '../tracker.js';
 import { CYCLE_REQUEST_LABEL } from '../../../api/cycle-node-request.js';
@@ -14,7 +14,7 @@ import { cycleWorkflows } from './temporal.js';
 
 export function cycleTerm(o: BridgeOptions) {
   const objects = new CycleObjects(o.kube.config, o.namespace);
-  const controller = kindController('CycleNodeRequest', o.kube.config, o);
+  const controller = kindController('CycleNodeRequest', o.kube.config, { ...o, resyncIntervalMs: o.resyncIntervalMs ?? WORKFLOW_KIND_RESYNC_MS });
   const requests = controller.watchPrimary<CycleNodeRequestObject>({ path: objects.requestsPath(), list: (p) => objects.listRequests(p) });
   const statuses = controller.watchSecondary<CycleNodeStatusObject>({
     path: objects.statusesPath(),

@@ -3,7 +3,7 @@
 import { createEventActivities } from '../../../activities/events.js';
 import type { MaintenanceStatus } from '../../../workflows/maintenance/types.js';
 import type { BridgeOptions } from '../bridge.js';
-import { kindController, trackerTimings } from '../kit.js';
+import { kindController, trackerTimings, WORKFLOW_KIND_RESYNC_MS } from '../kit.js';
 import { mirrorLag } from '../metrics.js';
 import { WorkflowTrackers } from '../tracker.js';
 import { MaintenanceObjects, type NodeMaintenanceObject } from './objects.js';
@@ -14,7 +14,7 @@ import { maintenanceWorkflows } from './temporal.js';
 
 export function maintenanceTerm(o: BridgeOptions) {
   const objects = new MaintenanceObjects(o.kube.config);
-  const controller = kindController('NodeMaintenance', o.kube.config, o);
+  const controller = kindController('NodeMaintenance', o.kube.config, { ...o, resyncIntervalMs: o.resyncIntervalMs ?? WORKFLOW_KIND_RESYNC_MS });
   const maintenances = controller.watchPrimary<NodeMaintenanceObject>({ path: objects.path(), list: (p) => objects.list(p), labelSelector: o.maintenanceSelector });
   const workflows = maintenanceWorkflows(o.client, o.taskQueue);
   const trackers = new WorkflowTrackers<MaintenanceStatus>(workflows, {
