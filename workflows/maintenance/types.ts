@@ -24,6 +24,9 @@ export interface NodeCounts {
   podsKept: number;
 }
 
+/** A node with nothing counted yet. */
+export const NO_COUNTS: NodeCounts = { podsPendingEvictionRequest: 0, activeEvictionRequests: 0, podsBlocked: 0, podsKept: 0 };
+
 /** One node as one maintenance sees it (status.nodeStatuses[]). */
 export interface MaintenanceNodeStatus extends NodeCounts {
   nodeRef: { name: string };
