@@ -24,6 +24,7 @@ import type { Selection } from '../../activities/maintenance/select.js';
 import { MAX_MAINTENANCE_REASON, type NodeMaintenanceSpecInput } from '../../api/node-maintenance.js';
 import { maintenanceObjectAttr } from '../ids.js';
 import {
+  drainStandingSignal,
   maintenanceDeletingSignal,
   maintenancePlanQuery,
   maintenanceRefreshPlanUpdate,
@@ -37,7 +38,7 @@ import { steps } from '../proxies.js';
 import { ObjectAttr, PhaseAttr } from '../search-attributes.js';
 import { isDrainedNow, maintenanceStatus, type Facts } from './status.js';
 import type { MaintenancePreview, PreviewInputs } from '../../shared/maintenance-preview.js';
-import { isStage, stageRank, STAGES, type MaintenanceInput, type MaintenancePlan, type MaintenanceStatus, type NodeReport, type Stage, type StageStatus } from './types.js';
+import { isStage, NO_COUNTS, stageRank, STAGES, type MaintenanceInput, type MaintenancePlan, type MaintenanceStatus, type NodeReport, type Stage, type StageStatus } from './types.js';
 import { idle } from './stages/idle.js';
 import { holding } from './stages/hold.js';
 import { complete } from './stages/complete.js';
@@ -226,8 +227,22 @@ export class Maintenance implements Facts {
       } else if (this.nodes.has(r.node)) {
         const prev = this.nodes.get(r.node);
         if (prev && prev.seq > r.seq) return; // stale
-        this.nodes.set(r.node, r);
+        // What the drain said straight is its own latest (issue 26 §5); a gone or claimed node has no drain.
+        const direct = prev?.direct && !r.gone && !r.claimedBy ? { lanes: prev.lanes, finished: prev.finished, lowestUntargeted: prev.lowestUntargeted, direct: prev.direct } : {};
+        this.nodes.set(r.node, { ...r, ...direct });
       }
+      this.dirty = true;
+    });
+    // Issue 26 §5: the node's drain, straight: where it stands (the coordinator relays the same a step later).
+    setHandler(drainStandingSignal, (d) => {
+      if (!this.nodes.has(d.node)) return;
+      // Before the coordinator's first report: the drain sends only to the holders covering the node.
+      const prev = this.nodes.get(d.node) ?? { node: d.node, seq: d.seq, lanes: [], finished: false, drained: false, gone: false, released: false, counts: NO_COUNTS, coveredBy: [this.name], limitedBy: [], blockers: '' };
+      if (prev.gone || prev.claimedBy || prev.released) return;
+      const last = prev.direct;
+      // One drain's reports in their order; a new drain (restarted by the coordinator) starts at a newer seq.
+      if (last && (d.run === last.run ? d.n <= last.n : d.seq < last.seq)) return;
+      this.nodes.set(d.node, { ...prev, lanes: d.lanes, finished: d.finished, lowestUntargeted: d.lowestUntargeted, direct: { run: d.run, n: d.n, seq: d.seq } });
       this.dirty = true;
     });
   }

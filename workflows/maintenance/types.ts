@@ -152,6 +152,12 @@ export interface NodeReport {
   blockers: string;
   /** The lowest priority of a Default pod not yet targeted on the node (null: none; undefined: not known). */
   lowestUntargeted?: number | null;
+  /**
+   * Issue 26 §5: lanes, finished and lowestUntargeted came straight from the node's drain (its
+   * drainStanding report n of drain run `run`, at targets `seq`): the drain's own facts, newer than
+   * any relay of them, so the coordinator's reports leave them be.
+   */
+  direct?: { run: string; n: number; seq: number };
   /** Pods the node's drain skipped or deleted instead of evicting (the latest few, one line each; issue 24.9). */
   forced?: string;
   /** The node's drain failed (podEvictionTimeout policy Fail): why. */

@@ -6,7 +6,7 @@ import { drainTargetsSignal, type DrainTargets } from '../../messages.js';
 import { steps } from '../../proxies.js';
 import { drainWorkflow } from '../../drain/drain.js';
 import { maintenanceRequester } from '../../../api/evacuation.js';
-import { fastForwardMessage, updateTargets, type FastForward } from '../targets.js';
+import { fastForwardMessage, foldReached, sameLanes, updateTargets, type FastForward, type Holder } from '../targets.js';
 import type { HolderInfo } from '../types.js';
 import type { Coordinator } from '../node.js';
 import { lanesText, maintenanceRef, reporting } from './report.js';
@@ -20,17 +20,26 @@ export async function advancing(c: Coordinator): Promise<void> {
 export async function retargeting(c: Coordinator): Promise<void> {
   if (c.gone || c.claimedBy) return; // once the cycle lets go, targets start as for a node that just joined (A5)
   const holders = [...c.holders.values()];
-  const next = updateTargets(c.targets, holders);
+  // Issue 26 §5: what the drain reached by advances it applied itself comes first (it acted on them).
+  const r = c.drainReport;
+  const base = r?.reached && c.targets && r.targetsSeq === c.seq ? foldReached(c.targets, r.reached) : c.targets;
+  const next = updateTargets(base, holders);
   c.targets = next.state;
   for (const f of next.fastForwarded) await fastForward(c, f);
   // NM-5.6: the drain's Evacuation requesters follow the maintenances that cover the node.
   const requesters = c.covering().map((h) => ({ name: maintenanceRequester(h.name), ...(h.reason ? { reason: h.reason } : {}) }));
   const requestersChanged = c.drainStarted && JSON.stringify(requesters) !== c.requestersSent;
   if (!next.changed && next.final === c.final && !requestersChanged && (c.drainStarted || !c.covering().length || c.drainFailed)) return;
+  // Issue 26 §5: the drain works to these lanes already (it applied the advance itself): no new seq,
+  // so the holders' reports at the current one stay good.
+  const has = c.drainStarted && r?.targetsSeq === c.seq && r.lanes && sameLanes(r.lanes, next.state.lanes);
+  if (has && next.final === c.final && !requestersChanged) return;
   c.final = next.final;
   if (!c.covering().length) return; // Cordon-stage holders only: no drain (A6); targets cleared by the planner
   c.seq++;
-  const targets = { lanes: next.state.lanes, final: next.final, seq: c.seq, requesters };
+  // The holders and the state go with the lanes: the drain reports to them and applies their advances (handover.ts).
+  const toHolder = ({ id, name, createdAt, stage, plan, index }: HolderInfo): Holder => ({ id, name, createdAt, stage, plan, index });
+  const targets = { lanes: next.state.lanes, final: next.final, seq: c.seq, requesters, holders: holders.map(toHolder), state: next.state };
   c.requestersSent = JSON.stringify(requesters);
   if (!c.drainStarted) return startDrain(c, holders, targets);
   await getExternalWorkflowHandle(maintenanceDrainWorkflowId(c.node))

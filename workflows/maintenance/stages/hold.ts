@@ -8,7 +8,7 @@ import { longSteps, steps } from '../../proxies.js';
 import { advance as nextIndex } from '../progress.js';
 import { progressNodes } from '../status.js';
 import type { Maintenance, Next } from '../maintenance.js';
-import { select, syncMembership, tellAll } from './members.js';
+import { select, syncMembership, tellAll, tellDrains } from './members.js';
 
 /** The selection watch returns at the latest after 20 minutes (RENEW_MS). */
 const waits = longSteps('30 minutes');
@@ -39,7 +39,8 @@ async function advance(m: Maintenance): Promise<void> {
   const next = nextIndex(m.plan, m.index, progressNodes(m));
   if (next === m.index) return;
   m.index = next;
-  await tellAll(m, [...m.nodes.keys()]);
+  // Issue 26 §5: each drain hears it straight, beside the register with its coordinator (which merges).
+  await Promise.all([tellAll(m, [...m.nodes.keys()]), tellDrains(m)]);
 }
 
 /**

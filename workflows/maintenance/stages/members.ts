@@ -4,8 +4,8 @@ import { WorkflowIdReusePolicy, ParentClosePolicy, getExternalWorkflowHandle, st
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Selection } from '../../../activities/maintenance/select.js';
 import type { NodeSelector } from '../../../api/node-maintenance.js';
-import { maintenanceNodeWorkflowId } from '../../ids.js';
-import { registerHolderSignal, releaseHolderSignal } from '../../messages.js';
+import { maintenanceDrainWorkflowId, maintenanceNodeWorkflowId } from '../../ids.js';
+import { holderAdvancedSignal, registerHolderSignal, releaseHolderSignal } from '../../messages.js';
 import { steps } from '../../proxies.js';
 import { NodesAttr } from '../../search-attributes.js';
 import { maintenanceNodeWorkflow } from '../node.js';
@@ -82,6 +82,13 @@ async function tell(m: Maintenance, node: string): Promise<void> {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
     }
   }
+}
+
+/** Issue 26 §5: M's new position to the drain of each node it covers (the drain applies it as the coordinator would). */
+export async function tellDrains(m: Maintenance): Promise<void> {
+  const covered = [...m.nodes].filter(([, r]) => r && !r.gone && !r.claimedBy && r.coveredBy.includes(m.name)).map(([n]) => n);
+  const advance = { id: m.id, index: m.index };
+  await Promise.all(covered.map((n) => getExternalWorkflowHandle(maintenanceDrainWorkflowId(n)).signal(holderAdvancedSignal, advance).catch(() => undefined)));
 }
 
 export async function release(m: Maintenance, node: string): Promise<void> {
