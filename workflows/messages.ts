@@ -7,6 +7,7 @@ import type { DrainStatus } from './drain/status.js';
 import type { Lane } from '../api/drain-plan.js';
 import { DRAIN_DECISIONS_QUERY, type OperatorDecision } from '../shared/drain.js';
 import type { NodeMaintenanceSpecInput } from '../api/node-maintenance.js';
+import type { Holder, NodeTargetsState, ReachedState } from './maintenance/targets.js';
 import type { HolderInfo, MaintenancePlan, MaintenanceStatus, NodeCounts, NodeReport, Stage } from './maintenance/types.js';
 
 export interface PodTarget {
@@ -59,6 +60,10 @@ export interface DrainReport {
   volumeTimedOut?: boolean;
   /** Pods skipped or deleted instead of evicted (skipPod, forceDeletePod, podEvictionTimeout Delete): the object's owner records them. */
   forced?: import('./drain/status.js').ForcedReport;
+  /** Targets mode: the lanes the drain works to (the coordinator's, with the advances it applied itself). */
+  lanes?: Lane[];
+  /** Targets mode: what the drain reached by advances it applied itself (holderAdvanced), for the coordinator to fold in. */
+  reached?: ReachedState;
 }
 
 /** Targets mode (NodeMaintenance): only pods matching a lane may leave; `final` once no further lane can come. */
@@ -69,9 +74,40 @@ export interface DrainTargets {
   seq: number;
   /** The maintenances draining the node, as Evacuation requesters (NM-5.1, 5.6); sent again when they change. */
   requesters?: Array<{ name: string; reason?: string }>;
+  /**
+   * Issue 26 §5: the holders and the coordinator's targets state these lanes come from. With them the
+   * drain reports straight to the covering holders and applies a holder's advance itself
+   * (holderAdvanced), by the same pure function (targets.ts updateTargets) the coordinator uses.
+   */
+  holders?: Holder[];
+  state?: NodeTargetsState;
 }
 /** The node coordinator hands its drain new targets (never fewer lanes). */
 export const drainTargetsSignal = defineSignal<[DrainTargets]>('drainTargets');
+
+/** A maintenance moved to plan position `index` (A3): sent to each of its nodes' drains beside its register. */
+export interface HolderAdvanced {
+  id: string;
+  index: number;
+}
+export const holderAdvancedSignal = defineSignal<[HolderAdvanced]>('holderAdvanced');
+
+/**
+ * A drain in targets mode tells each covering holder where it stands, straight (the coordinator
+ * relays the same a step later): its lanes (the coordinator's targets `seq`, with the advances the
+ * drain applied itself), whether it is finished there. `n` orders one drain's reports at one seq.
+ */
+export interface DrainStanding {
+  node: string;
+  /** The drain's first run ID (stable across continue-as-new). */
+  run: string;
+  seq: number;
+  n: number;
+  lanes: Lane[];
+  finished: boolean;
+  lowestUntargeted?: number | null;
+}
+export const drainStandingSignal = defineSignal<[DrainStanding]>('drainStanding');
 
 /**
  * The request's spec was edited (the bridge sends every new generation). Accepted only when nothing

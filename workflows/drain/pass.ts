@@ -8,6 +8,7 @@ import { longSteps, steps } from '../proxies.js';
 import { lowestUntargeted, nodeCounts } from './counts.js';
 import { applyLocks } from './locks.js';
 import { classify, take } from './look.js';
+import { takeAhead } from './handover.js';
 import type { ReturnsVerdict } from './returns.js';
 import { leavingOutcome, ref, type Drain } from './state.js';
 import { FORCED_POD_EVENT_REASON, waveStatus, type DrainPhase, type ForcedAction } from './status.js';
@@ -20,7 +21,8 @@ const evictions = longSteps('10 minutes');
 export async function draining(d: Drain): Promise<DrainPhase> {
   const fromWait = d.fresh !== undefined && d.freshFromWait;
   d.freshFromWait = false;
-  const snap = take(d) ?? (await classify(d));
+  const ahead = takeAhead(d); // issue 26 §5: new targets find their look taken ahead
+  const snap = take(d) ?? ahead ?? (await classify(d));
   if (!snap.node.exists) {
     d.st.nodeGone = 'during'; // removed by someone else: nothing left to drain
     return 'Drained';

@@ -17,6 +17,7 @@ import {
   drainProgressSignal,
   drainStatusQuery,
   drainTargetsSignal,
+  holderAdvancedSignal,
   forceDeletePodSignal,
   retryNowSignal,
   skipPodSignal,
@@ -25,6 +26,8 @@ import {
   type PodTarget,
 } from '../messages.js';
 import { nodeCounts } from './counts.js';
+import { acceptTargets, applyAdvance, reachedHere, reportStanding } from './handover.js';
+import type { Lane } from '../../api/drain-plan.js';
 import { drainMarkdown, drainMessage, emptyStatus, type DrainStatus } from './status.js';
 import { podKey, type OperatorDecision, type DrainSettings, type DrainSnapshot, type PodRef, type PodVerdict } from '../../shared/drain.js';
 import { NO_LOCKS, type LockVerdict } from './locks.js';
@@ -128,6 +131,8 @@ export class Drain {
   fresh?: DrainSnapshot;
   /** `fresh` is a wave wait's look (its watched view), not a classify's read. */
   freshFromWait = false;
+  /** Targets mode: a classify taken ahead, at the targets the holders' next entries would give (handover.ts). */
+  ahead?: { lanes: Lane[]; snap: DrainSnapshot };
   settings?: DrainSettings;
   /** DrainSnapshot.drainRulesSeen of the last classify (this run). */
   rulesSeen?: string;
@@ -184,10 +189,12 @@ export class Drain {
     setHandler(drainTargetsSignal, (t) => {
       if (!this.st.targets) return void log.warn('drainTargets signal ignored: this drain was started without targets', { seq: t.seq });
       if (t.seq <= this.st.targets.seq) return;
-      this.nudge(() => {
-        this.st.targets = t;
-        this.st.finished = false; // until a pass at these targets shows nothing left
-      });
+      if (acceptTargets(this, t)) this.nudge(() => (this.st.finished = false)); // until a pass at these targets shows nothing left
+      else this.publish(); // the same lanes (an advance applied here already): the report answers the new seq
+    });
+    // Issue 26 §5: a maintenance moved on; applied here as the coordinator would (handover.ts).
+    setHandler(holderAdvancedSignal, (a) => {
+      if (applyAdvance(this, a)) this.nudge(() => (this.st.finished = false));
     });
   }
 
@@ -210,7 +217,9 @@ export class Drain {
     if (this.st.forced.length) r.forced = { total: this.st.forced.length, recent: this.st.forced.slice(-FORCED_REPORTED) };
     const t = this.st.targets;
     if (!t) return r;
-    Object.assign(r, { targetsSeq: t.seq, finished: this.st.finished ?? false, counts: this.st.counts ?? nodeCounts([], COUNT_NONE), lowestUntargeted: this.st.lowestUntargeted, recordoned: this.st.recordoned });
+    Object.assign(r, { targetsSeq: t.seq, lanes: t.lanes, finished: this.st.finished ?? false, counts: this.st.counts ?? nodeCounts([], COUNT_NONE), lowestUntargeted: this.st.lowestUntargeted, recordoned: this.st.recordoned });
+    const reached = reachedHere(this);
+    if (reached) r.reached = reached;
     if (this.st.phase === 'Drained') Object.assign(r, { drained: true, volumeTimedOut: this.st.volumes?.timedOut ?? false });
     return r;
   }
@@ -259,6 +268,7 @@ export class Drain {
   publish(): void {
     this.st.message = drainMessage(this.st);
     setCurrentDetails(drainMarkdown(this.st));
+    if (this.st.targets) reportStanding(this);
     if (this.report && this.st.targets) {
       // Targets mode: the coordinator advances on what this key holds, so a change goes out at once.
       // Counts feed only status: they wait for the settle timer like the message.

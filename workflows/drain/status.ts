@@ -86,6 +86,8 @@ export interface DrainStatus {
   targets?: DrainTargets;
   /** Targets mode: nothing targeted is left at these targets (Skip, Kept and untargeted pods aside). */
   finished?: boolean;
+  /** Targets mode: the hand-over between plan entries (handover.ts). */
+  handover?: import('./handover.js').HandoverState;
   /** Targets mode: the NM-1.7 counts, as last reported. */
   counts?: NodeCounts;
   /** Targets mode: the lowest priority of a Default pod no lane targets yet (null: none; see counts.ts). */

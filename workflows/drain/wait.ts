@@ -8,6 +8,7 @@ import { ownersText } from '../../api/lifecycle-hooks.js';
 import { podKey, truncate, UNREACHABLE_TERMINATING_SKIP_MS, type DrainSnapshot } from '../../shared/drain.js';
 import { longSteps } from '../proxies.js';
 import { classifyInput, looked } from './look.js';
+import { lookAhead } from './handover.js';
 import type { DrainPhase } from './status.js';
 import { pdbNames } from './status.js';
 import { ref, type Drain } from './state.js';
@@ -87,7 +88,7 @@ export async function waitForWave(d: Drain, plan: WavePlan, returns: ReturnsVerd
     return;
   }
   const summary = waitSummary(plan, refused.map((p) => d.refused.get(podKey(p))!.reason), leaving.length, completion.length, held);
-  const seq = d.st.targets?.seq;
+  const lanes = JSON.stringify(d.st.targets?.lanes ?? null);
   const r = await untilWoken(d, () =>
     waveWaits.waitForWave.executeWithOptions({ summary }, [{
       nodeName: d.node,
@@ -108,8 +109,8 @@ export async function waitForWave(d: Drain, plan: WavePlan, returns: ReturnsVerd
     }]),
   );
   if (!r) return;
-  // Taken at the targets it was asked with: newer targets need a look of their own.
-  if (r.snapshot && d.st.targets?.seq === seq) {
+  // Taken at the lanes it was asked with: other lanes need a look of their own (a new seq alone does not).
+  if (r.snapshot && JSON.stringify(d.st.targets?.lanes ?? null) === lanes) {
     d.fresh = looked(d, r.snapshot);
     d.freshFromWait = true;
   }
@@ -142,8 +143,13 @@ export async function awaitTargets(d: Drain, snap: DrainSnapshot): Promise<Drain
       qps: d.settings!.evictionQPS,
       timeoutMs: MAX_WINDOW_MS,
     }]);
-  while ((await untilWoken(d, wait))?.end === 'Timeout' && renew());
-  return 'Draining';
+  await lookAhead(d); // issue 26 §5: the next targets' look, taken while the holders decide
+  for (;;) {
+    const r = await untilWoken(d, wait);
+    if (r?.end === 'Timeout' && renew()) continue;
+    if (r) d.ahead = undefined; // the node changed: the look ahead is old
+    return 'Draining';
+  }
 }
 
 /** An invalid DrainRule could decide about these pods: touch nothing until it changes (or a signal). */

@@ -4,30 +4,28 @@
 // coordinators report into the status the bridge mirrors. It never writes a Node itself: the node
 // coordinators (node.ts) do, one per node.
 //
-// Stages, one handler each (the table below): Idle → Cordon → Drain → Complete, forward only.
+// Stages, one handler each (the table below, handlers in stages/): Idle → Cordon → Drain → Complete,
+// forward only. This file keeps the state, the messages (listen), publish() and carry().
 // Issue 26: while it holds nodes it waits only for messages and for the selection watch
 // (watchMaintenanceSelection), so its history grows with what changes, not with time.
 import {
   ApplicationFailure,
   CancellationScope,
-  WorkflowIdReusePolicy,
-  ParentClosePolicy,
   allHandlersFinished,
   condition,
   continueAsNew,
-  getExternalWorkflowHandle,
   setCurrentDetails,
   setHandler,
-  startChild,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { effectivePlan, type PlanEntry } from '../../api/drain-plan.js';
 import type { Selection } from '../../activities/maintenance/select.js';
-import type { NodeMaintenanceSpecInput, NodeSelector } from '../../api/node-maintenance.js';
-import { maintenanceEventRef, maintenanceNodeWorkflowId, maintenanceObjectAttr } from '../ids.js';
+import type { NodeMaintenanceSpecInput } from '../../api/node-maintenance.js';
+import { MAX_MAINTENANCE_REASON } from '../../api/names.js';
+import { maintenanceObjectAttr } from '../ids.js';
 import {
+  drainStandingSignal,
   maintenanceDeletingSignal,
   maintenancePlanQuery,
   maintenanceRefreshPlanUpdate,
@@ -35,34 +33,25 @@ import {
   maintenanceStatusQuery,
   nodeReportSignal,
   previewInputsChangedSignal,
-  registerHolderSignal,
-  releaseHolderSignal,
   setStageUpdate,
 } from '../messages.js';
-import { longSteps, steps } from '../proxies.js';
-import { NodesAttr, ObjectAttr, PhaseAttr } from '../search-attributes.js';
-import { maintenanceNodeWorkflow } from './node.js';
-import { advance } from './progress.js';
-import { isDrainedNow, maintenanceStatus, progressNodes, type Facts } from './status.js';
+import { steps } from '../proxies.js';
+import { ObjectAttr, PhaseAttr } from '../search-attributes.js';
+import { isDrainedNow, maintenanceStatus, type Facts } from './status.js';
 import type { MaintenancePreview, PreviewInputs } from '../../shared/maintenance-preview.js';
-import { isStage, stageRank, STAGES, type HolderInfo, type MaintenanceInput, type MaintenancePlan, type MaintenanceStatus, type NodeReport, type Stage, type StageStatus } from './types.js';
-import { MAX_MAINTENANCE_REASON } from '../../api/names.js';
+import { isStage, NO_COUNTS, stageRank, STAGES, type MaintenanceInput, type MaintenancePlan, type MaintenanceStatus, type NodeReport, type Stage, type StageStatus } from './types.js';
+import { idle } from './stages/idle.js';
+import { holding } from './stages/hold.js';
+import { complete } from './stages/complete.js';
 
-/** Complete sends its releases again this often while a coordinator has not acknowledged one. */
-const RELEASE_RETRY_MS = 10_000;
-/** The selection watch returns at the latest after 20 minutes (RENEW_MS). */
-const waits = longSteps('30 minutes');
-/** The preview reads every selected node's pods: heartbeating, so a long selection is not cut at 30 s. */
-const previewSteps = longSteps('10 minutes');
+export type Next = Stage | 'End';
 
-type Next = Stage | 'End';
-
-/** The table of contents: one handler per stage, each returning the next. */
+/** The table of contents: one handler per stage (stages/), each returning the next. */
 const STAGE_HANDLERS: Record<Stage, (m: Maintenance) => Promise<Next>> = {
-  Idle: (m) => m.idle(),
-  Cordon: (m) => m.holding('Cordon'),
-  Drain: (m) => m.holding('Drain'),
-  Complete: (m) => m.complete(),
+  Idle: idle, // stages/idle.ts: touch nothing, preview
+  Cordon: (m) => holding(m, 'Cordon'), // stages/hold.ts: hold the selected nodes
+  Drain: (m) => holding(m, 'Drain'), // and advance through the plan
+  Complete: complete, // stages/complete.ts: release every node
 };
 
 export async function nodeMaintenanceWorkflow(input: MaintenanceInput): Promise<MaintenanceStatus> {
@@ -105,12 +94,13 @@ export class Maintenance implements Facts {
   preview?: MaintenancePreview;
   /** What the latest preview read (in the status query while Idle: the bridge's feed watches it). */
   previewInputs?: PreviewInputs;
+  // The fields below are read and written by the stage handlers (stages/), beside the messages.
   /** The bridge's feed said something the preview read has changed (previewInputsChanged). */
-  private inputsChanged = false;
+  inputsChanged = false;
   /** Previews finished by this run, one being computed, and whether `plan` asked for a fresh one. */
-  private previewsDone = 0;
-  private previewing = false;
-  private refreshAsked = false;
+  previewsDone = 0;
+  previewing = false;
+  refreshAsked = false;
   private renewing = false;
   selectedTotal = 0;
   readonly stageStatuses: StageStatus[] = [];
@@ -122,16 +112,16 @@ export class Maintenance implements Facts {
   drainedAt?: string;
   message = '';
   /** The selection as last read (the watch returns when it differs). */
-  private selection?: Selection;
+  selection?: Selection;
   /** The selection watch running (membership is live, NM-2.6: it returns when the selection changes). */
-  private watching?: CancellationScope;
+  watching?: CancellationScope;
   /** The current stage's selection check passed (carried, so a renewed run does not check again). */
-  private admitted = false;
-  private dirty = false;
+  admitted = false;
+  dirty = false;
   /** Nodes this run has registered with (the first time, their coordinator is started before it is signalled). */
-  private told = new Set<string>();
+  told = new Set<string>();
   /** A selection not yet acted on (admitSelection's read, or the watch's answer): the next membership pass takes it. */
-  private freshSelection?: Selection;
+  freshSelection?: Selection;
 
   constructor(input: MaintenanceInput) {
     this.name = input.name;
@@ -190,7 +180,7 @@ export class Maintenance implements Facts {
   }
 
   /** Continues as new when the server suggests it, once no update or signal handler is mid-way. */
-  private async renewIfLong(): Promise<void> {
+  async renewIfLong(): Promise<void> {
     if (!workflowInfo().continueAsNewSuggested) return;
     this.renewing = true; // a refreshPlan waiting for a preview answers with the last one
     await condition(allHandlersFinished);
@@ -238,8 +228,22 @@ export class Maintenance implements Facts {
       } else if (this.nodes.has(r.node)) {
         const prev = this.nodes.get(r.node);
         if (prev && prev.seq > r.seq) return; // stale
-        this.nodes.set(r.node, r);
+        // What the drain said straight is its own latest (issue 26 §5); a gone or claimed node has no drain.
+        const direct = prev?.direct && !r.gone && !r.claimedBy ? { lanes: prev.lanes, finished: prev.finished, lowestUntargeted: prev.lowestUntargeted, direct: prev.direct } : {};
+        this.nodes.set(r.node, { ...r, ...direct });
       }
+      this.dirty = true;
+    });
+    // Issue 26 §5: the node's drain, straight: where it stands (the coordinator relays the same a step later).
+    setHandler(drainStandingSignal, (d) => {
+      if (!this.nodes.has(d.node)) return;
+      // Before the coordinator's first report: the drain sends only to the holders covering the node.
+      const prev = this.nodes.get(d.node) ?? { node: d.node, seq: d.seq, lanes: [], finished: false, drained: false, gone: false, released: false, counts: NO_COUNTS, coveredBy: [this.name], limitedBy: [], blockers: '' };
+      if (prev.gone || prev.claimedBy || prev.released) return;
+      const last = prev.direct;
+      // One drain's reports in their order; a new drain (restarted by the coordinator) starts at a newer seq.
+      if (last && (d.run === last.run ? d.n <= last.n : d.seq < last.seq)) return;
+      this.nodes.set(d.node, { ...prev, lanes: d.lanes, finished: d.finished, lowestUntargeted: d.lowestUntargeted, direct: { run: d.run, n: d.n, seq: d.seq } });
       this.dirty = true;
     });
   }
@@ -312,242 +316,8 @@ export class Maintenance implements Facts {
     this.publish();
   }
 
-  // ---- Idle: touch nothing (NM-2.2); the status previews which nodes would be taken.
-  async idle(): Promise<Next> {
-    for (;;) {
-      const sel = await this.select();
-      this.planned = sel.nodes;
-      await this.refreshPreview();
-      this.publish();
-      this.dirty = false;
-      // Until the bridge's feed says what the preview read has changed, a spec edit, a stage,
-      // deletion, or `plan` asks: no activity and no timer, so waiting adds no history. A change the
-      // feed could not see (no bridge leading, or before its watches began) is covered by the feed
-      // itself: it signals every maintenance whose preview read before what it watches from.
-      await condition(() => this.inputsChanged || this.woken());
-      if (this.deleting && this.desired === 'Idle') return 'End'; // NM-2.11: no finalizer, nothing held
-      if (this.desired !== 'Idle') return this.desired;
-      if (!this.refreshAsked) await this.renewIfLong(); // the refreshPlan handler waits for the next preview
-    }
-  }
-
-  private planAnswer(): MaintenancePlan {
+  planAnswer(): MaintenancePlan {
     return { name: this.name, stage: this.stage, plan: this.plan, preview: this.preview };
-  }
-
-  private woken(): boolean {
-    return this.desired !== 'Idle' || this.deleting || this.dirty || this.refreshAsked;
-  }
-
-  /**
-   * Read-only (NM-2.2). An unchanged preview comes back as its digest alone (with its new time), so
-   * refreshes keep history small.
-   */
-  private async refreshPreview(): Promise<void> {
-    this.refreshAsked = false;
-    this.inputsChanged = false; // a signal during the preview may postdate its reads: it stays set
-    this.previewing = true;
-    const r = await previewSteps.previewMaintenance.executeWithOptions({ summary: 'preview the drain' }, [
-      { nodes: this.planned, plan: this.plan, options: this.spec.drain, previous: this.preview?.digest },
-    ]);
-    this.previewing = false;
-    this.previewsDone++;
-    this.previewInputs = r.inputs && { ...r.inputs, nodes: this.planned };
-    if ('unchanged' in r) {
-      if (this.preview) this.preview = { ...this.preview, computedAt: r.computedAt };
-      return;
-    }
-    const { inputs: _i, ...preview } = r;
-    this.preview = preview;
-  }
-
-  // ---- Cordon and Drain: hold the selected nodes; in Drain, advance through the plan.
-  async holding(stage: 'Cordon' | 'Drain'): Promise<Next> {
-    if (!this.admitted && !(await this.admitSelection())) return this.desired === stage ? 'Complete' : this.desired;
-    this.admitted = true;
-    // NM-2.3: the finalizer is on the object before the first Node write.
-    if (!(await steps.ensureMaintenanceFinalizer.executeWithOptions({ summary: 'add finalizer' }, [{ name: this.name, uid: this.uid }]))) {
-      this.deleting = true;
-      return 'Complete';
-    }
-    await this.tellAll([...this.nodes.keys()]); // the stage changed for nodes already held
-    for (;;) {
-      await this.syncMembership();
-      if (stage === 'Drain') await this.advance();
-      this.publish();
-      if (this.desired !== stage) return this.desired;
-      this.dirty = false;
-      this.watchSelection();
-      await condition(() => this.dirty);
-      await this.renewIfLong();
-    }
-  }
-
-  /**
-   * NM-2.6 without a poll: one long activity that returns the selection once it differs from the
-   * last read (a node labelled in or out, joining or deleted), or at its renewal; its answer wakes the loop.
-   */
-  private watchSelection(): void {
-    if (this.watching || !this.selection) return;
-    const scope = new CancellationScope();
-    this.watching = scope;
-    const { nodes, totalNodes } = this.selection;
-    const input = { nodeSelector: this.spec.nodeSelector as NodeSelector, nodes, totalNodes };
-    scope
-      .run(() => waits.watchMaintenanceSelection.executeWithOptions({ summary: 'watch the selection' }, [input]))
-      .then(
-        (r) => {
-          if (this.watching !== scope) return;
-          this.watching = undefined;
-          if (r.changed) {
-            this.freshSelection = r.selection;
-            this.dirty = true;
-          } else this.watchSelection(); // renewal: nothing changed
-        },
-        () => {
-          if (this.watching === scope) this.watching = undefined;
-        },
-      );
-  }
-
-  private stopWatching(): void {
-    this.watching?.cancel();
-    this.watching = undefined;
-  }
-
-  /** NM-4.8: a selector that takes every node waits for the allow-all annotation (or Complete). */
-  private async admitSelection(): Promise<boolean> {
-    for (;;) {
-      const sel = this.freshSelection ?? (await this.select());
-      this.freshSelection = sel;
-      this.selection = sel;
-      const all = sel.nodes.length > 0 && sel.nodes.length === sel.totalNodes;
-      this.selectsAll = all ? { total: sel.totalNodes, acknowledged: this.allowAllNodes } : undefined;
-      await this.warnAboutSelection(sel);
-      if (!all || this.allowAllNodes) return true;
-      this.publish();
-      this.dirty = false;
-      this.watchSelection(); // a node joining or leaving changes "every node"; the annotation comes as a message
-      await condition(() => this.dirty);
-      if (this.desired === 'Complete' || this.deleting) {
-        this.stopWatching();
-        return false;
-      }
-    }
-  }
-
-  /** NM-4.10 and NM-4.8: a selection of no node, or of every control-plane node, is worth a warning (not a stop). */
-  private async warnAboutSelection(sel: Selection): Promise<void> {
-    const warn = async (reason: string, message: string) =>
-      steps.recordEvent.executeWithOptions({ summary: `event ${reason}` }, [
-        { involved: maintenanceEventRef(this), type: 'Warning', reason, message, dedupKey: `${this.id}/${reason}/${this.stage}` },
-      ]);
-    if (!sel.nodes.length) await warn('NoNodesSelected', `stage ${this.stage}: the nodeSelector matches no node`);
-    if (sel.controlPlaneNodes > 0 && sel.controlPlaneSelected === sel.controlPlaneNodes) {
-      await warn('SelectsAllControlPlaneNodes', `stage ${this.stage}: selects all ${sel.controlPlaneNodes} control-plane nodes`);
-    }
-  }
-
-  // ---- Complete: every node released (uncordoned unless held by another or cordoned before), then the end.
-  async complete(): Promise<Next> {
-    this.stopWatching();
-    for (const n of this.nodes.keys()) this.releasing.add(n);
-    while (this.releasing.size) {
-      for (const n of this.releasing) await this.release(n);
-      this.publish();
-      await condition(() => this.releasing.size === 0, RELEASE_RETRY_MS);
-    }
-    this.completed = true;
-    return 'End';
-  }
-
-  // ---- Steps.
-
-  private async select(): Promise<Selection> {
-    const sel = await steps.selectMaintenanceNodes.executeWithOptions({ summary: 'select nodes' }, [{ nodeSelector: this.spec.nodeSelector as NodeSelector }]);
-    this.selectedTotal = sel.nodes.length;
-    upsertSearchAttributes([{ key: NodesAttr, value: sel.nodes.slice(0, 100) }]);
-    return sel;
-  }
-
-  /** Takes nodes that match now, releases those that stopped matching (a deleted node stays, reported gone). */
-  private async syncMembership(): Promise<void> {
-    // Reports wake the loop often; the selection is read once per run, then the watch brings changes.
-    const fresh = this.freshSelection;
-    this.freshSelection = undefined;
-    if (!fresh && this.selection) return;
-    const sel = fresh ?? (await this.select());
-    this.selection = sel;
-    if (fresh) upsertSearchAttributes([{ key: NodesAttr, value: sel.nodes.slice(0, 100) }]);
-    const now = new Set(sel.nodes);
-    const joining = sel.nodes.filter((n) => !this.nodes.has(n));
-    for (const n of joining) this.nodes.set(n, undefined);
-    await this.tellAll(joining);
-    for (const [n, r] of this.nodes) {
-      // A node a cycle claimed stays until its coordinator has seen the claim go or the node go (NM-7.7:
-      // deleted by the cycle, it counts as finished); the cycle's detach may also drop it from the selection.
-      if (now.has(n) || r?.gone || r?.claimedBy) continue;
-      this.nodes.delete(n);
-      this.releasing.add(n);
-      await this.release(n);
-    }
-  }
-
-  /** A3: move on while every node has reached and finished the current entry; tell the nodes. */
-  private async advance(): Promise<void> {
-    const next = advance(this.plan, this.index, progressNodes(this));
-    if (next === this.index) return;
-    this.index = next;
-    await this.tellAll([...this.nodes.keys()]);
-  }
-
-  private holder(): HolderInfo {
-    return { id: this.id, name: this.name, createdAt: this.createdAt, stage: this.stage === 'Drain' ? 'Drain' : 'Cordon', plan: this.plan, index: this.index, reason: this.reason, drain: this.spec.drain };
-  }
-
-  /** Tells many nodes at once: the signals go out together instead of one round trip each. */
-  private async tellAll(nodes: string[]): Promise<void> {
-    await Promise.all(nodes.map((n) => this.tell(n)));
-  }
-
-  /**
-   * Registers (or updates) this maintenance with the node's coordinator, starting it if none runs.
-   * Start-or-signal in a loop: a coordinator that ends between the two is started again.
-   */
-  private async tell(node: string): Promise<void> {
-    const id = maintenanceNodeWorkflowId(node);
-    const holder = this.holder();
-    // A node this run has not told yet most often has no coordinator: try the start first then.
-    let startFirst = !this.told.has(node);
-    this.told.add(node);
-    for (;;) {
-      const signalled =
-        !startFirst &&
-        (await getExternalWorkflowHandle(id)
-          .signal(registerHolderSignal, holder)
-          .then(() => true, () => false));
-      startFirst = false;
-      if (signalled) return;
-      try {
-        await startChild(maintenanceNodeWorkflow, {
-          workflowId: id,
-          args: [{ node, holders: [holder] }],
-          parentClosePolicy: ParentClosePolicy.ABANDON, // it serves every maintenance of the node, not only this one
-          workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
-          staticSummary: `coordinator of node ${node}`,
-        });
-        return;
-      } catch (err) {
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-      }
-    }
-  }
-
-  private async release(node: string): Promise<void> {
-    const ok = await getExternalWorkflowHandle(maintenanceNodeWorkflowId(node))
-      .signal(releaseHolderSignal, { id: this.id })
-      .then(() => true, () => false);
-    if (!ok) this.releasing.delete(node); // no coordinator: nothing is held there
   }
 
   // ---- Reporting.

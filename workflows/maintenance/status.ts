@@ -7,7 +7,7 @@ import { nodeMessage } from './targets.js';
 import { fewNames } from '../drain/status.js';
 import type { PlanEntry } from '../../api/drain-plan.js';
 import type { MaintenancePreview, PreviewInputs } from '../../shared/maintenance-preview.js';
-import type { Condition, MaintenanceNodeStatus, MaintenanceStatus, NodeCounts, NodeReport, Stage, StageStatus } from './types.js';
+import { NO_COUNTS, type Condition, type MaintenanceNodeStatus, type MaintenanceStatus, type NodeCounts, type NodeReport, type Stage, type StageStatus } from './types.js';
 import { ALLOW_ALL_NODES_ANNOTATION } from '../../api/names.js';
 
 /** Status shows at most this many nodes; the rest are counted (NM §1). */
@@ -37,7 +37,7 @@ export interface Facts {
   drainedAt?: string;
 }
 
-const ZERO: NodeCounts = { podsPendingEvictionRequest: 0, activeEvictionRequests: 0, podsBlocked: 0, podsKept: 0 };
+const ZERO = NO_COUNTS;
 
 const isDone = (r: NodeReport | undefined) => !!r && (r.gone || r.drained);
 

@@ -96,7 +96,7 @@ function fastForward(h: Holder, st: Pick<NodeTargetsState, 'reached' | 'reachedB
 
 const EMPTY: NodeTargetsState = { reached: [], reachedBy: [], lanes: [], covering: [], fastForwarded: [], final: false };
 
-const sameLanes = (a: readonly Lane[], b: readonly Lane[]) => a.length === b.length && a.every((l, i) => sameEntry(l, b[i]!));
+export const sameLanes = (a: readonly Lane[], b: readonly Lane[]) => a.length === b.length && a.every((l, i) => sameEntry(l, b[i]!));
 
 /**
  * One evaluation of N's targets from its holders (call it on every change of holders or of their
@@ -222,3 +222,30 @@ export function fastForwardMessage(node: string, ff: FastForward, holder: Holder
   const by = ff.setBy.length ? ` set by older ${ff.setBy.join(', ')}` : '';
   return `node ${node}: drain targets [${ff.lanes.map(entryString).join(', ')}]${by} are kept; this plan starts at ${e ? entryString(e) : 'its end'}`;
 }
+
+/** R(N) as a drain saw it (issue 26 §5): its entries, who added each, and the holders it knew covering. */
+export type ReachedState = Pick<NodeTargetsState, 'reached' | 'reachedBy' | 'covering'>;
+
+/**
+ * Issue 26 §5: folds into the coordinator's state the entries its drain reached by advances it
+ * applied itself. A holder the drain did not know as covering then (it registered meanwhile) counts
+ * as new at the next evaluation, so it is fast-forwarded (A5) as if it had registered after the
+ * advance: the order in which the drain took them.
+ */
+export function foldReached(st: NodeTargetsState, drain: ReachedState): NodeTargetsState {
+  const known = new Set(st.reached.map(entryKey));
+  const fresh = drain.reached.flatMap((e, i) => (known.has(entryKey(e)) ? [] : [{ e, by: drain.reachedBy[i] ?? '' }]));
+  if (!fresh.length) return st;
+  return {
+    ...st,
+    reached: [...st.reached, ...fresh.map((f) => f.e)],
+    reachedBy: [...st.reachedBy, ...fresh.map((f) => f.by)],
+    covering: st.covering.filter((id) => drain.covering.includes(id)),
+  };
+}
+
+/** The holders with every covering one moved on by one entry: what the drain may look ahead for (issue 26 §5). */
+export const oneAhead = (holders: readonly Holder[]): Holder[] => holders.map((h) => (covers(h) && !done(h) ? { ...h, index: h.index + 1 } : h));
+
+/** The holders with `id` at `index` (never back). */
+export const advanced = (holders: readonly Holder[], id: string, index: number): Holder[] => holders.map((h) => (h.id === id && index > h.index ? { ...h, index } : h));

@@ -26,6 +26,9 @@ export interface NodeCounts {
   podsKept: number;
 }
 
+/** A node with nothing counted yet. */
+export const NO_COUNTS: NodeCounts = { podsPendingEvictionRequest: 0, activeEvictionRequests: 0, podsBlocked: 0, podsKept: 0 };
+
 /** One node as one maintenance sees it (status.nodeStatuses[]). */
 export interface MaintenanceNodeStatus extends NodeCounts {
   nodeRef: { name: string };
@@ -151,6 +154,12 @@ export interface NodeReport {
   blockers: string;
   /** The lowest priority of a Default pod not yet targeted on the node (null: none; undefined: not known). */
   lowestUntargeted?: number | null;
+  /**
+   * Issue 26 §5: lanes, finished and lowestUntargeted came straight from the node's drain (its
+   * drainStanding report n of drain run `run`, at targets `seq`): the drain's own facts, newer than
+   * any relay of them, so the coordinator's reports leave them be.
+   */
+  direct?: { run: string; n: number; seq: number };
   /** Pods the node's drain skipped or deleted instead of evicting (the latest few, one line each; issue 24.9). */
   forced?: string;
   /** The node's drain failed (podEvictionTimeout policy Fail): why. */

@@ -1,0 +1,61 @@
+// The coordinator's NodeDisruptionBudget slot (issue 15): taken before its first cordon write, given
+// back after the restoring write (release.ts). While refused it writes nothing and waits for a budget
+// to change (waitForDisruptionSlot), in the background: the answer wakes the loop.
+import { CancellationScope, workflowInfo } from '@temporalio/workflow';
+import { longSteps, steps } from '../../proxies.js';
+import type { AcquireResult } from '../../../activities/budget/index.js';
+import type { Coordinator } from '../node.js';
+
+/** The waits: they return at the latest after 20 minutes (RENEW_MS), so half an hour bounds them. */
+const waits = longSteps('30 minutes');
+
+/**
+ * Issue 15: the node may be cordoned only with a slot in every NodeDisruptionBudget selecting it.
+ * Asked before the first write; while refused, waitForDisruptionSlot asks again whenever a budget
+ * changes and answers when the slot is granted or the refusal reads differently (a message that
+ * wakes the loop meanwhile only refreshes the reports).
+ */
+export async function slotTaken(c: Coordinator): Promise<boolean> {
+  if (c.slot) return true;
+  const answer = c.slotWait?.answer;
+  let r: AcquireResult;
+  if (answer) {
+    c.slotWait = undefined;
+    r = answer;
+  } else if (c.slotWait) return false; // still waiting
+  else {
+    c.inLedger = true; // before the ask: a release during it must still give back what it writes
+    r = await steps.acquireDisruption.executeWithOptions({ summary: `disruption budget slot for ${c.node}` }, [{ holder: workflowInfo().workflowId, nodes: [c.node] }]);
+  }
+  const refused = r.waiting.find((w) => w.node === c.node);
+  c.budgetWait = refused?.reason;
+  c.slot = !refused;
+  if (refused) waitForSlot(c, refused.reason);
+  return c.slot;
+}
+
+/** The budget wait, in the background: its answer wakes the loop. */
+function waitForSlot(c: Coordinator, previous: string): void {
+  const scope = new CancellationScope();
+  const w: NonNullable<Coordinator['slotWait']> = { previous, scope };
+  c.slotWait = w;
+  const ask = { holder: workflowInfo().workflowId, nodes: [c.node], previous };
+  scope
+    .run(() => waits.waitForDisruptionSlot.executeWithOptions({ summary: `wait for a disruption budget slot for ${c.node}` }, [ask]))
+    .then(
+      (r) => {
+        if (c.slotWait !== w) return;
+        w.answer = r;
+        c.dirty = true;
+      },
+      () => {
+        if (c.slotWait === w) c.slotWait = undefined; // cancelled (released); or failed: asked again on the next pass
+      },
+    );
+}
+
+/** Stops the budget wait (the node is released): its ask may still land, the release gives back what it wrote. */
+export function stopSlotWait(c: Coordinator): void {
+  c.slotWait?.scope.cancel();
+  c.slotWait = undefined;
+}

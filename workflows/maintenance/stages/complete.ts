@@ -1,0 +1,20 @@
+// Complete: every node released (uncordoned unless held by another or cordoned before), then the end.
+import { condition } from '@temporalio/workflow';
+import type { Maintenance, Next } from '../maintenance.js';
+import { release } from './members.js';
+import { stopWatching } from './hold.js';
+
+/** Complete sends its releases again this often while a coordinator has not acknowledged one. */
+const RELEASE_RETRY_MS = 10_000;
+
+export async function complete(m: Maintenance): Promise<Next> {
+  stopWatching(m);
+  for (const n of m.nodes.keys()) m.releasing.add(n);
+  while (m.releasing.size) {
+    for (const n of m.releasing) await release(m, n);
+    m.publish();
+    await condition(() => m.releasing.size === 0, RELEASE_RETRY_MS);
+  }
+  m.completed = true;
+  return 'End';
+}
