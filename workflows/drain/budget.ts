@@ -4,10 +4,13 @@
 import { workflowInfo } from '@temporalio/workflow';
 import type { AcquireResult } from '../../activities/budget/index.js';
 import { isCliDrainWorkflowId } from '../ids.js';
-import { steps } from '../proxies.js';
+import { steps, watchSteps } from '../proxies.js';
 import type { DrainPhase } from './status.js';
 import type { Drain } from './state.js';
-import { MAX_WINDOW_MS, untilWoken, waits } from './wait.js';
+import { MAX_WINDOW_MS, untilWoken } from './wait.js';
+
+/** The slot wait is a watch (workflows/proxies.ts): its window and some slack. */
+const slotWaits = watchSteps('40 minutes');
 
 /** Whether the drain may cordon: it holds its slot, or needs none. Asks the ledger at most once per call. */
 export async function slotTaken(d: Drain): Promise<boolean> {
@@ -27,8 +30,8 @@ function book(d: Drain, r: AcquireResult): boolean {
 }
 
 /**
- * Refused a slot: wait for one (the activity asks the ledger every few seconds and returns on a
- * change of answer, so the history grows with changes, not with asks); a signal asks at once.
+ * Refused a slot: wait for one (the activity asks the ledger on every budget change and returns on
+ * a change of answer, so the history grows with changes, not with asks); a signal asks at once.
  * Granted, Pending reads the node again (hooks, rules, pods) before the cordon.
  */
 export async function awaitSlot(d: Drain): Promise<DrainPhase> {
@@ -37,7 +40,7 @@ export async function awaitSlot(d: Drain): Promise<DrainPhase> {
     d.publish();
     const summary = `waiting for a disruption budget slot for ${d.node}: ${d.st.budgetWait ?? ''}`;
     const r = await untilWoken(d, () =>
-      waits.waitForDisruption.executeWithOptions({ summary }, [{ holder, nodes: [d.node], refusals: { [d.node]: d.st.budgetWait ?? '' }, timeoutMs: MAX_WINDOW_MS }]),
+      slotWaits.waitForDisruption.executeWithOptions({ summary }, [{ holder, nodes: [d.node], refusals: { [d.node]: d.st.budgetWait ?? '' }, timeoutMs: MAX_WINDOW_MS }]),
     );
     if (r ? book(d, r) : await slotTaken(d)) return 'Pending';
     if (workflowInfo().continueAsNewSuggested) return 'Pending'; // the next run asks again

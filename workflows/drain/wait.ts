@@ -57,7 +57,7 @@ export async function untilWoken<T>(d: Drain, wait: () => Promise<T>): Promise<T
   return done.v;
 }
 
-/** When the wave wait must end at the latest: a policy deadline, a pause, an unreachable node's skip, an evacuation's look. */
+/** When the wave wait must end at the latest: a policy deadline, a pause, an unreachable node's skip, an evacuator's deadline. */
 function waveWindowMs(d: Drain, returns: ReturnsVerdict, snap: DrainSnapshot, leaving: string[], now: number): number {
   const { podEvictionTimeoutMs: timeoutMs, podEvictionTimeoutPolicy: policy } = d.settings!;
   // Fail also ends the drain over a provider held too long (NM-5.12): wake for it as for a refusal.
@@ -66,7 +66,7 @@ function waveWindowMs(d: Drain, returns: ReturnsVerdict, snap: DrainSnapshot, le
   const nextPause = Math.min(...[...returns.paused.values()].map((p) => p.atMs));
   // Unreachable node: pods that cannot finish terminating are left after UNREACHABLE_TERMINATING_SKIP_MS; look again then.
   const nextUnreachable = snap.node.unreachable && leaving.length ? now + UNREACHABLE_TERMINATING_SKIP_MS + 1000 : Infinity;
-  return Math.max(0, Math.min(nextPolicy, nextPause, nextUnreachable, d.evac.nextLookMs(now), now + MAX_WINDOW_MS) - now);
+  return Math.max(0, Math.min(nextPolicy, nextPause, nextUnreachable, d.evac.nextLookMs(), now + MAX_WINDOW_MS) - now);
 }
 
 /**
@@ -88,6 +88,7 @@ export async function waitForWave(d: Drain, plan: WavePlan, returns: ReturnsVerd
   }
   const summary = waitSummary(plan, refused.map((p) => d.refused.get(podKey(p))!.reason), leaving.length, completion.length, held);
   const seq = d.st.targets?.seq;
+  const evacuations = d.evac.watched();
   const r = await untilWoken(d, () =>
     waveWaits.waitForWave.executeWithOptions({ summary }, [{
       nodeName: d.node,
@@ -104,6 +105,7 @@ export async function waitForWave(d: Drain, plan: WavePlan, returns: ReturnsVerd
       qps: d.settings!.evictionQPS,
       timeoutMs: windowMs,
       endsAt: now + windowMs,
+      ...(evacuations.length ? { evacuations } : {}),
       classify: classifyInput(d), // the wait ends with the next pass's look at the pods
     }]),
   );

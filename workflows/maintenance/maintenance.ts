@@ -39,7 +39,7 @@ import {
   releaseHolderSignal,
   setStageUpdate,
 } from '../messages.js';
-import { longSteps, steps } from '../proxies.js';
+import { longSteps, steps, watchSteps } from '../proxies.js';
 import { NodesAttr, ObjectAttr, PhaseAttr } from '../search-attributes.js';
 import { maintenanceNodeWorkflow } from './node.js';
 import { advance, idleRefreshMs } from './progress.js';
@@ -50,7 +50,7 @@ import { isStage, stageRank, STAGES, type HolderInfo, type MaintenanceInput, typ
 /** Complete sends its releases again this often while a coordinator has not acknowledged one. */
 const RELEASE_RETRY_MS = 10_000;
 /** The selection watch returns at the latest after 20 minutes (RENEW_MS). */
-const waits = longSteps('30 minutes');
+const waits = watchSteps('30 minutes');
 /** The preview reads every selected node's pods: heartbeating, so a long selection is not cut at 30 s. */
 const previewSteps = longSteps('10 minutes');
 

@@ -9,7 +9,7 @@
 // One pass per change: Holding → (Retargeting) → Reporting; Releasing once nobody holds the node.
 // Issue 15: before its first cordon write the coordinator takes a NodeDisruptionBudget slot (holder:
 // its own workflow ID, stable across continue-as-new); while refused it writes nothing, tells its
-// holders why and waits for a budget to change (waitForDisruptionSlot); the slot goes back after the
+// holders why and waits for a budget to change (waitForDisruption); the slot goes back after the
 // restoring write.
 //
 // Issue 26: idle costs nothing. Besides messages, the loop wakes only for what a long watch activity
@@ -43,7 +43,7 @@ import {
   retryNowSignal,
   type DrainReport,
 } from '../messages.js';
-import { longSteps, steps } from '../proxies.js';
+import { steps, WATCH_WINDOW_MS, watchSteps } from '../proxies.js';
 import { NodesAttr, PhaseAttr } from '../search-attributes.js';
 import { drainWorkflow } from '../drain/drain.js';
 import { FORCED_OBJECT_EVENT_REASON, forcedLine, freshForced } from '../drain/status.js';
@@ -56,7 +56,7 @@ import type { AcquireResult } from '../../activities/budget/index.js';
 /** Count-only changes reach a holder at most this often (its status, not its plan, depends on them). */
 const COUNTS_PERIOD_MS = 2_000;
 /** The waits: they return at the latest after 20 minutes (RENEW_MS), so half an hour bounds them. */
-const waits = longSteps('30 minutes');
+const waits = watchSteps('30 minutes');
 /** The latest forced actions a holder's status shows for the node. */
 const FORCED_SHOWN = 5;
 /** UncordonReverted at most once per node per 10 minutes. */
@@ -249,7 +249,7 @@ class Coordinator {
 
   /**
    * Issue 15: the node may be cordoned only with a slot in every NodeDisruptionBudget selecting it.
-   * Asked before the first write; while refused, waitForDisruptionSlot asks again whenever a budget
+   * Asked before the first write; while refused, waitForDisruption asks again whenever a budget
    * changes and answers when the slot is granted or the refusal reads differently (a message that
    * wakes the loop meanwhile only refreshes the reports).
    */
@@ -277,9 +277,9 @@ class Coordinator {
     const scope = new CancellationScope();
     const w: NonNullable<Coordinator['slotWait']> = { previous, scope };
     this.slotWait = w;
-    const ask = { holder: workflowInfo().workflowId, nodes: [this.node], previous };
+    const ask = { holder: workflowInfo().workflowId, nodes: [this.node], refusals: { [this.node]: previous }, timeoutMs: WATCH_WINDOW_MS };
     scope
-      .run(() => waits.waitForDisruptionSlot.executeWithOptions({ summary: `wait for a disruption budget slot for ${this.node}` }, [ask]))
+      .run(() => waits.waitForDisruption.executeWithOptions({ summary: `wait for a disruption budget slot for ${this.node}` }, [ask]))
       .then(
         (r) => {
           if (this.slotWait !== w) return;
