@@ -3,6 +3,7 @@
 // it waits: at most 30 an hour while nothing changes, and it goes on at once when the slot frees or
 // the node is let go. Time is skipped as in drain-idle.test.ts: the scripted waits end at once as
 // at the end of their window (asked for `timeoutMs`, they look once), and the windows add up.
+import { Context } from '@temporalio/activity';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { CycleStatus } from '../../workflows/cycle/types.js';
 import { cycleNodeRequestWorkflow } from '../../workflows/index.js';
@@ -22,12 +23,13 @@ const REAL_MS = 12_000;
 type Impl = (input: { timeoutMs?: number }, ...more: unknown[]) => Promise<unknown>;
 
 /** The fake's activities with the request's waits skipping their window; `skipped` adds up the windows. */
-function skippingTime(fake: FakeCycle): { activities: Record<string, Impl>; skipped: () => number } {
+function skippingTime(fake: FakeCycle, heartbeatTimeouts: Set<number | undefined>): { activities: Record<string, Impl>; skipped: () => number } {
   let skipped = 0;
   const acts = { ...fake.activities() } as unknown as Record<string, Impl>;
   for (const name of ['waitForDisruption', 'waitForHeldNodes']) {
     const real = acts[name]!;
     acts[name] = async (input, ...more) => {
+      heartbeatTimeouts.add(Context.current().info.heartbeatTimeoutMs);
       const out = await real({ ...input, timeoutMs: 0 }, ...more);
       skipped += input.timeoutMs ?? 0;
       return out;
@@ -49,7 +51,8 @@ async function eventsPerHour(h: WorkflowHandle, skipped: () => number): Promise<
 }
 
 async function measure(fake: FakeCycle, name: string, waiting: (s: CycleStatus) => boolean, release: () => void): Promise<{ perHour: number; result: CycleStatus }> {
-  const { activities, skipped } = skippingTime(fake);
+  const heartbeatTimeouts = new Set<number | undefined>();
+  const { activities, skipped } = skippingTime(fake, heartbeatTimeouts);
   const { workflowId, input } = fake.request(name, { cycleSettings: { method: 'Drain', concurrency: 1 } });
   let perHour = 0;
   const result = await env().withWorker(activities, async (taskQueue) => {
@@ -59,6 +62,8 @@ async function measure(fake: FakeCycle, name: string, waiting: (s: CycleStatus) 
     release();
     return (await h.result()) as CycleStatus;
   }, { workflowIds: [workflowId] });
+  // #26.1 (Temporal CPU): a watch nothing cancels for an operator's sake heartbeats every 20 s (a third of 60 s), not every 2 s.
+  expect([...heartbeatTimeouts]).toEqual([60_000]);
   return { perHour, result };
 }
 
