@@ -56,3 +56,22 @@ test('#26.1 the beat follows the activity\'s heartbeat timeout: a watch with 60 
   expect(await beats(undefined, 10_500)).toBe(5); // no timeout: every LIVENESS_BEAT_MS
   expect(await beats(3_000, 10_500)).toBe(5); // never more often than every LIVENESS_BEAT_MS
 });
+
+test('#26.1 a watch\'s own heartbeats wait for the beat (every 20 s with the last details); a short step\'s go at once', async () => {
+  jest.useFakeTimers();
+  const run = async (heartbeatTimeoutMs: number) => {
+    const sent: unknown[] = [];
+    const ctx = { heartbeatFn: (d?: unknown) => sent.push(d), info: { heartbeatTimeoutMs } };
+    const done = livenessHeartbeat(ctx as unknown as Context).inbound!.execute!({ args: [], headers: {} }, async () => {
+      for (let i = 1; i <= 20; i++) {
+        ctx.heartbeatFn({ tick: i }); // a tick every second, as watchUntil's and the wave wait's
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    });
+    await jest.advanceTimersByTimeAsync(20_500);
+    await done;
+    return sent;
+  };
+  expect(await run(60_000)).toEqual([{ tick: 20 }]);
+  expect((await run(10_000)).length).toBeGreaterThanOrEqual(20);
+});

@@ -4,13 +4,10 @@
 import { workflowInfo } from '@temporalio/workflow';
 import type { AcquireResult } from '../../activities/budget/index.js';
 import { isCliDrainWorkflowId } from '../ids.js';
-import { steps, watchSteps } from '../proxies.js';
+import { steps } from '../proxies.js';
 import type { DrainPhase } from './status.js';
 import type { Drain } from './state.js';
-import { MAX_WINDOW_MS, untilWoken } from './wait.js';
-
-/** The slot wait is a watch (workflows/proxies.ts): its window and some slack. */
-const slotWaits = watchSteps('40 minutes');
+import { MAX_WINDOW_MS, untilWoken, waits } from './wait.js';
 
 /** Whether the drain may cordon: it holds its slot, or needs none. Asks the ledger at most once per call. */
 export async function slotTaken(d: Drain): Promise<boolean> {
@@ -40,7 +37,7 @@ export async function awaitSlot(d: Drain): Promise<DrainPhase> {
     d.publish();
     const summary = `waiting for a disruption budget slot for ${d.node}: ${d.st.budgetWait ?? ''}`;
     const r = await untilWoken(d, () =>
-      slotWaits.waitForDisruption.executeWithOptions({ summary }, [{ holder, nodes: [d.node], refusals: { [d.node]: d.st.budgetWait ?? '' }, timeoutMs: MAX_WINDOW_MS }]),
+      waits.waitForDisruption.executeWithOptions({ summary }, [{ holder, nodes: [d.node], refusals: { [d.node]: d.st.budgetWait ?? '' }, timeoutMs: MAX_WINDOW_MS }]),
     );
     if (r ? book(d, r) : await slotTaken(d)) return 'Pending';
     if (workflowInfo().continueAsNewSuggested) return 'Pending'; // the next run asks again

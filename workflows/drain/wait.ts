@@ -6,7 +6,7 @@
 import { ActivityCancellationType, CancellationScope, condition, isCancellation, workflowInfo } from '@temporalio/workflow';
 import { ownersText } from '../../api/lifecycle-hooks.js';
 import { podKey, truncate, UNREACHABLE_TERMINATING_SKIP_MS, type DrainSnapshot } from '../../shared/drain.js';
-import { longSteps } from '../proxies.js';
+import { longSteps, watchSteps } from '../proxies.js';
 import { classifyInput, looked } from './look.js';
 import type { DrainPhase } from './status.js';
 import { pdbNames } from './status.js';
@@ -23,8 +23,11 @@ export const MAX_WINDOW_MS = 30 * 60_000;
 /** A window, its closing look and some slack: a dead worker's wait is retried within the heartbeat timeout, not this. */
 const WAIT_TIMEOUT = '40 minutes';
 
-/** Waits: long activities that heartbeat; a signal's cancel is not waited for. */
-export const waits = longSteps(WAIT_TIMEOUT);
+/**
+ * The waits that touch nothing (the targets wait, the holds, the volume and budget waits): watches
+ * (workflows/proxies.ts: heartbeat every 20 s, a signal's cancel not waited for).
+ */
+export const waits = watchSteps(WAIT_TIMEOUT);
 // A cancelled wave wait answers with the evictions it made before the cancel reached it; the
 // drain waits for that answer (the SDK's effective default is TRY_CANCEL, which would drop it).
 const waveWaits = longSteps(WAIT_TIMEOUT, { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED });
