@@ -4,6 +4,7 @@ import type { Kube } from '../../kube/client.js';
 import type { NodeGroupProvider } from '../providers/types.js';
 import { createClaimActivities } from './claim.js';
 import { createHealthActivities } from './health.js';
+import { createHeldWaitActivities } from './held-wait.js';
 import { createCyclePodActivities } from './pods.js';
 import { createResolveActivities } from './resolve.js';
 import { createScaleActivities } from './scale.js';
@@ -13,6 +14,7 @@ export function createCycleActivities(kube: Kube, providers: Record<string, Node
     ...createResolveActivities(kube, providers, defaultProvider),
     ...createScaleActivities(kube, providers),
     ...createClaimActivities(kube),
+    ...createHeldWaitActivities(kube),
     ...createHealthActivities(),
     ...createCyclePodActivities(kube),
   };

@@ -17,6 +17,7 @@ import { decisionCheck } from './decisions.js';
 import { listNodePods, nodePods } from './pods.js';
 import { nodeByName, oneNode } from '../node-cache.js';
 import { untilDrainRulesChange } from './rules-wait.js';
+import { untilEvacuationChange, type EvacuationWaitInput } from './evacuation-wait.js';
 import { isUnreachable } from './node.js';
 import { nodeLocks } from '../../api/dependency-locks.js';
 import { failpoint } from '../../shared/failpoint.js';
@@ -41,6 +42,8 @@ export interface WaveWaitInput {
   drainRulesSeen?: string;
   /** The node's dependency locks the workflow judged by, while a provider is held: a change ends the wait (NM-5.9). */
   nodeLocks?: Record<string, string[]>;
+  /** Pods in an evacuator's hands (NM-5.4): an Evacuation that calls for another step (a withdrawal, a hand-over) ends the wait. */
+  evacuations?: EvacuationWaitInput['evacuations'];
   /** Whether the workflow judged the node unreachable: its kubelet dying during the wait ends it (NodeChanged). */
   nodeUnreachable?: boolean;
   gracePeriodSeconds?: number;
@@ -61,7 +64,7 @@ export interface WaveWaitInput {
  * uncordon, a deletion, its kubelet gone) and the DrainRules (one that turned invalid must hold the drain before the
  * next retry) end it, so a long wait never hides a change the drain must act on.
  */
-export type WaveWaitEnd = 'Left' | 'Completed' | 'Evicted' | 'Arrived' | 'Refresh' | 'Reason' | 'NodeChanged' | 'RulesChanged' | 'Timeout' | 'Cancelled';
+export type WaveWaitEnd = 'Left' | 'Completed' | 'Evicted' | 'Arrived' | 'Refresh' | 'Reason' | 'NodeChanged' | 'RulesChanged' | 'EvacuationChanged' | 'Timeout' | 'Cancelled';
 
 export interface WaveWaitResult {
   end: WaveWaitEnd;
@@ -242,12 +245,14 @@ export function createWaveWaitActivities(kube: Kube) {
       });
       const rulesChanged = untilDrainRulesChange(kube, { timeoutMs: windowMs, since: input.drainRulesSeen, signal: watchAbort.signal });
       const never = new Promise<never>(() => {});
+      const evacuationChanged = input.evacuations?.length ? untilEvacuationChange(kube, { evacuations: input.evacuations, timeoutMs: windowMs, signal: watchAbort.signal }) : never;
       try {
         const first = await Promise.race([
           watching.then((w) => (w.met ? end! : ('Timeout' as const))),
           retrying.then((r) => r ?? never),
           nodeChanged.then((w) => (w.met ? ('NodeChanged' as const) : never)),
           rulesChanged.then((w) => (w.met ? ('RulesChanged' as const) : never)),
+          evacuationChanged.then((w) => (w.met ? ('EvacuationChanged' as const) : never)),
         ]);
         end = first;
       } catch (err) {
@@ -258,7 +263,7 @@ export function createWaveWaitActivities(kube: Kube) {
         stop.abort();
         watchAbort.abort(new Error('wave wait ended'));
         ctx.cancellationSignal.removeEventListener('abort', onCancel);
-        await Promise.allSettled([watching, retrying, nodeChanged, rulesChanged]);
+        await Promise.allSettled([watching, retrying, nodeChanged, rulesChanged, evacuationChanged]);
       }
       if (end === 'Left') failpoint('worker.drain.between-waves');
       const result: WaveWaitResult = { end, remaining: remaining(), evicted, refusals: [...refusals.values()], refusedTimes };

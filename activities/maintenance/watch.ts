@@ -5,28 +5,21 @@
 //   - watchMaintenanceNode: the node coordinator's look (an uncordon to revert, NM-2.5; a cycle's
 //     claim coming or going, NM-7.7; the node deleted or back).
 //   - watchMaintenanceSelection: the maintenance's live membership (NM-2.6): the selection changed.
-//   - waitForDisruptionSlot: a coordinator refused a NodeDisruptionBudget slot asks again whenever a
-//     budget changes (a slot freed, a limit raised) and every WAITER_REFRESH_MS (its place in the queue).
+// The coordinator's wait for a NodeDisruptionBudget slot is every holder's: activities/budget/wait.ts.
 import { Context } from '@temporalio/activity';
-import { CustomObjectsApi, type KubernetesObject, type V1Node } from '@kubernetes/client-node';
-import { GROUP, VERSION } from '../../api/crd.js';
-import { API_VERSION } from '../../api/names.js';
+import type { V1Node } from '@kubernetes/client-node';
 import { matchesNodeSelector } from '../../api/node-selector.js';
 import { HELD_BY_ANNOTATION, type NodeSelector } from '../../api/node-maintenance.js';
-import { NODE_DISRUPTION_BUDGET } from '../../api/node-disruption-budget.js';
 import type { Kube } from '../../kube/client.js';
 import { claimantName } from '../cycle/markers.js';
 import { CYCLED_BY } from '../../api/cycle-node-request.js';
 import { cacheRegistry, ObjectCache, type CacheListener } from '../../kube/object-cache.js';
 import { nodeByName, oneNode } from '../node-cache.js';
 import { watchUntil } from '../../kube/watch.js';
-import { WAITER_STALE_MS, createBudgetActivities, type AcquireResult, type DisruptionInput } from '../budget/index.js';
 import { selectionOf, type Selection } from './select.js';
 
 /** The longest a watch waits without a change before it returns anyway (the workflow re-arms it). */
 export const RENEW_MS = 20 * 60_000;
-/** A waiting holder asks again this often even without a budget change: the ledger drops a waiter silent for WAITER_STALE_MS. */
-const WAITER_REFRESH_MS = WAITER_STALE_MS / 3;
 
 export interface NodeWatchInput {
   node: string;
@@ -88,8 +81,6 @@ export function nodeChange(n: V1Node | undefined, w: Omit<NodeWatchInput, 'renew
 const sameSelection = (a: Selection, w: SelectionWatchInput) => a.totalNodes === w.totalNodes && a.nodes.join('\n') === w.nodes.join('\n');
 
 export function createMaintenanceWatchActivities(kube: Kube) {
-  const custom = kube.config.makeApiClient(CustomObjectsApi);
-  const budgets = createBudgetActivities(kube);
   const signal = () => Context.current().cancellationSignal;
 
   return {
@@ -126,39 +117,6 @@ export function createMaintenanceWatchActivities(kube: Kube) {
       });
       const selection = last ?? { nodes: input.nodes, totalNodes: input.totalNodes, controlPlaneNodes: 0, controlPlaneSelected: 0 };
       return { changed: !sameSelection(selection, input), selection };
-    },
-
-    /**
-     * Asks for the slot (acquireDisruption), and while refused with `previous` as the reason, asks
-     * again on every NodeDisruptionBudget change and every WAITER_REFRESH_MS; returns when granted,
-     * when the refusal reads differently (the holders' status shows it), or after the renewal period.
-     */
-    async waitForDisruptionSlot(input: DisruptionInput & { previous?: string; renewMs?: number }): Promise<AcquireResult> {
-      const deadline = Date.now() + (input.renewMs ?? RENEW_MS);
-      const ask = { holder: input.holder, nodes: input.nodes };
-      for (;;) {
-        const r = await budgets.acquireDisruption(ask);
-        const reason = r.waiting[0]?.reason;
-        if (!r.waiting.length || reason !== input.previous || Date.now() >= deadline) return r;
-        // Any change of a budget (its ledger, its spec) after this list may free a slot: ask again then.
-        let listed: Map<string, string> | undefined;
-        await watchUntil<KubernetesObject>({
-          kc: kube.config,
-          path: `/apis/${API_VERSION}/nodedisruptionbudgets`, // this form: the RBAC test reads watched paths from the code
-          list: async () => {
-            const l = (await custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: NODE_DISRUPTION_BUDGET.plural })) as { items: KubernetesObject[]; metadata?: { resourceVersion?: string } };
-            return { items: l.items, resourceVersion: l.metadata?.resourceVersion ?? '' };
-          },
-          done: (objects) => {
-            const now = new Map([...objects].map(([uid, o]) => [uid, o.metadata?.resourceVersion ?? '']));
-            if (!listed) listed = now;
-            return now.size !== listed.size || [...now].some(([uid, rv]) => listed!.get(uid) !== rv);
-          },
-          timeoutMs: Math.max(0, Math.min(WAITER_REFRESH_MS, deadline - Date.now())),
-          segmentMs: WAITER_REFRESH_MS,
-          signal: signal(),
-        });
-      }
     },
   };
 }

@@ -7,7 +7,7 @@ import { CustomObjectsApi } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../../api/crd.js';
 import { NODE_DISRUPTION_BUDGET, type NodeDisruptionBudgetSpecInput, type NodeDisruptionBudgetStatus } from '../../api/node-disruption-budget.js';
 import { createBudgetActivities, type AcquireResult, type HolderState } from '../../activities/budget/index.js';
-import { waitForDisruptionWith, type DisruptionWaitInput } from '../../activities/budget/wait.js';
+import { budgetChanges, waitForDisruptionWith, type DisruptionWaitInput } from '../../activities/budget/wait.js';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
 import { deleteGroupNodes, testCluster, uniqueName } from '../support/cluster.js';
@@ -148,24 +148,28 @@ test('an invalid stored budget (a backwards cron range CEL cannot see) admits no
   await custom.deleteClusterCustomObject({ ...where, name });
 }, 60_000);
 
-test('#26.1 waitForDisruption asks again inside one activity and returns only when the answer changes: the same refusal waits on, a freed slot is granted', async () => {
+test('#26.1 waitForDisruption asks again inside one activity on every budget change, keeps its place between changes, and returns only when the answer changes', async () => {
   const name = await budget({ maxDisrupted: 1 });
   expect((await act.acquireDisruption({ holder: 'one', nodes: [nodes[0]!] })).granted).toEqual([nodes[0]]);
   const first = await act.acquireDisruption({ holder: 'two', nodes: [nodes[1]!] });
   const reason = first.waiting[0]!.reason;
-  const wait = waitForDisruptionWith(act.acquireDisruption, 200);
   const asks: number[] = [];
-  const counted = waitForDisruptionWith(async (i) => (asks.push(Date.now()), act.acquireDisruption(i)), 200);
-  // Nothing changes: it asks on (keeping its place, as a waiter must) and ends with its window, still refused.
-  const same = await new MockActivityEnvironment().run<[DisruptionWaitInput], AcquireResult, typeof counted>(counted, { holder: 'two', nodes: [nodes[1]!], refusals: { [nodes[1]!]: reason }, timeoutMs: 1500 });
+  const counted = (keepAliveMs: number) => waitForDisruptionWith(async (i) => (asks.push(Date.now()), act.acquireDisruption(i)), budgetChanges(c), keepAliveMs);
+  const run = (keepAliveMs: number, timeoutMs: number) =>
+    new MockActivityEnvironment().run<[DisruptionWaitInput], AcquireResult, ReturnType<typeof counted>>(counted(keepAliveMs), { holder: 'two', nodes: [nodes[1]!], refusals: { [nodes[1]!]: reason }, timeoutMs });
+  // Nothing changes: it asks on at its keep-alive (keeping its place, as a waiter must) and ends with its window, still refused.
+  const same = await run(200, 1500);
   expect(same.waiting).toEqual([{ node: nodes[1], reason }]);
   expect(asks.length).toBeGreaterThan(3);
   expect((await status(name)).waiting?.map((e) => e.holder)).toEqual(['two']);
-  // The slot frees while it waits: granted, long before its window ends.
-  const granted = new MockActivityEnvironment().run<[DisruptionWaitInput], AcquireResult, typeof wait>(wait, { holder: 'two', nodes: [nodes[1]!], refusals: { [nodes[1]!]: reason }, timeoutMs: 600_000 });
-  await new Promise((r) => setTimeout(r, 500));
+  // The slot frees while it waits, its keep-alive far away: the budget's change makes it ask, and it is granted.
+  asks.length = 0;
+  const granted = run(600_000, 600_000);
+  await new Promise((r) => setTimeout(r, 1000));
+  const asked = asks.length;
   await act.releaseDisruption({ holder: 'one', nodes: [nodes[0]!] });
   expect(await granted).toEqual({ granted: [nodes[1]], waiting: [] });
+  expect(asks.length).toBeGreaterThan(asked);
   expect((await status(name)).disrupted?.map((e) => e.holder)).toEqual(['two']);
 }, 60_000);
 

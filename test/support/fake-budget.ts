@@ -3,8 +3,12 @@
 // one holds is granted, a release of what is not held is done), with the refusal in the real words.
 // Its calls are logged on their own, so the drain's and the maintenance's call logs stay as they were.
 import type { AcquireResult, DisruptionInput } from '../../activities/budget/index.js';
+import { Context } from '@temporalio/activity';
 import { waitForDisruptionWith, type DisruptionWaitInput } from '../../activities/budget/wait.js';
-import { CallLog, until } from './scripted.js';
+import { CallLog } from './scripted.js';
+
+/** The fake's "budget change": none is announced, so the wait asks again every 50 ms. */
+const ASK_MS = 50;
 
 export class FakeBudget extends CallLog {
   /** node → holder. */
@@ -38,19 +42,10 @@ export class FakeBudget extends CallLog {
 
   activities() {
     const acquire = async (input: DisruptionInput): Promise<AcquireResult> => this.acquire(input);
-    const wait = waitForDisruptionWith(acquire, 50);
+    const wait = waitForDisruptionWith(acquire, (maxMs) => Context.current().sleep(Math.max(0, Math.min(ASK_MS, maxMs))));
     return {
       acquireDisruption: this.logged('acquireDisruption', async (input: DisruptionInput): Promise<AcquireResult> => this.acquire(input)),
-      // As activities/maintenance/watch.ts: asks again on every change, answers when granted or the refusal reads differently.
-      waitForDisruptionSlot: this.logged('waitForDisruptionSlot', async (input: DisruptionInput & { previous?: string; renewMs?: number }): Promise<AcquireResult> => {
-        let r = this.acquire(input);
-        await until(() => {
-          r = this.acquire(input);
-          return !r.waiting.length || r.waiting[0]!.reason !== input.previous;
-        }, input.renewMs ?? 20 * 60_000);
-        return r;
-      }),
-      // The real wait over this ledger, asking every 50 ms (its asks are not logged: they are not the workflow's).
+      // The real wait (activities/budget/wait.ts) over this ledger (its asks are not logged: they are not the workflow's).
       waitForDisruption: this.logged('waitForDisruption', (input: DisruptionWaitInput) => wait({ ...input, timeoutMs: this.windowMs ?? input.timeoutMs })),
       releaseDisruption: this.logged('releaseDisruption', async (input: DisruptionInput): Promise<{ released: number }> => {
         let released = 0;

@@ -6,7 +6,11 @@ import type { CycleNodeRequestSpecInput } from '../../api/cycle-node-request.js'
 import type { GroupNode, ResolvedCycle } from '../../activities/cycle/resolve.js';
 import type { ReplacementInput } from '../../activities/cycle/scale.js';
 import type { HeldNode } from '../../activities/cycle/claim.js';
+import type { HeldWaitInput } from '../../activities/cycle/held-wait.js';
+import type { DisruptionInput } from '../../activities/budget/index.js';
+import type { DisruptionWaitInput } from '../../activities/budget/wait.js';
 import { cycleWorkflowId, type CycleRequestInput } from '../../workflows/cycle/types.js';
+import { FakeBudget } from './fake-budget.js';
 import { FakeDrain } from './fake-drain.js';
 import { CallLog, until } from './scripted.js';
 
@@ -29,8 +33,8 @@ export class FakeCycle extends CallLog {
   preTerminationFailures: string[] = [];
   /** Nodes a NodeMaintenance holds (claimNodes sets them aside); delete one to let the cycle have it. */
   readonly maintenanceHolds = new Map<string, Omit<HeldNode, 'node'>>();
-  /** A NodeDisruptionBudget over every node of the group (undefined: none): node → holder. */
-  budget?: { limit: number; disrupted: Map<string, string>; most: number };
+  /** A NodeDisruptionBudget over every node of the group (undefined: none). */
+  budget?: FakeBudget;
   /** Pre-terminate hook owners per node (pre-drain ones are the drain's: `drains.get(n).node.preDrainHooks`); empty them to release. */
   readonly preTerminateHooks = new Map<string, string[]>();
   private created = 0;
@@ -63,6 +67,16 @@ export class FakeCycle extends CallLog {
       if (i.nodes) return i.nodes.map((n) => (typeof n === 'string' ? n : n.name));
       return i.node ? [i.node.name] : [];
     });
+  }
+
+  /** The budget's activities (test/support/fake-budget.ts), logged here too; without a budget every slot is granted. */
+  private budgetActivities(step: <I, O>(name: string, fn: (input: I) => O | Promise<O>) => (input: I) => Promise<O>) {
+    const b = () => (this.budget ?? new FakeBudget()).activities();
+    return {
+      acquireDisruption: step('acquireDisruption', (input: DisruptionInput) => b().acquireDisruption(input)),
+      waitForDisruption: step('waitForDisruption', (input: DisruptionWaitInput) => b().waitForDisruption(input)),
+      releaseDisruption: step('releaseDisruption', (input: DisruptionInput) => b().releaseDisruption(input)),
+    };
   }
 
   activities() {
@@ -101,6 +115,16 @@ export class FakeCycle extends CallLog {
         reattached: [],
         settings: { ...settings, concurrency: input.spec.cycleSettings?.concurrency ?? settings.concurrency },
       })),
+      // As activities/cycle/held-wait.ts: answers when a held node's hold goes or changes, or at the end of its window.
+      waitForHeldNodes: this.logged('waitForHeldNodes', async (input: HeldWaitInput): Promise<{ node?: string; changed?: string }> => {
+        const changed = () => input.held.find((h) => {
+          const now = this.maintenanceHolds.get(h.node);
+          return !now || now.maintenance !== h.maintenance || now.stage !== h.stage;
+        });
+        await until(() => changed() !== undefined, input.timeoutMs);
+        const c = changed();
+        return c ? { node: c.node, changed: this.maintenanceHolds.has(c.node) ? 'holder changed' : 'released' } : {};
+      }),
       claimNodes: step('claimNodes', (input: { nodes: string[] }) => {
         const held = input.nodes.filter((n) => this.maintenanceHolds.has(n)).map((node) => ({ node, ...this.maintenanceHolds.get(node)! }));
         return { claimed: input.nodes.filter((n) => !this.maintenanceHolds.has(n)), gone: [] as string[], held };
@@ -138,25 +162,7 @@ export class FakeCycle extends CallLog {
         return { owners: [...owners()], nodeGone: false };
       }),
       terminateInstance: step('terminateInstance', () => ({ alreadyGone: false })),
-      acquireDisruption: step('acquireDisruption', (input: { holder: string; nodes: string[] }) => {
-        const b = this.budget;
-        if (!b) return { granted: input.nodes, waiting: [] };
-        const granted: string[] = [];
-        const waiting: Array<{ node: string; reason: string }> = [];
-        for (const node of input.nodes) {
-          if (b.disrupted.has(node) || b.disrupted.size < b.limit) {
-            b.disrupted.set(node, input.holder);
-            granted.push(node);
-          } else waiting.push({ node, reason: `waiting for NodeDisruptionBudget fake: ${b.disrupted.size} of ${b.limit} nodes disrupted` });
-        }
-        b.most = Math.max(b.most, b.disrupted.size);
-        return { granted, waiting };
-      }),
-      releaseDisruption: step('releaseDisruption', (input: { holder: string; nodes: string[] }) => {
-        let released = 0;
-        for (const n of input.nodes) if (this.budget?.disrupted.get(n) === input.holder && this.budget.disrupted.delete(n)) released++;
-        return { released };
-      }),
+      ...this.budgetActivities(step),
     };
   }
 }

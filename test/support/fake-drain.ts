@@ -91,7 +91,7 @@ export class FakeDrain extends CallLog {
 
   /**
    * Where each pod's Evacuation stands, as progressEvacuations reports it (NM-5.1–5.5). Default: its
-   * first evacuator is active, "moving", looked at again after the workflow's poll. A pod gone from
+   * first evacuator is active, "moving", for an hour (the wave wait ends when this changes). A pod gone from
    * `pods` is reported left, as the real activity does.
    */
   evacuation: (p: PodVerdict) => EvacuationState = (p) => ({ uid: p.uid, state: 'evacuating', evacuator: p.evacuators![0]!, message: `evacuating by ${p.evacuators![0]}: moving`, untilMs: Date.now() + 3_600_000 });
@@ -232,6 +232,13 @@ export class FakeDrain extends CallLog {
     const refused = new Map(input.refused.map((p) => [p.uid, p]));
     const started = Date.now();
     let end: WaveWaitEnd | undefined;
+    // As activities/drain/evacuation-wait.ts: an evacuating pod's Evacuation that calls for another step (or its pod gone).
+    const evacuationChanged = () =>
+      (input.evacuations ?? []).some((e) => {
+        const p = this.pods.find((x) => x.uid === e.name);
+        const st = p && this.evacuation(p);
+        return !st || st.state !== 'evacuating' || st.evacuator !== e.evacuator;
+      });
     const check = (): boolean => {
       let reason = false;
       for (const [uid, ref] of refused) {
@@ -251,6 +258,7 @@ export class FakeDrain extends CallLog {
       else if (input.nodeLocks !== undefined && JSON.stringify(this.node.locks ?? {}) !== JSON.stringify(input.nodeLocks)) end = 'NodeChanged';
       else if (input.nodeUnreachable === false && this.node.unreachable) end = 'NodeChanged';
       else if (this.rules !== seenRules) end = 'RulesChanged';
+      else if (evacuationChanged()) end = 'EvacuationChanged';
       else if (input.leaving.length && remaining.length === 0) end = 'Left';
       else if (input.completion.some((u) => !this.on({ uid: u } as PodRef) || ['Succeeded', 'Failed'].includes(this.on({ uid: u } as PodRef)!.phase))) end = 'Completed';
       else if (this.pods.some((p) => !known.has(p.uid))) end = 'Arrived';

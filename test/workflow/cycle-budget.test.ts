@@ -7,6 +7,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import type { CycleStatus } from '../../workflows/cycle/types.js';
 import { cycleNodeRequestWorkflow } from '../../workflows/index.js';
 import { cycleStatusQuery } from '../../workflows/messages.js';
+import { FakeBudget } from '../support/fake-budget.js';
 import { FakeCycle } from '../support/fake-cycle.js';
 import { pod } from '../support/fake-drain.js';
 import { waitFor } from '../support/wait.js';
@@ -18,7 +19,7 @@ const REASON = 'waiting for NodeDisruptionBudget fake: 1 of 1 nodes disrupted';
 describe('cycleNodeRequestWorkflow under a NodeDisruptionBudget', () => {
   test.concurrent('concurrency 3 under a budget of 1: one node at a time, the others wait naming the budget, all cycled, every slot given back', async () => {
     const fake = new FakeCycle('nb', 3);
-    fake.budget = { limit: 1, disrupted: new Map(), most: 0 };
+    fake.budget = new FakeBudget(1);
     fake.drains.get('nb-0')!.pods.push(pod('web'));
     fake.drains.get('nb-0')!.refusals.set('app/web', 'Cannot evict pod as it would violate the pod\'s disruption budget.');
     const { workflowId, input } = fake.request('nb', { cycleSettings: { method: 'Drain', concurrency: 3 } });
@@ -48,7 +49,7 @@ describe('cycleNodeRequestWorkflow under a NodeDisruptionBudget', () => {
 
   test.concurrent('a failed cycle heals its nodes and gives their slots back', async () => {
     const fake = new FakeCycle('nbheal', 2);
-    fake.budget = { limit: 2, disrupted: new Map(), most: 0 };
+    fake.budget = new FakeBudget(2);
     fake.replacementsReady = false;
     const { workflowId, input } = fake.request('nbheal', { cycleSettings: { method: 'Drain', concurrency: 2 } });
     const err = await env().withWorker(fake.activities(), async (taskQueue) => {

@@ -321,8 +321,10 @@ describe('NM-7.6 nodes a NodeMaintenance holds', () => {
       expect(waiting.message).toBe('waiting for NodeMaintenance kernel-upgrade (Drain) on node held-0');
       expect(fake.nodesOf('detachNodes')).toEqual([['held-1']]); // the held node is never touched
       expect(fake.nodesOf('cordonNode').flat()).not.toContain('held-0');
-      // It looks again after 5 s (then 10 s): still held, still waiting, still untouched.
-      await waitFor('a second look', async () => fake.nodesOf('claimNodes').filter((n) => n.includes('held-0')).length >= 2, { timeoutMs: 15_000, intervalMs: 100 });
+      // It waits in one watch of the held node (issue 26), not by claiming again: still held, still waiting, still untouched.
+      await waitFor('the held wait', async () => fake.callsOf('waitForHeldNodes').length >= 1, { timeoutMs: 15_000, intervalMs: 100 });
+      await new Promise((r) => setTimeout(r, 1000));
+      expect(fake.nodesOf('claimNodes').filter((n) => n.includes('held-0'))).toHaveLength(1);
       expect((await h.query(cycleStatusQuery)).message).toBe('waiting for NodeMaintenance kernel-upgrade (Drain) on node held-0');
       letGo = Date.now();
       fake.maintenanceHolds.delete('held-0'); // the maintenance completed

@@ -141,6 +141,17 @@ describe('#26.1 a drain that waits costs history events in proportion to changes
     expect(figure.perHour).toBeLessThanOrEqual(MAX_EVENTS_PER_HOUR);
   });
 
+  test.concurrent(`#26.1 a drain whose pod an evacuator has in hand costs at most ${MAX_EVENTS_PER_HOUR} history events an hour, and a withdrawal is acted on at once`, async () => {
+    const fake = new FakeDrain('idle-evac', [pod('db', { evacuators: ['db-operator.test'] })]);
+    const { result, figure } = await measure(fake, async (h) => {
+      await statusWhen(h, 'the drain waiting on the evacuator', (s) => (s.wave?.evacuating?.length ?? 0) === 1);
+      // The evacuator withdraws (completed): no evacuator is left, the pod falls back to eviction.
+      return () => void (fake.evacuation = (p) => ({ uid: p.uid, state: 'fallback' }));
+    });
+    expect(result.status).toMatchObject({ phase: 'Drained', evicted: 1 });
+    expect(figure.perHour).toBeLessThanOrEqual(MAX_EVENTS_PER_HOUR);
+  });
+
   test.concurrent(`#26.1 a drain finished at non-final targets costs at most ${MAX_EVENTS_PER_HOUR} history events an hour`, async () => {
     const fake = new FakeDrain('idle-targets', [pod('web')], { cordoned: true });
     const lanes: Lane[] = [{ podType: 'Default', podPriority: MAX_PRIORITY }];

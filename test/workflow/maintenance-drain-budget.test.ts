@@ -18,7 +18,7 @@ const env = useWorkflowEnv();
 const nodesOf = (c: Call) => (c.input as { nodes: string[] }).nodes;
 /** The call that granted the node its slot: an ask, or a wait for one (the coordinator's or a CLI drain's). */
 const granted = (b: FakeBudget, node: string) =>
-  b.calls.find((c) => ['acquireDisruption', 'waitForDisruptionSlot', 'waitForDisruption'].includes(c.name) && (c.output as { granted?: string[] } | undefined)?.granted?.includes(node));
+  b.calls.find((c) => ['acquireDisruption', 'waitForDisruption'].includes(c.name) && (c.output as { granted?: string[] } | undefined)?.granted?.includes(node));
 
 /** The first node write that holds `node` (its cordon), and the write that released it. */
 function writesOf(fake: FakeCluster, node: string) {
@@ -38,7 +38,7 @@ describe('NodeMaintenance coordinators under a NodeDisruptionBudget', () => {
       const s = await maintenanceStatusWhen(h, 'both nodes waiting', (x) => x.nodeStatuses.length === 2 && x.nodeStatuses.every((n) => n.drainMessage === reason));
       expect(s.message).toBe(`Cordon: 0 nodes cordoned; 2 nodes ${reason}`);
       // While refused each waits for a slot (asked again on a budget change, not on a timer), nothing written meanwhile.
-      await fakeWhen('each waiting for a slot', () => nodes.every((n) => fake.budget.callsOf('waitForDisruptionSlot').some((c) => nodesOf(c)[0] === n)));
+      await fakeWhen('each waiting for a slot', () => nodes.every((n) => fake.budget.callsOf('waitForDisruption').some((c) => nodesOf(c)[0] === n)));
       expect(fake.callsOf('writeMaintenanceNodeState')).toEqual([]);
       for (const n of nodes) expect(fake.nodes.get(n)!.cordoned).toBe(false);
 

@@ -2,17 +2,16 @@
 // it may have been lowered) with nodes that are claimed and have a NodeDisruptionBudget slot, or,
 // with none left, the end once every node cycle is done. Nodes without a slot, and nodes a
 // NodeMaintenance holds, wait here.
-import { upsertSearchAttributes } from '@temporalio/workflow';
+import { CancellationScope, isCancellation, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { WATCH_WINDOW_MS, watchSteps } from '../proxies.js';
 import { NodesAttr } from '../search-attributes.js';
 import { cycledMessage } from './node.js';
 import type { Next, Request } from './request.js';
 import { act, fitting } from './steps.js';
 import { waitForCycles } from './cycling.js';
 
-/** How often a request whose next nodes have no NodeDisruptionBudget slot asks again. */
-const BUDGET_RETRY_MS = 5_000;
-/** Nodes held by a NodeMaintenance are tried again after 5 s, backing off to 30 s (NM-7.6). */
-const heldRetryMs = (attempt: number) => Math.min(30_000, 5_000 * 2 ** Math.min(attempt, 3));
+/** The budget and held-node waits: watches that answer on a change (issue 26), renewed in place. */
+const watches = watchSteps('30 minutes');
 
 export async function nextBatch(req: Request): Promise<Next> {
   req.checkFailure();
@@ -39,6 +38,7 @@ export async function nextBatch(req: Request): Promise<Next> {
  */
 export async function claimBatch(req: Request, free: number): Promise<string[]> {
   req.c.budgetWait = undefined;
+  req.c.budgetRefused = undefined;
   const batch: string[] = [];
   while (batch.length < free && req.c.queue.length) {
     let candidates = req.c.queue.splice(0, free - batch.length);
@@ -53,7 +53,6 @@ export async function claimBatch(req: Request, free: number): Promise<string[]> 
     if (notTaken.length) await releaseBudgetSlots(req, notTaken);
     if (req.c.budgetWait) break;
   }
-  if (batch.length) req.c.heldTries = 0;
   return batch;
 }
 
@@ -68,6 +67,7 @@ export async function takeBudgetSlots(req: Request, candidates: string[]): Promi
   if (r.waiting.length) {
     req.c.queue.unshift(...r.waiting.map((w) => w.node));
     req.c.budgetWait = r.waiting[0]!.reason;
+    req.c.budgetRefused = r.waiting;
     for (const w of r.waiting) {
       const n = req.index.get(w.node);
       if (n && n.phase === 'Pending') n.message = w.reason;
@@ -84,27 +84,65 @@ export async function releaseBudgetSlots(req: Request, nodes: string[]): Promise
   await act.releaseDisruption.executeWithOptions({ summary: `release disruption budget slots of ${nodes.length} nodes` }, [{ holder: req.selfId, nodes }]);
 }
 
-/** No node could take a budget slot: say why, look again in 5 s (a freed slot is taken in arrival order). */
+/**
+ * No node could take a budget slot: say why, and wait for the answer to change (the activity asks
+ * the ledger on every budget change and keeps the request's place in the queue); a granted slot is
+ * taken by the next batch (acquiring what one holds is granted). A node cycle that fails ends the wait.
+ */
 export async function waitForBudget(req: Request): Promise<Next> {
   if (req.c.budgetWait !== req.st.message) req.say(req.c.budgetWait!);
-  await waitForCycles(req, () => false, BUDGET_RETRY_MS);
-  return 'Initialised';
+  const refused = req.c.budgetRefused ?? [];
+  const refusals = Object.fromEntries(refused.map((w) => [w.node, w.reason]));
+  const input = { holder: req.selfId, nodes: refused.map((w) => w.node), refusals, timeoutMs: WATCH_WINDOW_MS };
+  const summary = `wait for a disruption budget slot: ${req.c.budgetWait}`;
+  for (;;) {
+    const r = await whileCycling(req, () => watches.waitForDisruption.executeWithOptions({ summary }, [input]));
+    const same = r && !r.granted.length && r.waiting.every((w) => refusals[w.node] === w.reason);
+    if (!same || !renew(req)) return 'Initialised';
+  }
 }
 
 /**
  * NM-7.6: only nodes a NodeMaintenance holds are left (node cycles may still run): the request
- * stays in its phase, says whom it waits for, and tries them again after 5 s, backing off to 30 s.
+ * stays in its phase, says whom it waits for, and waits until one of them is released or changes
+ * hands (a watch of the held nodes), then claims again.
  */
 export async function waitForHeld(req: Request): Promise<Next> {
-  const h = req.c.held![0]!;
+  const held = req.c.held!;
+  const h = held[0]!;
   const message = `waiting for NodeMaintenance ${h.maintenance} (${h.stage}) on node ${h.node}`;
   if (message !== req.st.message) req.say(message);
-  const tries = req.c.heldTries ?? 0;
-  req.c.heldTries = tries + 1;
-  await waitForCycles(req, () => false, heldRetryMs(tries));
-  req.c.queue.unshift(...req.c.held!.map((x) => x.node));
+  const summary = `wait for NodeMaintenance to release ${held.length === 1 ? h.node : `${held.length} nodes`}`;
+  for (;;) {
+    const r = await whileCycling(req, () => watches.waitForHeldNodes.executeWithOptions({ summary }, [{ held, timeoutMs: WATCH_WINDOW_MS }]));
+    if (!r || r.changed !== undefined || !renew(req)) break;
+  }
+  req.c.queue.unshift(...held.map((x) => x.node));
   req.c.held = [];
   return 'Initialised';
+}
+
+/** A window that ended with nothing changed is renewed in place, unless the run should continue as new first. */
+const renew = (req: Request): boolean => !workflowInfo().continueAsNewSuggested && !req.overBudget();
+
+/**
+ * Runs a wait while the node cycles go on: a failed cycle, a scale-down release due, or a history
+ * over budget is seen meanwhile (waitForCycles); the first two end it (undefined), the wait is then cancelled.
+ */
+async function whileCycling<T>(req: Request, wait: () => Promise<T>): Promise<T | undefined> {
+  const scope = new CancellationScope();
+  let answer: { v: T } | { err: unknown } | undefined;
+  void scope.run(wait).then((v) => (answer = { v }), (err: unknown) => (answer = { err }));
+  await waitForCycles(req, () => answer !== undefined);
+  if (!answer) {
+    scope.cancel();
+    return undefined;
+  }
+  if ('err' in answer) {
+    if (isCancellation(answer.err)) return undefined;
+    throw answer.err;
+  }
+  return answer.v;
 }
 
 export async function succeed(req: Request): Promise<Next> {

@@ -91,10 +91,10 @@ export interface RequestCarry {
   healMessage?: string;
   /** Nodes set aside because a NodeMaintenance holds them (NM-7.6), tried again once only they are left. */
   held?: HeldNode[];
-  /** Tries in a row that found only held nodes (the backoff). */
-  heldTries?: number;
   /** Why the last batch could not take more nodes: the first budget without room. */
   budgetWait?: string;
+  /** The nodes the last batch was refused a slot for, each with its budget's words (what the budget wait waits on). */
+  budgetRefused?: Array<{ node: string; reason: string }>;
 }
 
 export type Step = Exclude<CycleRequestPhase, 'Successful' | 'Failed'>;

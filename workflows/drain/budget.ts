@@ -27,8 +27,8 @@ function book(d: Drain, r: AcquireResult): boolean {
 }
 
 /**
- * Refused a slot: wait for one (the activity asks the ledger every few seconds and returns on a
- * change of answer, so the history grows with changes, not with asks); a signal asks at once.
+ * Refused a slot: wait for one (the activity asks the ledger on every budget change and returns on
+ * a change of answer, so the history grows with changes, not with asks); a signal asks at once.
  * Granted, Pending reads the node again (hooks, rules, pods) before the cordon.
  */
 export async function awaitSlot(d: Drain): Promise<DrainPhase> {

@@ -8,9 +8,6 @@ import { longSteps } from '../proxies.js';
 
 const evacuate = longSteps('10 minutes');
 
-/** How often an evacuating pod is looked at again: a withdrawal (completed: true) is noticed within this. */
-export const EVACUATION_POLL_MS = 10_000;
-
 export interface EvacuationsCarry {
   fallback: string[];
   joined: PodRef[];
@@ -37,7 +34,7 @@ export class EvacuationLedger {
   /** The Evacuations this drain is a requester of, by pod uid. */
   private readonly joined: Map<string, PodRef>;
   /** This pass: uid → the evacuator's report, and when to look again at the latest. */
-  readonly evacuating = new Map<string, { pod: string; message: string; untilMs: number }>();
+  readonly evacuating = new Map<string, { pod: string; namespace: string; evacuator: string; message: string; untilMs: number }>();
   /** This pass: pods whose evacuation ended because they left (NM-5.5). */
   readonly left: string[] = [];
   /** uid → refused evictions since the fallback, as written to the Evacuation's failedEvictions. */
@@ -105,7 +102,7 @@ export class EvacuationLedger {
     const kept: PodVerdict[] = [];
     for (const s of states) {
       const p = byUid.get(s.uid)!;
-      if (s.state === 'evacuating') this.evacuating.set(s.uid, { pod: podKey(p), message: s.message, untilMs: s.untilMs });
+      if (s.state === 'evacuating') this.evacuating.set(s.uid, { pod: podKey(p), namespace: p.namespace, evacuator: s.evacuator, message: s.message, untilMs: s.untilMs });
       else if (s.state === 'left') this.left.push(s.uid);
       else if (s.state === 'withdrawn') continue; // the operator's signal: the next pass applies it
       else if (p.podType === 'Default') this.fallback.add(s.uid);
@@ -114,10 +111,14 @@ export class EvacuationLedger {
     return kept;
   }
 
-  /** When the next look is due: the earliest deadline, at most a poll away. */
-  nextLookMs(now: number): number {
-    if (!this.evacuating.size) return Infinity;
-    return Math.min(now + EVACUATION_POLL_MS, ...[...this.evacuating.values()].map((e) => e.untilMs));
+  /** When the next look is due: the earliest evacuator's deadline (a withdrawal or a hand-over ends the wave wait: `watched`). */
+  nextLookMs(): number {
+    return Math.min(...[...this.evacuating.values()].map((e) => e.untilMs));
+  }
+
+  /** What the wave wait watches instead of a look every few seconds (issue 26): each evacuating pod's Evacuation and who has it in hand. */
+  watched(): Array<{ namespace: string; name: string; evacuator: string }> {
+    return [...this.evacuating].map(([uid, e]) => ({ namespace: e.namespace, name: uid, evacuator: e.evacuator }));
   }
 
   /** NM-5.6/5.7: leave these pods' Evacuations (all joined ones when no uids are given). */

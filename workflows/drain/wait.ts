@@ -6,7 +6,7 @@
 import { ActivityCancellationType, CancellationScope, condition, isCancellation, workflowInfo } from '@temporalio/workflow';
 import { ownersText } from '../../api/lifecycle-hooks.js';
 import { podKey, truncate, UNREACHABLE_TERMINATING_SKIP_MS, type DrainSnapshot } from '../../shared/drain.js';
-import { longSteps } from '../proxies.js';
+import { longSteps, watchSteps } from '../proxies.js';
 import { classifyInput, looked } from './look.js';
 import { lookAhead } from './handover.js';
 import type { DrainPhase } from './status.js';
@@ -24,8 +24,11 @@ export const MAX_WINDOW_MS = 30 * 60_000;
 /** A window, its closing look and some slack: a dead worker's wait is retried within the heartbeat timeout, not this. */
 const WAIT_TIMEOUT = '40 minutes';
 
-/** Waits: long activities that heartbeat; a signal's cancel is not waited for. */
-export const waits = longSteps(WAIT_TIMEOUT);
+/**
+ * The waits that touch nothing (the targets wait, the holds, the volume and budget waits): watches
+ * (workflows/proxies.ts: heartbeat every 20 s, a signal's cancel not waited for).
+ */
+export const waits = watchSteps(WAIT_TIMEOUT);
 // A cancelled wave wait answers with the evictions it made before the cancel reached it; the
 // drain waits for that answer (the SDK's effective default is TRY_CANCEL, which would drop it).
 const waveWaits = longSteps(WAIT_TIMEOUT, { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED });
@@ -58,7 +61,7 @@ export async function untilWoken<T>(d: Drain, wait: () => Promise<T>): Promise<T
   return done.v;
 }
 
-/** When the wave wait must end at the latest: a policy deadline, a pause, an unreachable node's skip, an evacuation's look. */
+/** When the wave wait must end at the latest: a policy deadline, a pause, an unreachable node's skip, an evacuator's deadline. */
 function waveWindowMs(d: Drain, returns: ReturnsVerdict, snap: DrainSnapshot, leaving: string[], now: number): number {
   const { podEvictionTimeoutMs: timeoutMs, podEvictionTimeoutPolicy: policy } = d.settings!;
   // Fail also ends the drain over a provider held too long (NM-5.12): wake for it as for a refusal.
@@ -67,7 +70,7 @@ function waveWindowMs(d: Drain, returns: ReturnsVerdict, snap: DrainSnapshot, le
   const nextPause = Math.min(...[...returns.paused.values()].map((p) => p.atMs));
   // Unreachable node: pods that cannot finish terminating are left after UNREACHABLE_TERMINATING_SKIP_MS; look again then.
   const nextUnreachable = snap.node.unreachable && leaving.length ? now + UNREACHABLE_TERMINATING_SKIP_MS + 1000 : Infinity;
-  return Math.max(0, Math.min(nextPolicy, nextPause, nextUnreachable, d.evac.nextLookMs(now), now + MAX_WINDOW_MS) - now);
+  return Math.max(0, Math.min(nextPolicy, nextPause, nextUnreachable, d.evac.nextLookMs(), now + MAX_WINDOW_MS) - now);
 }
 
 /**
@@ -89,6 +92,8 @@ export async function waitForWave(d: Drain, plan: WavePlan, returns: ReturnsVerd
   }
   const summary = waitSummary(plan, refused.map((p) => d.refused.get(podKey(p))!.reason), leaving.length, completion.length, held);
   const lanes = JSON.stringify(d.st.targets?.lanes ?? null);
+  const seq = d.st.targets?.seq;
+  const evacuations = d.evac.watched();
   const r = await untilWoken(d, () =>
     waveWaits.waitForWave.executeWithOptions({ summary }, [{
       nodeName: d.node,
@@ -105,6 +110,7 @@ export async function waitForWave(d: Drain, plan: WavePlan, returns: ReturnsVerd
       qps: d.settings!.evictionQPS,
       timeoutMs: windowMs,
       endsAt: now + windowMs,
+      ...(evacuations.length ? { evacuations } : {}),
       classify: classifyInput(d), // the wait ends with the next pass's look at the pods
     }]),
   );

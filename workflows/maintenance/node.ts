@@ -9,7 +9,7 @@
 // One pass per change: Holding → (Retargeting) → Reporting; Releasing once nobody holds the node.
 // Issue 15: before its first cordon write the coordinator takes a NodeDisruptionBudget slot (holder:
 // its own workflow ID, stable across continue-as-new); while refused it writes nothing, tells its
-// holders why and waits for a budget to change (waitForDisruptionSlot); the slot goes back after the
+// holders why and waits for a budget to change (waitForDisruption); the slot goes back after the
 // restoring write.
 //
 // This file keeps the state, the messages, carry() and the loop; each step is a function of that

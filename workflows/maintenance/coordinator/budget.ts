@@ -1,17 +1,17 @@
 // The coordinator's NodeDisruptionBudget slot (issue 15): taken before its first cordon write, given
 // back after the restoring write (release.ts). While refused it writes nothing and waits for a budget
-// to change (waitForDisruptionSlot), in the background: the answer wakes the loop.
+// to change (waitForDisruption), in the background: the answer wakes the loop.
 import { CancellationScope, workflowInfo } from '@temporalio/workflow';
-import { longSteps, steps } from '../../proxies.js';
+import { steps, WATCH_WINDOW_MS, watchSteps } from '../../proxies.js';
 import type { AcquireResult } from '../../../activities/budget/index.js';
 import type { Coordinator } from '../node.js';
 
 /** The waits: they return at the latest after 20 minutes (RENEW_MS), so half an hour bounds them. */
-const waits = longSteps('30 minutes');
+const waits = watchSteps('30 minutes');
 
 /**
  * Issue 15: the node may be cordoned only with a slot in every NodeDisruptionBudget selecting it.
- * Asked before the first write; while refused, waitForDisruptionSlot asks again whenever a budget
+ * Asked before the first write; while refused, waitForDisruption asks again whenever a budget
  * changes and answers when the slot is granted or the refusal reads differently (a message that
  * wakes the loop meanwhile only refreshes the reports).
  */
@@ -39,9 +39,9 @@ function waitForSlot(c: Coordinator, previous: string): void {
   const scope = new CancellationScope();
   const w: NonNullable<Coordinator['slotWait']> = { previous, scope };
   c.slotWait = w;
-  const ask = { holder: workflowInfo().workflowId, nodes: [c.node], previous };
+  const ask = { holder: workflowInfo().workflowId, nodes: [c.node], refusals: { [c.node]: previous }, timeoutMs: WATCH_WINDOW_MS };
   scope
-    .run(() => waits.waitForDisruptionSlot.executeWithOptions({ summary: `wait for a disruption budget slot for ${c.node}` }, [ask]))
+    .run(() => waits.waitForDisruption.executeWithOptions({ summary: `wait for a disruption budget slot for ${c.node}` }, [ask]))
     .then(
       (r) => {
         if (c.slotWait !== w) return;

@@ -1,7 +1,7 @@
 // Holding: the Node shows who holds it, cordoned; an uncordon by anyone is reverted (NM-2.5), and a
 // cycle's claim (NM-7.7) or the node's deletion is noticed, by a watch of the node rather than a poll.
 import { CancellationScope } from '@temporalio/workflow';
-import { longSteps, steps } from '../../proxies.js';
+import { steps, watchSteps } from '../../proxies.js';
 import { limiting, nodeLevelMessage } from '../targets.js';
 import { NO_COUNTS } from '../types.js';
 import type { NodeWatchInput } from '../../../activities/maintenance/watch.js';
@@ -9,7 +9,7 @@ import type { Coordinator } from '../node.js';
 import { maintenanceRef } from './report.js';
 
 /** The node watch returns at the latest after 20 minutes (RENEW_MS), so half an hour bounds it. */
-const waits = longSteps('30 minutes');
+const waits = watchSteps('30 minutes');
 /** UncordonReverted at most once per node per 10 minutes. */
 const REVERT_EVENT_PERIOD_MS = 10 * 60_000;
 

@@ -4,14 +4,14 @@ import { CancellationScope, condition } from '@temporalio/workflow';
 import type { Selection } from '../../../activities/maintenance/select.js';
 import type { NodeSelector } from '../../../api/node-maintenance.js';
 import { maintenanceEventRef } from '../../ids.js';
-import { longSteps, steps } from '../../proxies.js';
+import { steps, watchSteps } from '../../proxies.js';
 import { advance as nextIndex } from '../progress.js';
 import { progressNodes } from '../status.js';
 import type { Maintenance, Next } from '../maintenance.js';
 import { select, syncMembership, tellAll, tellDrains } from './members.js';
 
 /** The selection watch returns at the latest after 20 minutes (RENEW_MS). */
-const waits = longSteps('30 minutes');
+const waits = watchSteps('30 minutes');
 
 export async function holding(m: Maintenance, stage: 'Cordon' | 'Drain'): Promise<Next> {
   if (!m.admitted && !(await admitSelection(m))) return m.desired === stage ? 'Complete' : m.desired;
