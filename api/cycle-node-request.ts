@@ -146,11 +146,37 @@ export const CycleNodeSummary = z.object({
 });
 export type CycleNodeSummary = z.infer<typeof CycleNodeSummary>;
 
+const count = (phase: string) => z.int32().min(0).describe(`Nodes in phase ${phase}.`);
+
+/** Nodes of a request per phase of their cycle (every phase present, 0 included: a merge patch replaces each). */
+export const NodeCounts = z
+  .object({
+    Pending: count('Pending (not taken yet, or waiting for a budget slot or a NodeMaintenance)'),
+    WaitingPods: count('WaitingPods'),
+    RemovingLabelsFromPods: count('RemovingLabelsFromPods'),
+    DrainingPods: count('DrainingPods'),
+    DeletingNode: count('DeletingNode'),
+    TerminatingNode: count('TerminatingNode'),
+    Successful: count('Successful (cycled)'),
+    Failed: count('Failed'),
+  } satisfies Record<CycleNodePhase, unknown>)
+  .describe('How many of the request\'s nodes are in each phase of their cycle.');
+export type NodeCounts = z.infer<typeof NodeCounts>;
+
+/** status.nodes[] lists at most this many entries (#28: a status must not grow with the fleet). */
+export const MAX_LISTED_NODES = 1000;
+
 export const CycleNodeRequestStatus = z
   .object({
     phase: CycleRequestPhase.optional().describe('Where the cycle is: Pending, Initialised, ScalingUp, CordoningNode, WaitingTermination, then Successful or Failed (Healing: putting nodes back after a failure).'),
     message: z.string().optional().describe('What the cycle is doing, or why it failed.'),
-    nodes: z.array(CycleNodeSummary).optional().describe('Every node of the cycle, each a summary of its CycleNodeStatus.'),
+    nodes: z
+      .array(CycleNodeSummary)
+      .max(MAX_LISTED_NODES)
+      .optional()
+      .describe('The nodes in flight, the failed ones and the last ones finished (every node while the request has few), each a summary of its CycleNodeStatus. Every node has its own CycleNodeStatus object (label slipway.dev/cycle-node-request=<request>).'),
+    nodeCounts: NodeCounts.optional(),
+    nodesNotListed: z.int32().min(0).optional().describe('Nodes of the request not in nodes[] (see their CycleNodeStatus objects).'),
     nodesCycled: z.int32().optional().describe('Nodes replaced so far.'),
     nodesTotal: z.int32().optional().describe('Nodes the cycle replaces.'),
     startedAt: z.string().optional().describe('When the cycle started (RFC 3339).'),

@@ -1,6 +1,6 @@
 // The cycle workflows' contract with the CRD bridge and the CLI: input, status (the query result the
 // bridge mirrors into CycleNodeRequest / CycleNodeStatus), and the object → workflow ID rule.
-import type { CycleNodePhase, CycleNodeRequestSpecInput, CycleNodeStatusStatus, CycleRequestPhase } from '../../api/cycle-node-request.js';
+import type { CycleNodePhase, CycleNodeRequestSpecInput, CycleNodeStatusStatus, CycleRequestPhase, NodeCounts } from '../../api/cycle-node-request.js';
 
 export const CYCLE_WORKFLOW_TYPE = 'cycleNodeRequestWorkflow';
 export const NODE_CYCLE_WORKFLOW_TYPE = 'cycleNodeWorkflow';
@@ -36,6 +36,8 @@ export interface CycleStatus {
   nodes: CycleNodeStatus[];
   nodesCycled: number;
   nodesTotal: number;
+  /** Nodes per phase (all of them, also those `nodes` leaves out). */
+  counts?: NodeCounts;
   /** Nodes in flight at once, as now in effect (spec edits change it for the next batch). */
   concurrency?: number;
   startedAt?: string;
