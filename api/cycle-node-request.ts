@@ -16,6 +16,14 @@ export const CycleMethod = kubeEnum(['Drain', 'Wait']);
 
 /** Most nodes in flight at once that a request may ask for. */
 export const MAX_CONCURRENCY = 1000;
+/**
+ * Nodes in flight at once when concurrency is unset ("all selected nodes"): a request over a
+ * 20,000-node fleet must stay well under Temporal's 2,000 pending child workflows, and its
+ * in-flight set, detach inputs and status with it (#28).
+ */
+export const DEFAULT_MAX_IN_FLIGHT = 500;
+/** The concurrency of a request that leaves it unset, over `nodes` selected nodes. */
+export const allAtOnce = (nodes: number) => Math.max(1, Math.min(DEFAULT_MAX_IN_FLIGHT, nodes));
 const NodeName = patterned(DNS_SUBDOMAIN_PATTERN, 253, 'a node name (a DNS subdomain: lowercase letters, digits, "-" and ".")');
 const NamespaceName = patterned(DNS_LABEL_PATTERN, 63, 'a namespace name (a DNS label: lowercase letters, digits and "-")');
 /** An Auto Scaling group name may have up to 255 characters (kwok's label value, 63). */
@@ -23,7 +31,7 @@ const NodeGroupName = z.string().min(1).max(255);
 
 export const CycleSettings = z.object({
   method: CycleMethod.default('Drain').describe('Drain: evict the pods. Wait: first wait for pods annotated slipway.dev/do-not-disrupt=true to finish, then drain the rest.'),
-  concurrency: z.int32().min(1).max(MAX_CONCURRENCY).optional().describe('Nodes in flight at once. Default: all selected nodes.'),
+  concurrency: z.int32().min(1).max(MAX_CONCURRENCY).optional().describe(`Nodes in flight at once. Default: all selected nodes, at most ${DEFAULT_MAX_IN_FLIGHT} at a time.`),
   cyclingTimeout: duration(DURATION_BOUNDS.cyclingTimeout).default('3h').describe('Per node: how long its cycle may take before it fails.'),
   labelsToRemove: z.array(LabelKey).max(32).optional().describe('Pod label keys removed before draining (takes pods out of Services first).'),
   ignorePodsLabels: labelMap(z.array(LabelValue).max(64), 32).optional().describe('Wait method: pods with any of these label values are not waited for.'),
@@ -149,7 +157,7 @@ export type CycleNodeSummary = z.infer<typeof CycleNodeSummary>;
 const count = (phase: string) => z.int32().min(0).describe(`Nodes in phase ${phase}.`);
 
 /** Nodes of a request per phase of their cycle (every phase present, 0 included: a merge patch replaces each). */
-export const NodeCounts = z
+export const NodesByPhase = z
   .object({
     Pending: count('Pending (not taken yet, or waiting for a budget slot or a NodeMaintenance)'),
     WaitingPods: count('WaitingPods'),
@@ -161,10 +169,24 @@ export const NodeCounts = z
     Failed: count('Failed'),
   } satisfies Record<CycleNodePhase, unknown>)
   .describe('How many of the request\'s nodes are in each phase of their cycle.');
-export type NodeCounts = z.infer<typeof NodeCounts>;
+export type NodesByPhase = z.infer<typeof NodesByPhase>;
 
 /** status.nodes[] lists at most this many entries (#28: a status must not grow with the fleet). */
 export const MAX_LISTED_NODES = 1000;
+/**
+ * What a bounded list of a request's nodes names (the status, the cycleStatus answer): the nodes
+ * in flight, the first LISTED_FAILED failed, the last LISTED_FINISHED cycled, and pending ones
+ * while the list is shorter than LISTED_UP_TO (a small request lists every node).
+ */
+export const LISTED_FINISHED = 50;
+export const LISTED_FAILED = 50;
+export const LISTED_UP_TO = 100;
+
+export function countByPhase(nodes: ReadonlyArray<{ phase: CycleNodePhase }>): NodesByPhase {
+  const c: NodesByPhase = { Pending: 0, WaitingPods: 0, RemovingLabelsFromPods: 0, DrainingPods: 0, DeletingNode: 0, TerminatingNode: 0, Successful: 0, Failed: 0 };
+  for (const n of nodes) c[n.phase]++;
+  return c;
+}
 
 export const CycleNodeRequestStatus = z
   .object({
@@ -175,7 +197,7 @@ export const CycleNodeRequestStatus = z
       .max(MAX_LISTED_NODES)
       .optional()
       .describe('The nodes in flight, the failed ones and the last ones finished (every node while the request has few), each a summary of its CycleNodeStatus. Every node has its own CycleNodeStatus object (label slipway.dev/cycle-node-request=<request>).'),
-    nodeCounts: NodeCounts.optional(),
+    nodesByPhase: NodesByPhase.optional(),
     nodesNotListed: z.int32().min(0).optional().describe('Nodes of the request not in nodes[] (see their CycleNodeStatus objects).'),
     nodesCycled: z.int32().optional().describe('Nodes replaced so far.'),
     nodesTotal: z.int32().optional().describe('Nodes the cycle replaces.'),

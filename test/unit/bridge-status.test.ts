@@ -40,7 +40,7 @@ describe('requestStatus', () => {
         { name: 'n1', providerID: 'kwok://n1', nodeGroup: 'g', phase: 'DrainingPods', message: 'Drain not completed yet' },
         { name: 'n2', phase: 'Pending' },
       ],
-      nodeCounts: { Pending: 1, WaitingPods: 0, RemovingLabelsFromPods: 0, DrainingPods: 1, DeletingNode: 0, TerminatingNode: 0, Successful: 0, Failed: 0 },
+      nodesByPhase: { Pending: 1, WaitingPods: 0, RemovingLabelsFromPods: 0, DrainingPods: 1, DeletingNode: 0, TerminatingNode: 0, Successful: 0, Failed: 0 },
       nodesNotListed: 0,
       nodesCycled: 0,
       nodesTotal: 2,

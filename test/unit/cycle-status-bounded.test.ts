@@ -40,7 +40,7 @@ describe('#28 status.nodes[] of a CycleNodeRequest is bounded', () => {
     expect(names(s.nodes, 'Failed')).toEqual([ec2(8_000), ec2(8_001), ec2(8_002)]);
     expect(names(s.nodes, 'Successful')).toHaveLength(LISTED_FINISHED);
     expect(names(s.nodes, 'Pending')).toEqual([]);
-    expect(s.nodeCounts).toEqual({ Pending: 11_497, WaitingPods: 0, RemovingLabelsFromPods: 0, DrainingPods: 500, DeletingNode: 0, TerminatingNode: 0, Successful: 8_000, Failed: 3 });
+    expect(s.nodesByPhase).toEqual({ Pending: 11_497, WaitingPods: 0, RemovingLabelsFromPods: 0, DrainingPods: 500, DeletingNode: 0, TerminatingNode: 0, Successful: 8_000, Failed: 3 });
     expect(s.nodesNotListed).toBe(20_000 - s.nodes!.length);
     expect(bytes(s)).toBeLessThanOrEqual(STATUS_BUDGET_BYTES);
     expect(CycleNodeRequestStatus.safeParse(s).success).toBe(true);

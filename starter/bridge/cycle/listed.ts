@@ -2,24 +2,13 @@
 // request over thousands of nodes would write a status past etcd's request limit. It lists the nodes
 // in flight, the failed ones, the last ones finished and, while there is room, the pending ones (so
 // a small request lists every node), plus counts per phase; every node has its CycleNodeStatus.
-import { MAX_LISTED_NODES, type CycleNodePhase, type CycleNodeRequestStatus, type CycleNodeSummary, type NodeCounts } from '../../../api/cycle-node-request.js';
+import { LISTED_FAILED, LISTED_FINISHED, LISTED_UP_TO, MAX_LISTED_NODES, type CycleNodePhase, type CycleNodeRequestStatus, type CycleNodeSummary } from '../../../api/cycle-node-request.js';
 
-/** The last nodes cycled that stay listed. */
-export const LISTED_FINISHED = 50;
-/** The first failed nodes that stay listed (the request stops at its first failure; healing marks the rest). */
-export const LISTED_FAILED = 50;
-/** Pending nodes are listed while the list is shorter than this: a small request lists every node. */
-export const LISTED_UP_TO = 100;
+export { countByPhase } from '../../../api/cycle-node-request.js';
 /** A status larger than this is cut (its nodes[] shortened) and says so; etcd refuses 1.5 MiB. */
 export const STATUS_BUDGET_BYTES = 256 * 1024;
 
 const ended = (p: CycleNodePhase) => p === 'Successful' || p === 'Failed';
-
-export function countNodes(nodes: ReadonlyArray<{ phase: CycleNodePhase }>): NodeCounts {
-  const c: NodeCounts = { Pending: 0, WaitingPods: 0, RemovingLabelsFromPods: 0, DrainingPods: 0, DeletingNode: 0, TerminatingNode: 0, Successful: 0, Failed: 0 };
-  for (const n of nodes) c[n.phase]++;
-  return c;
-}
 
 /**
  * The entries of status.nodes[], from the previous list and the workflow's nodes (all of them, or

@@ -12,7 +12,7 @@ import {
 import type { CycleStatus, CycleNodeStatus } from '../../../workflows/cycle/types.js';
 import type { TaskFailure } from '../task-failure.js';
 import { returnReason } from '../../../workflows/drain/status.js';
-import { countNodes, fitBudget, listedNodes } from './listed.js';
+import { countByPhase, fitBudget, listedNodes } from './listed.js';
 
 type Phase = CycleRequestPhase;
 const TERMINAL: ReadonlySet<Phase> = new Set<Phase>(['Successful', 'Failed']);
@@ -99,7 +99,7 @@ export function requestStatus(i: StatusInput): CycleNodeRequestStatus {
         phase: i.state.phase,
         message: i.state.message,
         nodes: listed,
-        nodeCounts: i.state.counts ?? countNodes(i.state.nodes),
+        nodesByPhase: i.state.nodesByPhase ?? countByPhase(i.state.nodes),
         nodesNotListed: Math.max(0, i.state.nodesTotal - listed.length),
         nodesCycled: i.state.nodesCycled,
         nodesTotal: i.state.nodesTotal,
@@ -111,7 +111,7 @@ export function requestStatus(i: StatusInput): CycleNodeRequestStatus {
           phase: prev.phase ?? 'Pending',
           message: prev.message || started,
           nodes: prev.nodes,
-          nodeCounts: prev.nodeCounts,
+          nodesByPhase: prev.nodesByPhase,
           nodesNotListed: prev.nodesNotListed,
           nodesCycled: prev.nodesCycled,
           nodesTotal: prev.nodesTotal,
@@ -150,7 +150,7 @@ export function closedState(closed: ClosedWorkflow<CycleStatus>, lastSeen: Cycle
   if (closed.statusName === 'COMPLETED' && isCycleStatus(closed.result)) return closed.result;
   const last = closed.finalState ?? lastSeen;
   const completedAt = last?.completedAt ?? (closed.closeTime ? closed.closeTime.toISOString() : undefined);
-  const kept = { nodes: last?.nodes ?? [], nodesCycled: last?.nodesCycled ?? 0, nodesTotal: last?.nodesTotal ?? 0, counts: last?.counts, startedAt: last?.startedAt, completedAt };
+  const kept = { nodes: last?.nodes ?? [], nodesCycled: last?.nodesCycled ?? 0, nodesTotal: last?.nodesTotal ?? 0, nodesByPhase: last?.nodesByPhase, startedAt: last?.startedAt, completedAt };
   if (closed.statusName === 'COMPLETED') {
     const phase = last && isTerminalPhase(last.phase) ? last.phase : 'Successful';
     return dropUndefined({ ...kept, phase, message: last?.message || `workflow ${workflowId} completed` });
@@ -168,7 +168,7 @@ export function stateFromStatus(s: CycleNodeRequestStatus | undefined): CycleSta
     nodes: (s.nodes ?? []).map((n) => dropUndefined({ nodeName: n.name, phase: n.phase, message: n.message, providerID: n.providerID, nodeGroup: n.nodeGroup })),
     nodesCycled: s.nodesCycled ?? 0,
     nodesTotal: s.nodesTotal ?? 0,
-    counts: s.nodeCounts,
+    nodesByPhase: s.nodesByPhase,
     startedAt: s.startedAt,
     completedAt: s.completedAt,
   });
