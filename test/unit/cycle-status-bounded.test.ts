@@ -89,3 +89,21 @@ describe('#28 status.nodes[] of a CycleNodeRequest is bounded', () => {
     expect(podLeftEvents(undefined, nodes, wf.workflowId, (n) => n === ec2(1))).toEqual([]);
   });
 });
+
+describe('#28 the bridge metric counts every node', () => {
+  test('#28 slipway_cycle_nodes counts by status.nodesByPhase, not by the bounded status.nodes[]', async () => {
+    const { setBridgeView } = await import('../../starter/bridge/metrics.js');
+    const { bridgeRegistry } = await import('../../shared/metrics.js');
+    const status = requestStatus({ prev: undefined, workflow: wf, state: fleet(), observedGeneration: 1, now });
+    const obj = { apiVersion: 'slipway.dev/v1alpha1', kind: 'CycleNodeRequest', metadata: { namespace: 'ns', name: 'big', uid: 'uid-1' }, spec: {}, status };
+    const v = { requests: () => [obj], maintenances: () => [], budgets: () => [], queueDepth: () => ({}), synced: () => true };
+    setBridgeView(v as never);
+    try {
+      const text = await bridgeRegistry.getSingleMetricAsString('slipway_cycle_nodes');
+      expect(text).toContain('slipway_cycle_nodes{phase="Successful"} 8000');
+      expect(text).toContain('slipway_cycle_nodes{phase="Pending"} 11497');
+    } finally {
+      setBridgeView(undefined);
+    }
+  });
+});
