@@ -16,6 +16,8 @@ export const CycleMethod = kubeEnum(['Drain', 'Wait']);
 
 /** Most nodes in flight at once that a request may ask for. */
 export const MAX_CONCURRENCY = 1000;
+export { DEFAULT_MAX_IN_FLIGHT, allAtOnce } from './names.js';
+import { DEFAULT_MAX_IN_FLIGHT } from './names.js';
 const NodeName = patterned(DNS_SUBDOMAIN_PATTERN, 253, 'a node name (a DNS subdomain: lowercase letters, digits, "-" and ".")');
 const NamespaceName = patterned(DNS_LABEL_PATTERN, 63, 'a namespace name (a DNS label: lowercase letters, digits and "-")');
 /** An Auto Scaling group name may have up to 255 characters (kwok's label value, 63). */
@@ -23,7 +25,7 @@ const NodeGroupName = z.string().min(1).max(255);
 
 export const CycleSettings = z.object({
   method: CycleMethod.default('Drain').describe('Drain: evict the pods. Wait: first wait for pods annotated slipway.dev/do-not-disrupt=true to finish, then drain the rest.'),
-  concurrency: z.int32().min(1).max(MAX_CONCURRENCY).optional().describe('Nodes in flight at once. Default: all selected nodes.'),
+  concurrency: z.int32().min(1).max(MAX_CONCURRENCY).optional().describe(`Nodes in flight at once. Default: all selected nodes, at most ${DEFAULT_MAX_IN_FLIGHT} at a time.`),
   cyclingTimeout: duration(DURATION_BOUNDS.cyclingTimeout).default('3h').describe('Per node: how long its cycle may take before it fails.'),
   labelsToRemove: z.array(LabelKey).max(32).optional().describe('Pod label keys removed before draining (takes pods out of Services first).'),
   ignorePodsLabels: labelMap(z.array(LabelValue).max(64), 32).optional().describe('Wait method: pods with any of these label values are not waited for.'),
@@ -146,11 +148,37 @@ export const CycleNodeSummary = z.object({
 });
 export type CycleNodeSummary = z.infer<typeof CycleNodeSummary>;
 
+const count = (phase: string) => z.int32().min(0).describe(`Nodes in phase ${phase}.`);
+
+/** Nodes of a request per phase of their cycle (every phase present, 0 included: a merge patch replaces each). */
+export const NodesByPhase = z
+  .object({
+    Pending: count('Pending (not taken yet, or waiting for a budget slot or a NodeMaintenance)'),
+    WaitingPods: count('WaitingPods'),
+    RemovingLabelsFromPods: count('RemovingLabelsFromPods'),
+    DrainingPods: count('DrainingPods'),
+    DeletingNode: count('DeletingNode'),
+    TerminatingNode: count('TerminatingNode'),
+    Successful: count('Successful (cycled)'),
+    Failed: count('Failed'),
+  } satisfies Record<CycleNodePhase, unknown>)
+  .describe('How many of the request\'s nodes are in each phase of their cycle.');
+export type NodesByPhase = z.infer<typeof NodesByPhase>;
+
+export { MAX_LISTED_NODES, LISTED_FINISHED, LISTED_FAILED, LISTED_UP_TO, countByPhase } from './cycle-bounds.js';
+import { MAX_LISTED_NODES } from './cycle-bounds.js';
+
 export const CycleNodeRequestStatus = z
   .object({
     phase: CycleRequestPhase.optional().describe('Where the cycle is: Pending, Initialised, ScalingUp, CordoningNode, WaitingTermination, then Successful or Failed (Healing: putting nodes back after a failure).'),
     message: z.string().optional().describe('What the cycle is doing, or why it failed.'),
-    nodes: z.array(CycleNodeSummary).optional().describe('Every node of the cycle, each a summary of its CycleNodeStatus.'),
+    nodes: z
+      .array(CycleNodeSummary)
+      .max(MAX_LISTED_NODES)
+      .optional()
+      .describe('The nodes in flight, the failed ones and the last ones finished (every node while the request has few), each a summary of its CycleNodeStatus. Every node has its own CycleNodeStatus object (label slipway.dev/cycle-node-request=<request>).'),
+    nodesByPhase: NodesByPhase.optional(),
+    nodesNotListed: z.int32().min(0).optional().describe('Nodes of the request not in nodes[] (see their CycleNodeStatus objects).'),
     nodesCycled: z.int32().optional().describe('Nodes replaced so far.'),
     nodesTotal: z.int32().optional().describe('Nodes the cycle replaces.'),
     startedAt: z.string().optional().describe('When the cycle started (RFC 3339).'),

@@ -40,3 +40,12 @@ export const CLI_API_VERSION = 'cli.slipway.dev/v1';
 
 /** spec.reason's length limit of a NodeMaintenance (setStage writes the CLI's --reason there too, and checks it). */
 export const MAX_MAINTENANCE_REASON = 1024;
+
+/**
+ * Nodes in flight at once when concurrency is unset ("all selected nodes"): a request over a
+ * 20,000-node fleet must stay well under Temporal's 2,000 pending child workflows, and its
+ * in-flight set, detach inputs and status with it (#28).
+ */
+export const DEFAULT_MAX_IN_FLIGHT = 500;
+/** The concurrency of a request that leaves it unset, over `nodes` selected nodes. */
+export const allAtOnce = (nodes: number) => Math.max(1, Math.min(DEFAULT_MAX_IN_FLIGHT, nodes));

@@ -3,7 +3,7 @@
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { WorkflowFailedError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/common';
-import { CYCLE_NODE_REQUEST, CycleNodeRequestSpec, nodeGroupsOf, type CycleNodeRequestSpecInput } from '../api/cycle-node-request.js';
+import { CYCLE_NODE_REQUEST, CycleNodeRequestSpec, allAtOnce, nodeGroupsOf, type CycleNodeRequestSpecInput } from '../api/cycle-node-request.js';
 import { selectorToString } from '../api/label-selector.js';
 import { FROM_NODE_GROUP_LABEL } from '../api/node-group-kind.js';
 import type { Kube } from '../kube/client.js';
@@ -67,7 +67,7 @@ export async function dryRun(kube: Kube, a: CycleArgs): Promise<DryRunPlan> {
   const nodes = (await kube.core.listNode({ labelSelector: selectorToString(spec.selector) })).items.map((n) => n.metadata!.name!).sort();
   const chosen = spec.nodeNames?.length ? nodes.filter((n) => spec.nodeNames!.includes(n)) : nodes;
   const missing = (spec.nodeNames ?? []).filter((n) => !nodes.includes(n));
-  const c = spec.cycleSettings.concurrency ?? Math.max(1, chosen.length);
+  const c = spec.cycleSettings.concurrency ?? allAtOnce(chosen.length);
   const batches: string[][] = [];
   for (let i = 0; i < chosen.length; i += c) batches.push(chosen.slice(i, i + c));
   // The apiserver's own validation (CEL), without creating anything.
@@ -102,6 +102,9 @@ export async function createCycle(kube: Kube, a: CycleArgs): Promise<{ uid: stri
 /** The cycle for a terminal: each node's phase, and for a draining node its drain's ID and blocker. */
 export function renderCycle(s: CycleStatus, requestId?: string): string {
   const lines = [`${s.phase}: ${s.nodesCycled}/${s.nodesTotal} nodes cycled${s.message ? ` — ${s.message}` : ''}`];
+  // #28: a big request answers with a bounded list; the counts cover every node.
+  const counted = Object.entries(s.nodesByPhase ?? {}).filter(([, n]) => n > 0);
+  if (s.nodes.length < s.nodesTotal && counted.length) lines.push(`  by phase: ${counted.map(([p, n]) => `${p} ${n}`).join(', ')}; ${s.nodesTotal - s.nodes.length} nodes not listed (each has its CycleNodeStatus)`);
   for (const n of s.nodes) {
     lines.push(`  ${n.nodeName.padEnd(32)} ${n.phase}${n.message && n.phase !== 'DrainingPods' ? ` (${n.message})` : ''}`);
     if (n.phase !== 'DrainingPods') continue;

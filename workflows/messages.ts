@@ -2,7 +2,7 @@
 // import this one module, so their names cannot drift apart.
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { CycleNodeRequestSpecInput } from '../api/cycle-node-request.js';
-import type { CycleStatus, CycleNodeStatus } from './cycle/types.js';
+import type { CycleNodesPage, CycleStatus, CycleNodeStatus } from './cycle/types.js';
 import type { DrainStatus } from './drain/status.js';
 import type { Lane } from '../api/drain-plan.js';
 import { DRAIN_DECISIONS_QUERY, type OperatorDecision } from '../shared/drain.js';
@@ -35,8 +35,10 @@ export const drainStatusQuery = defineQuery<DrainStatus>('drainStatus');
  */
 export const drainDecisionsQuery = defineQuery<Record<string, OperatorDecision>>(DRAIN_DECISIONS_QUERY);
 
-/** The cycle request's progress: phase, message, every node's phase (mirrored into status by the bridge). */
+/** The cycle request's progress: phase, message, counts per phase and a bounded list of nodes (mirrored into status by the bridge). */
 export const cycleStatusQuery = defineQuery<CycleStatus>('cycleStatus');
+/** The request's nodes changed after a change number, a page at a time (the bridge's CycleNodeStatus objects follow it). */
+export const cycleNodesQuery = defineQuery<CycleNodesPage, [{ changedAfter: number; limit?: number }]>('cycleNodes');
 /** One node's cycle. */
 export const nodeCycleStatusQuery = defineQuery<CycleNodeStatus>('nodeCycleStatus');
 

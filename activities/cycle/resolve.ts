@@ -5,7 +5,7 @@
 // picks nodes of another group.
 import type { V1Node } from '@kubernetes/client-node';
 import { issueMessages } from '../../api/admission.js';
-import { CycleNodeRequestSpec, nodeGroupsOf, type CycleNodeRequestSpecInput } from '../../api/cycle-node-request.js';
+import { CycleNodeRequestSpec, allAtOnce, nodeGroupsOf, type CycleNodeRequestSpecInput } from '../../api/cycle-node-request.js';
 import { parseDuration } from '../../api/duration.js';
 import { selectorToString, type LabelSelector } from '../../api/label-selector.js';
 import { apiStatus, type Kube } from '../../kube/client.js';
@@ -164,7 +164,7 @@ export function createResolveActivities(kube: Kube, providers: Record<string, No
         errors, warnings, provider: providerName, groups, nodes, mismatch, reattached,
         settings: {
           method: s.method,
-          concurrency: s.concurrency ?? Math.max(1, nodes.length),
+          concurrency: s.concurrency ?? allAtOnce(nodes.length),
           cyclingTimeoutMs: parseDuration(s.cyclingTimeout),
           labelsToRemove: s.labelsToRemove ?? [],
           ignorePodsLabels: s.ignorePodsLabels ?? {},

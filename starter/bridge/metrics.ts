@@ -84,12 +84,17 @@ new Gauge({
 
 new Gauge({
   name: 'slipway_cycle_nodes',
-  help: "Nodes of existing CycleNodeRequests by their phase (status.nodes[]): in flight, cycled (Successful), failed.",
+  help: "Nodes of existing CycleNodeRequests by their phase (status.nodesByPhase; status.nodes[] lists only some): in flight, cycled (Successful), failed.",
   labelNames: ['phase'] as const,
   registers: REGISTERS,
   collect() {
     const counts = new Map<string, number>();
-    for (const r of view?.requests() ?? []) for (const n of r.status?.nodes ?? []) counts.set(n.phase, (counts.get(n.phase) ?? 0) + 1);
+    const add = (phase: string, n: number) => counts.set(phase, (counts.get(phase) ?? 0) + n);
+    for (const r of view?.requests() ?? []) {
+      const byPhase = r.status?.nodesByPhase;
+      if (byPhase) for (const [phase, n] of Object.entries(byPhase)) add(phase, n);
+      else for (const n of r.status?.nodes ?? []) add(n.phase, 1);
+    }
     setAll(this, 'phase', view ? NODE_PHASES : [], counts);
   },
 });

@@ -41,6 +41,8 @@ describe('requestStatus', () => {
         { name: 'n1', providerID: 'kwok://n1', nodeGroup: 'g', phase: 'DrainingPods', message: 'Drain not completed yet' },
         { name: 'n2', phase: 'Pending' },
       ],
+      nodesByPhase: { Pending: 1, WaitingPods: 0, RemovingLabelsFromPods: 0, DrainingPods: 1, DeletingNode: 0, TerminatingNode: 0, Successful: 0, Failed: 0 },
+      nodesNotListed: 0,
       nodesCycled: 0,
       nodesTotal: 2,
       startedAt: '2026-01-01T10:00:00Z',

@@ -4,7 +4,8 @@
 import type { temporal } from '@temporalio/proto';
 import { runScale } from '../../bench/scale-run.js';
 import { ec2StubCluster } from '../../bench/stub-activities.js';
-import { cycleStatusQuery, specChangedUpdate } from '../../workflows/messages.js';
+import { cycleNodesQuery, cycleStatusQuery, specChangedUpdate } from '../../workflows/messages.js';
+import type { CycleStatus } from '../../workflows/cycle/types.js';
 import { PAYLOAD_KINDS, payloadsOver, stopOver, type PayloadRecord } from '../support/payload-sizes.js';
 
 const KIB = 1024;
@@ -55,6 +56,59 @@ describe('#28 payload-size recorder', () => {
     expect(f.payloads.largest('update input')?.name).toBe('specChanged');
     expect(f.payloads.largest('query result')?.name).toBe('cycleStatus');
   }, 180_000);
+});
+
+describe('#28 in flight is capped', () => {
+  test('#28 a request without a concurrency takes at most 500 nodes in flight (its first batch over 600 nodes is 500)', async () => {
+    const cluster = ec2StubCluster(600, 'capped');
+    const after = 'stopped: the first batch is detached';
+    const f = await runScale({ cluster, timeoutMs: 110_000, stopOn: (r) => (r.kind === 'activity input' && r.name === 'waitForReplacements' ? after : undefined) });
+    expect(f.outcome).toBe(after);
+    expect(cluster.detached).toHaveLength(500);
+  }, 180_000);
+});
+
+describe('#28 the request answers in bounded pages', () => {
+  test('#28 cycleStatus lists in flight, failed and the last 50 cycled with counts for all; cycleNodes pages every node, ≤ 500 a page', async () => {
+    const cluster = ec2StubCluster(1_200, 'paged');
+    const seen: { answer?: CycleStatus; answerBytes?: number; pages: number[]; names: Set<string> } = { pages: [], names: new Set() };
+    const checked = 'checked';
+    const f = await runScale({
+      cluster,
+      timeoutMs: 170_000,
+      queryEveryMs: 60_000,
+      during: async (h) => {
+        for (;;) {
+          const a = await h.query(cycleStatusQuery);
+          if ((a.nodesByPhase?.Successful ?? a.nodesCycled) >= 60) {
+            seen.answer = a;
+            seen.answerBytes = Buffer.byteLength(JSON.stringify(a));
+            break;
+          }
+          await new Promise((r) => setTimeout(r, 500));
+        }
+        for (let after = 0; after < (seen.answer.changes ?? 0); ) {
+          const page = await h.query(cycleNodesQuery, { changedAfter: after });
+          if (!page.nodes.length) break;
+          seen.pages.push(page.nodes.length);
+          for (const n of page.nodes) seen.names.add(n.nodeName);
+          after = page.nodes.at(-1)!.change!;
+        }
+        throw new Error(checked);
+      },
+    });
+    expect(f.outcome).toBe(`stopped: what ran during the request failed: ${checked}`);
+    const a = seen.answer!;
+    const listed = (phase: string) => a.nodes.filter((n) => n.phase === phase).length;
+    expect(listed('Successful')).toBeLessThanOrEqual(50);
+    // Pending nodes only fill a short list (the answer may come between two batches, nothing in flight).
+    if (listed('Pending')) expect(a.nodes.length).toBeLessThanOrEqual(100);
+    expect(a.nodes.length).toBeLessThanOrEqual(500 + 50 + 50);
+    expect(Object.values(a.nodesByPhase ?? {}).reduce((x, y) => x + y, 0)).toBe(1_200);
+    expect(seen.answerBytes).toBeLessThanOrEqual(BUDGET);
+    expect(Math.max(...seen.pages)).toBeLessThanOrEqual(500);
+    expect(seen.names.size).toBe(1_200);
+  }, 240_000);
 });
 
 // #28: enabled when the request's carry is bounded

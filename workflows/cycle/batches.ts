@@ -70,12 +70,12 @@ export async function takeBudgetSlots(req: Request, candidates: string[]): Promi
     req.c.budgetRefused = r.waiting;
     for (const w of r.waiting) {
       const n = req.index.get(w.node);
-      if (n && n.phase === 'Pending') n.message = w.reason;
+      if (n && n.phase === 'Pending' && n.message !== w.reason) req.touch(Object.assign(n, { message: w.reason }));
     }
   }
   for (const name of r.granted) {
     const n = req.index.get(name);
-    if (n && n.phase === 'Pending' && n.message?.startsWith('waiting for NodeDisruptionBudget')) n.message = undefined;
+    if (n && n.phase === 'Pending' && n.message?.startsWith('waiting for NodeDisruptionBudget')) req.touch(Object.assign(n, { message: undefined }));
   }
   return r.granted;
 }

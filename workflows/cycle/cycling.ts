@@ -99,7 +99,7 @@ export async function startCycle(req: Request, n: GroupNode): Promise<void> {
   child.result().then(
     (res) => {
       const cur = req.index.get(n.name);
-      if (cur && res.returning && !cur.returning) cur.returning = res.returning;
+      if (cur && res.returning && !cur.returning) req.touch(Object.assign(cur, { returning: res.returning }));
       req.nodeCycled(n.name, res.message);
     },
     (err: Error & { cause?: Error }) => req.nodeFailed(n.name, err.cause?.message ?? err.message),

@@ -2,6 +2,7 @@
 // cluster to agree, then the initial health checks.
 import { ApplicationFailure, sleep } from '@temporalio/workflow';
 import { nodeGroupsOf } from '../../api/node-groups.js';
+import { allAtOnce } from '../../api/names.js';
 import type { GroupNode, ResolvedCycle } from '../../activities/cycle/resolve.js';
 import type { Next, Request } from './request.js';
 import { act, fill, waits } from './steps.js';
@@ -49,7 +50,10 @@ export async function takeLocks(req: Request, r: Omit<ResolvedCycle, 'nodes'>): 
 export async function selected(req: Request, nodes: GroupNode[], r: Omit<ResolvedCycle, 'nodes'>): Promise<Next> {
   const { spec } = req.input;
   req.st.nodes = nodes.map((n) => ({ nodeName: n.name, phase: 'Pending', providerID: n.providerID, nodeGroup: n.nodeGroup }));
-  for (const n of req.st.nodes) req.index.set(n.nodeName, n);
+  for (const n of req.st.nodes) {
+    req.index.set(n.nodeName, n);
+    req.touch(n);
+  }
   req.st.nodesTotal = nodes.length;
   req.c.nodes = Object.fromEntries(nodes.map((n) => [n.name, n]));
   req.c.queue = nodes.map((n) => n.name);
@@ -60,7 +64,7 @@ export async function selected(req: Request, nodes: GroupNode[], r: Omit<Resolve
     ]);
     if (!h.passed) throw ApplicationFailure.nonRetryable(`initial health checks failed: ${h.failures.join('; ')}`, 'HealthCheckFailed');
   }
-  req.c.concurrency = r.settings.concurrency;
+  req.c.concurrency = spec.cycleSettings?.concurrency === undefined ? Math.min(r.settings.concurrency, allAtOnce(nodes.length)) : r.settings.concurrency;
   req.c.concurrency = req.effective(); // an edit that arrived while Pending wins
   req.st.concurrency = req.c.concurrency;
   return 'Initialised';

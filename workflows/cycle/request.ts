@@ -24,17 +24,18 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { CycleRequestPhase } from '../../api/cycle-node-request.js';
-import { API_VERSION, CYCLE_NODE_REQUEST } from '../../api/names.js';
+import { API_VERSION, CYCLE_NODE_REQUEST, allAtOnce } from '../../api/names.js';
 import { nodeGroupsOf } from '../../api/node-groups.js';
 import type { GroupNode, ResolvedCycle } from '../../activities/cycle/resolve.js';
 import type { HeldNode } from '../../activities/cycle/claim.js';
-import { cycleStatusQuery, drainProgressSignal, lockHolderProbeSignal, nodeProgressSignal, specChangedUpdate, type DrainReport } from '../messages.js';
+import { cycleNodesQuery, cycleStatusQuery, drainProgressSignal, lockHolderProbeSignal, nodeProgressSignal, specChangedUpdate, type DrainReport } from '../messages.js';
 import { FORCED_OBJECT_EVENT_REASON, forcedLine, freshForced } from '../drain/status.js';
 import { immutableChanges } from './spec-change.js';
 import { NodeGroupAttr, PhaseAttr } from '../search-attributes.js';
 import { HeldLocks } from './lock.js';
 import type { CycleRequestInput, CycleStatus, CycleNodeStatus } from './types.js';
 import { act } from './steps.js';
+import { boundedStatus, nodesChangedAfter } from './view.js';
 import { pending } from './pending.js';
 import { nextBatch } from './batches.js';
 import { cordonBatch, scaleUp, startCycles } from './cycling.js';
@@ -153,12 +154,13 @@ export class Request {
 
   /** Messages: the status query, the node cycles' and drains' reports, the spec edits. */
   private listen(): void {
-    setHandler(cycleStatusQuery, () => this.st);
+    setHandler(cycleStatusQuery, () => boundedStatus(this.st));
+    setHandler(cycleNodesQuery, ({ changedAfter, limit }) => nodesChangedAfter(this.st, changedAfter, limit));
     setHandler(lockHolderProbeSignal, () => undefined); // the locks' "are you there": answered by being there
     setHandler(nodeProgressSignal, (n) => this.onNodeProgress(n));
     setHandler(drainProgressSignal, async (d) => {
       const n = this.index.get(d.nodeName);
-      if (n) Object.assign(n, { drainMessage: d.message, evicted: d.evicted });
+      if (n) this.touch(Object.assign(n, { drainMessage: d.message, evicted: d.evicted }));
       this.render();
       await this.recordForced(d);
     });
@@ -198,7 +200,7 @@ export class Request {
   private onNodeProgress(n: CycleNodeStatus): void {
     const cur = this.index.get(n.nodeName);
     if (!cur || (n.seq !== undefined && cur.seq !== undefined && n.seq <= cur.seq) || (ended(cur.phase) && !ended(n.phase))) return;
-    Object.assign(cur, n, { drainMessage: n.phase === 'DrainingPods' ? cur.drainMessage : undefined });
+    this.touch(Object.assign(cur, n, { drainMessage: n.phase === 'DrainingPods' ? cur.drainMessage : undefined }));
     if (n.phase === 'Successful') this.nodeCycled(n.nodeName, n.message);
     else if (n.phase === 'Failed') this.nodeFailed(n.nodeName, `${n.nodeName}: ${n.message ?? 'failed'}`);
     this.countCycled();
@@ -216,7 +218,7 @@ export class Request {
 
   effective(): number {
     const r = this.c.requested;
-    return r === undefined ? this.c.concurrency : r === 'all' ? Math.max(1, this.st.nodesTotal) : r;
+    return r === undefined ? this.c.concurrency : r === 'all' ? allAtOnce(this.st.nodesTotal) : r;
   }
 
   // ---- Node cycles' ends, from their reports or (same run) their results; the first word counts.
@@ -291,8 +293,13 @@ export class Request {
 
   mark(name: string, phase: 'Successful' | 'Failed', message?: string): void {
     const n = this.index.get(name);
-    if (n) Object.assign(n, { phase, message });
+    if (n) this.touch(Object.assign(n, { phase, message }));
     this.countCycled();
+  }
+
+  /** A node's status changed: it gets the next change number (what cycleNodes pages by). */
+  touch(n: CycleNodeStatus): void {
+    n.change = this.st.changes = (this.st.changes ?? 0) + 1;
   }
 
   countCycled(): void {

@@ -1,6 +1,6 @@
 // The cycle workflows' contract with the CRD bridge and the CLI: input, status (the query result the
 // bridge mirrors into CycleNodeRequest / CycleNodeStatus), and the object → workflow ID rule.
-import type { CycleNodePhase, CycleNodeRequestSpecInput, CycleNodeStatusStatus, CycleRequestPhase } from '../../api/cycle-node-request.js';
+import type { CycleNodePhase, CycleNodeRequestSpecInput, CycleNodeStatusStatus, CycleRequestPhase, NodesByPhase } from '../../api/cycle-node-request.js';
 
 export const CYCLE_WORKFLOW_TYPE = 'cycleNodeRequestWorkflow';
 export const NODE_CYCLE_WORKFLOW_TYPE = 'cycleNodeWorkflow';
@@ -27,15 +27,31 @@ export interface CycleNodeStatus extends Omit<CycleNodeStatusStatus, 'phase'> {
   phase: CycleNodePhase;
   /** Orders a node's progress reports: the parent keeps only the newest. */
   seq?: number;
+  /** The request's change number when this node last changed (cycleNodes pages by it). */
+  change?: number;
+}
+
+/** A page of the request's nodes, by change (the cycleNodes query). */
+export interface CycleNodesPage {
+  nodes: CycleNodeStatus[];
+  /** The request's change number now: the pages are complete once one has asked up to it. */
+  changes: number;
 }
 
 export interface CycleStatus {
   phase: CycleRequestPhase;
   message: string;
-  /** Every node selected for cycling, with its own phase. */
+  /**
+   * The nodes selected for cycling, with their own phases: in the request every one; in the
+   * cycleStatus answer a bounded list (workflows/cycle/view.ts), the rest paged by cycleNodes.
+   */
   nodes: CycleNodeStatus[];
+  /** How many node changes the request has seen (each node's `change` is one of them). */
+  changes?: number;
   nodesCycled: number;
   nodesTotal: number;
+  /** Nodes per phase (all of them, also those `nodes` leaves out). */
+  nodesByPhase?: NodesByPhase;
   /** Nodes in flight at once, as now in effect (spec edits change it for the next batch). */
   concurrency?: number;
   startedAt?: string;

@@ -96,13 +96,15 @@ function mirror(obj: CycleNodeRequestObject, w: WorkflowView, nodeStatusOf: Desi
   const prevState = obj.status?.workflowId === w.workflowId ? stateFromStatus(obj.status) : undefined;
   const state = w.closed ? closedState(w.closed, w.state ?? prevState, w.workflowId) : w.state;
   const taskFailure = w.closed ? undefined : w.taskFailure;
-  const next = requestStatus({ prev: obj.status, workflow: { workflowId: w.workflowId, runId: w.runId }, state, observedGeneration: w.generation, taskFailure, now });
+  const requestLabel = `${CYCLE_REQUEST_LABEL}=${requestLabelValue(obj.metadata.name)}`;
+  const next = requestStatus({ prev: obj.status, workflow: { workflowId: w.workflowId, runId: w.runId }, state, observedGeneration: w.generation, taskFailure, now, requestLabel });
   const changed = statusChanged(obj.status, next);
   // Per-node objects only from the workflow's own word: a query answer, or its result.
   const nodes = w.closed ? closedNodes(w.closed) : w.state?.nodes;
+  const cycledAlready = (node: string) => nodeStatusOf(objectKey(obj.metadata.namespace, cycleNodeStatusName(obj.metadata.name, node)))?.status?.phase === 'Successful';
   return {
     status: changed ? { next, patch: mergePatchOf(obj.status, next) } : undefined,
-    events: changed ? [...statusEvents(obj.status, next, w.workflowId, taskFailure), ...podLeftEvents(obj.status, nodes ?? [], w.workflowId)] : [],
+    events: changed ? [...statusEvents(obj.status, next, w.workflowId, taskFailure), ...podLeftEvents(obj.status, nodes ?? [], w.workflowId, cycledAlready)] : [],
     nodeStatuses: nodes ? nodeStatusWrites(obj, nodes, mayCreateNodeStatuses(obj, w.workflowId), nodeStatusOf) : [],
   };
 }

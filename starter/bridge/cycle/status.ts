@@ -12,6 +12,7 @@ import {
 import type { CycleStatus, CycleNodeStatus } from '../../../workflows/cycle/types.js';
 import type { TaskFailure } from '../task-failure.js';
 import { returnReason } from '../../../workflows/drain/status.js';
+import { countByPhase, fitBudget, listedNodes } from './listed.js';
 
 type Phase = CycleRequestPhase;
 const TERMINAL: ReadonlySet<Phase> = new Set<Phase>(['Successful', 'Failed']);
@@ -84,17 +85,22 @@ export function isCycleStatus(v: unknown): v is CycleStatus {
 export interface StatusInput extends WorkflowStatusInput<CycleNodeRequestStatus, CycleStatus> {
   /** A workflow task of the running workflow (or a child) that keeps failing. */
   taskFailure?: TaskFailure;
+  /** `label=value` selecting the request's CycleNodeStatus objects (named when status.nodes[] is cut). */
+  requestLabel?: string;
 }
 
 /** The status to write for a request with a workflow. Without a state, the previous one is kept (Pending at first). */
 export function requestStatus(i: StatusInput): CycleNodeRequestStatus {
   const { prev, same, fields } = sameWorkflow(i);
   const started = `workflow ${i.workflow.workflowId} started`;
-  const base: CycleNodeRequestStatus = i.state
+  const listed = i.state ? listedNodes(same ? prev.nodes : undefined, i.state.nodes.map(summaryOf)) : undefined;
+  const base: CycleNodeRequestStatus = i.state && listed
     ? {
         phase: i.state.phase,
         message: i.state.message,
-        nodes: i.state.nodes.map(summaryOf),
+        nodes: listed,
+        nodesByPhase: i.state.nodesByPhase ?? countByPhase(i.state.nodes),
+        nodesNotListed: Math.max(0, i.state.nodesTotal - listed.length),
         nodesCycled: i.state.nodesCycled,
         nodesTotal: i.state.nodesTotal,
         startedAt: i.state.startedAt,
@@ -105,6 +111,8 @@ export function requestStatus(i: StatusInput): CycleNodeRequestStatus {
           phase: prev.phase ?? 'Pending',
           message: prev.message || started,
           nodes: prev.nodes,
+          nodesByPhase: prev.nodesByPhase,
+          nodesNotListed: prev.nodesNotListed,
           nodesCycled: prev.nodesCycled,
           nodesTotal: prev.nodesTotal,
           startedAt: prev.startedAt,
@@ -122,12 +130,15 @@ export function requestStatus(i: StatusInput): CycleNodeRequestStatus {
   if (failing) {
     conditions = setCondition(conditions, { type: 'Ready', status: 'False', reason: TASK_FAILING, message: failing, observedGeneration: i.observedGeneration }, i.now);
   }
-  return dropUndefined({
-    ...base,
-    message: failing ?? base.message,
-    ...fields,
-    conditions,
-  });
+  return fitBudget(
+    dropUndefined({
+      ...base,
+      message: failing ?? base.message,
+      ...fields,
+      conditions,
+    }),
+    i.requestLabel,
+  );
 }
 
 /**
@@ -139,7 +150,7 @@ export function closedState(closed: ClosedWorkflow<CycleStatus>, lastSeen: Cycle
   if (closed.statusName === 'COMPLETED' && isCycleStatus(closed.result)) return closed.result;
   const last = closed.finalState ?? lastSeen;
   const completedAt = last?.completedAt ?? (closed.closeTime ? closed.closeTime.toISOString() : undefined);
-  const kept = { nodes: last?.nodes ?? [], nodesCycled: last?.nodesCycled ?? 0, nodesTotal: last?.nodesTotal ?? 0, startedAt: last?.startedAt, completedAt };
+  const kept = { nodes: last?.nodes ?? [], nodesCycled: last?.nodesCycled ?? 0, nodesTotal: last?.nodesTotal ?? 0, nodesByPhase: last?.nodesByPhase, startedAt: last?.startedAt, completedAt };
   if (closed.statusName === 'COMPLETED') {
     const phase = last && isTerminalPhase(last.phase) ? last.phase : 'Successful';
     return dropUndefined({ ...kept, phase, message: last?.message || `workflow ${workflowId} completed` });
@@ -157,6 +168,7 @@ export function stateFromStatus(s: CycleNodeRequestStatus | undefined): CycleSta
     nodes: (s.nodes ?? []).map((n) => dropUndefined({ nodeName: n.name, phase: n.phase, message: n.message, providerID: n.providerID, nodeGroup: n.nodeGroup })),
     nodesCycled: s.nodesCycled ?? 0,
     nodesTotal: s.nodesTotal ?? 0,
+    nodesByPhase: s.nodesByPhase,
     startedAt: s.startedAt,
     completedAt: s.completedAt,
   });
@@ -239,10 +251,11 @@ export function statusEvents(prev: CycleNodeRequestStatus | undefined, next: Cyc
  * eviction) when the node has just been cycled, i.e. deleted with the pod on it: once per pod and
  * node (the dedup key names both), so whoever reads the request's Events learns of it.
  */
-export function podLeftEvents(prev: CycleNodeRequestStatus | undefined, nodes: readonly CycleNodeStatus[], workflowId: string): StatusEvent[] {
+export function podLeftEvents(prev: CycleNodeRequestStatus | undefined, nodes: readonly CycleNodeStatus[], workflowId: string, cycledAlready: (node: string) => boolean = () => false): StatusEvent[] {
+  // status.nodes[] lists only the last nodes cycled: a node's own CycleNodeStatus remembers the rest.
   const cycledBefore = new Set((prev?.workflowId === workflowId ? (prev.nodes ?? []) : []).filter((n) => n.phase === 'Successful').map((n) => n.name));
   return nodes
-    .filter((n) => n.phase === 'Successful' && !cycledBefore.has(n.nodeName))
+    .filter((n) => n.phase === 'Successful' && !cycledBefore.has(n.nodeName) && !cycledAlready(n.nodeName))
     .flatMap((n) =>
       (n.returning ?? []).map((r) => ({
         type: 'Warning' as const,
