@@ -245,7 +245,8 @@ export function createWaveWaitActivities(kube: Kube) {
       });
       const rulesChanged = untilDrainRulesChange(kube, { timeoutMs: windowMs, since: input.drainRulesSeen, signal: watchAbort.signal });
       const never = new Promise<never>(() => {});
-      const evacuationChanged = input.evacuations?.length ? untilEvacuationChange(kube, { evacuations: input.evacuations, timeoutMs: windowMs, signal: watchAbort.signal }) : never;
+      const evacuationWatch = input.evacuations?.length ? untilEvacuationChange(kube, { evacuations: input.evacuations, timeoutMs: windowMs, signal: watchAbort.signal }) : undefined;
+      const evacuationChanged = evacuationWatch ?? never;
       try {
         const first = await Promise.race([
           watching.then((w) => (w.met ? end! : ('Timeout' as const))),
@@ -263,7 +264,8 @@ export function createWaveWaitActivities(kube: Kube) {
         stop.abort();
         watchAbort.abort(new Error('wave wait ended'));
         ctx.cancellationSignal.removeEventListener('abort', onCancel);
-        await Promise.allSettled([watching, retrying, nodeChanged, rulesChanged, evacuationChanged]);
+        // Not `never`: a wait without Evacuations has no watch of them to settle.
+        await Promise.allSettled([watching, retrying, nodeChanged, rulesChanged, ...(evacuationWatch ? [evacuationWatch] : [])]);
       }
       if (end === 'Left') failpoint('worker.drain.between-waves');
       const result: WaveWaitResult = { end, remaining: remaining(), evicted, refusals: [...refusals.values()], refusedTimes };
