@@ -82,6 +82,8 @@ export const CRDS: CrdDefinition[] = [
       { name: 'Nodes', type: 'integer', jsonPath: '.status.selectedNodes', description: 'Nodes the maintenance selects now.' },
       // Pods whose eviction is refused now (a PDB, …), summed over the nodes: a stuck Drain shows here.
       { name: 'Blocked', type: 'integer', jsonPath: '.status.drainStatus.podsBlocked', description: 'Pods whose eviction is refused now (a PodDisruptionBudget, …), summed over the nodes.' },
+      { name: 'Done', type: 'integer', jsonPath: '.status.rollout.done', description: 'With spec.rollout: nodes whose work is done and verified.' },
+      { name: 'Failed', type: 'integer', jsonPath: '.status.rollout.failed', description: 'With spec.rollout: nodes failed (timed out, drain failed).' },
       { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'Time since the object was created.' },
       { name: 'Reason', type: 'string', jsonPath: '.spec.reason', priority: 1, description: 'Why the maintenance is done, as its author wrote it.' },
     ],

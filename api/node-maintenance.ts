@@ -12,6 +12,7 @@ import { DrainOptions } from './drain-options.js';
 import { DEFAULT_DRAIN_PLAN, planOrderError, type PlanEntry } from './drain-plan.js';
 import { duration, DURATION_BOUNDS } from './duration.js';
 import { DNS_SUBDOMAIN_PATTERN, LabelKey, LabelSelector, LabelValue } from './label-selector.js';
+import { NodeMaintenanceRollout, ROLLOUT_NODE_PHASES, ROLLOUT_PHASES } from './rollout.js';
 
 export { NODE_MAINTENANCE } from './names.js';
 
@@ -205,6 +206,7 @@ export const NodeMaintenanceSpecFields = z
       .describe('The drain\'s steps, in order: Default, DaemonSet, Static, each by podPriority ascending. Absent: the 12 default steps. Immutable.'),
     reason: z.string().max(MAX_MAINTENANCE_REASON).optional().describe('Why the maintenance is done, for people (at most 1024 characters).'),
     drain: MaintenanceDrainOptions.optional(),
+    rollout: NodeMaintenanceRollout.optional(),
   })
   .superRefine((spec, ctx) => {
     if (spec.drainPlan.some((e) => e.podPriority === undefined)) return; // refused per entry already
@@ -217,6 +219,7 @@ export const NodeMaintenanceSpecFields = z
       { rule: 'self.drainPlan == oldSelf.drainPlan', message: IMMUTABLE_PLAN_MESSAGE, fieldPath: '.drainPlan' },
       { rule: `!(${left}) || self.nodeSelector == oldSelf.nodeSelector`, message: FROZEN_MESSAGE('nodeSelector'), fieldPath: '.nodeSelector' },
       { rule: `!(${left}) || (${sameOptional('drain')})`, message: FROZEN_MESSAGE('drain'), fieldPath: '.drain' },
+      { rule: `!(${left}) || (${sameOptional('rollout')})`, message: FROZEN_MESSAGE('rollout'), fieldPath: '.rollout' },
     ],
   })
   .describe('Which nodes, which stage, and how to drain them.');
@@ -246,6 +249,7 @@ export function specTransitionErrors(old: NodeMaintenanceSpec, next: NodeMainten
   if (old.stage !== 'Idle') {
     if (!sameJson(old.nodeSelector, next.nodeSelector)) out.push(FROZEN_MESSAGE('nodeSelector'));
     if (!sameJson(old.drain, next.drain)) out.push(FROZEN_MESSAGE('drain'));
+    if (!sameJson(old.rollout, next.rollout)) out.push(FROZEN_MESSAGE('rollout'));
   }
   return out;
 }
@@ -291,6 +295,12 @@ export const MaintenanceNodeStatusSchema = z.object({
   drainMessage: z.string().optional().describe('What the node\'s drain waits for now.'),
   ...counts,
   limitedBy: z.array(z.string()).optional().describe('The NodeMaintenance covering the same node whose plan is behind: this drain waits for it.'),
+  // A rolling maintenance's node (spec.rollout; docs/rolling-maintenance.md).
+  phase: z.enum(ROLLOUT_NODE_PHASES).optional().describe('With spec.rollout: Waiting, Cordoned, Draining, AwaitingWork, Verifying, Done or Failed.'),
+  waitingFor: z.string().optional().describe('With spec.rollout, while Waiting: what the node waits for (maxUnavailable, a NodeDisruptionBudget, an earlier partition, a pause, another holder).'),
+  phaseTimes: z.array(z.object({ phase: z.enum(ROLLOUT_NODE_PHASES).describe('The phase.'), time: z.string().describe('When the node entered it (RFC 3339).') })).max(8).optional().describe('With spec.rollout: when the node entered each phase.'),
+  bootID: z.string().optional().describe('With spec.rollout: the node\'s bootID recorded when it was drained (completion by reboot compares against it).'),
+  message: z.string().optional().describe('With spec.rollout: why the node failed, or what its work waits for.'),
 });
 
 export const NodeMaintenanceStatus = z.object({
@@ -311,7 +321,21 @@ export const NodeMaintenanceStatus = z.object({
     .describe('The drain over all selected nodes; counts are summed.'),
   nodeStatuses: z.array(MaintenanceNodeStatusSchema).max(1000).optional().describe('Sorted by node name, at most 1000; the rest are counted in nodeStatusesOmitted.'),
   nodeStatusesOmitted: z.int32().optional().describe('Nodes left out of nodeStatuses (past the first 1000).'),
-  conditions: conditions('Drained, Ready, SelectsAllNodes'),
+  rollout: z
+    .object({
+      phase: z.enum(ROLLOUT_PHASES).describe('Running, Paused (by an operator), Stopped (maxFailures passed) or Done.'),
+      maxUnavailable: z.int32().optional().describe('spec.rollout.maxUnavailable as a number of nodes.'),
+      partitions: z.array(z.string()).max(1000).optional().describe('The values of spec.rollout.partitionBy in the order the rollout takes them ("" for nodes without the label, last).'),
+      partition: z.string().optional().describe('The partition being rolled now.'),
+      waiting: z.int32().describe('Nodes not started yet.'),
+      inProgress: z.int32().describe('Nodes Cordoned, Draining, AwaitingWork or Verifying.'),
+      done: z.int32().describe('Nodes Done.'),
+      failed: z.int32().describe('Nodes Failed.'),
+      message: z.string().optional().describe('What the rollout waits for, in one line.'),
+    })
+    .optional()
+    .describe('With spec.rollout: where the rollout stands.'),
+  conditions: conditions('Drained, Ready, SelectsAllNodes, RolloutStopped, CannotFinish'),
 }).describe('What the maintenance is doing, written by Slipway.');
 export type NodeMaintenanceStatus = z.infer<typeof NodeMaintenanceStatus>;
 

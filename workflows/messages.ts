@@ -7,6 +7,7 @@ import type { DrainStatus } from './drain/status.js';
 import type { Lane } from '../api/drain-plan.js';
 import { DRAIN_DECISIONS_QUERY, type OperatorDecision } from '../shared/drain.js';
 import type { NodeMaintenanceSpecInput } from '../api/node-maintenance.js';
+import type { RolloutNodePhase, RolloutPhase } from '../api/rollout.js';
 import type { Holder, NodeTargetsState, ReachedState } from './maintenance/targets.js';
 import type { HolderInfo, MaintenancePlan, MaintenanceStatus, NodeCounts, NodeReport, Stage } from './maintenance/types.js';
 
@@ -142,6 +143,14 @@ export const setStageUpdate = defineUpdate<{ stage: Stage; generation?: number }
 export const maintenanceDeletingSignal = defineSignal('deleting');
 /** From the bridge's feed (starter/bridge/preview-feed.ts): something the Idle preview read has changed; recompute it. */
 export const previewInputsChangedSignal = defineSignal('previewInputsChanged');
+
+/**
+ * Rolling maintenance (spec.rollout): an operator says a node's work is done (any completion method;
+ * refused unless the node is in the maintenance and AwaitingWork). Answers the node's new phase.
+ */
+export const rolloutNodeDoneUpdate = defineUpdate<{ node: string; phase: RolloutNodePhase }, [{ node: string; requestedBy?: string }]>('rolloutNodeDone');
+/** Pause (take no new node; nodes in progress go on) or resume a rollout; refused without spec.rollout or once Complete. */
+export const setRolloutPausedUpdate = defineUpdate<{ phase: RolloutPhase }, [{ paused: boolean; requestedBy?: string }]>('setRolloutPaused');
 
 /** A maintenance holds the node, or its stage or plan position changed (an upsert, idempotent). */
 export const registerHolderSignal = defineSignal<[HolderInfo]>('register');

@@ -115,6 +115,8 @@ describe('NodeMaintenance CRD', () => {
       { name: 'Drained', type: 'string', jsonPath: '.status.conditions[?(@.type=="Drained")].status' },
       { name: 'Nodes', type: 'integer', jsonPath: '.status.selectedNodes' },
       { name: 'Blocked', type: 'integer', jsonPath: '.status.drainStatus.podsBlocked' },
+      { name: 'Done', type: 'integer', jsonPath: '.status.rollout.done' },
+      { name: 'Failed', type: 'integer', jsonPath: '.status.rollout.failed' },
       { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
       { name: 'Reason', type: 'string', jsonPath: '.spec.reason', priority: 1 },
     ]);
@@ -132,7 +134,7 @@ describe('NodeMaintenance CRD', () => {
     expect(rules[0]!.messageExpression).toMatch(/^'drainPlan\[' \+ \['0', '1', .*, '63'\]\[self\.transformList\(i, e, .*, i\)\[0\]\] \+ '\]: entries must be ordered/);
     const status = (m.spec.versions[0]!.schema.openAPIV3Schema.properties as Record<string, JsonSchema>).status!;
     expect(Object.keys(status.properties as object).sort()).toEqual(
-      ['conditions', 'drainPlan', 'drainStatus', 'message', 'nodeStatuses', 'nodeStatusesOmitted', 'observedGeneration', 'runId', 'selectedNodes', 'stageStatuses', 'workflowId'],
+      ['conditions', 'drainPlan', 'drainStatus', 'message', 'nodeStatuses', 'nodeStatusesOmitted', 'observedGeneration', 'rollout', 'runId', 'selectedNodes', 'stageStatuses', 'workflowId'],
     );
   });
 });

@@ -4,6 +4,7 @@ import type { Lane, PlanEntry } from '../../api/drain-plan.js';
 import type { MaintenancePreview } from '../../shared/maintenance-preview.js';
 import type { NodeMaintenanceSpecInput } from '../../api/node-maintenance.js';
 import type { DrainOptionsInput } from '../../api/drain-options.js';
+import type { RolloutNodePhase, RolloutPhase } from '../../api/rollout.js';
 
 /** KEP-4212 stages, in rank order (Idle 0 < Cordon 1 < Drain 2 < Complete 3). */
 export const STAGES = ['Idle', 'Cordon', 'Drain', 'Complete'] as const;
@@ -12,7 +13,7 @@ export const stageRank = (s: Stage): number => STAGES.indexOf(s);
 export const isStage = (s: unknown): s is Stage => typeof s === 'string' && (STAGES as readonly string[]).includes(s);
 
 export interface Condition {
-  type: 'Drained' | 'Ready' | 'SelectsAllNodes';
+  type: 'Drained' | 'Ready' | 'SelectsAllNodes' | 'RolloutStopped' | 'CannotFinish';
   status: 'True' | 'False';
   reason: string;
   message: string;
@@ -36,6 +37,25 @@ export interface MaintenanceNodeStatus extends NodeCounts {
   /** First line by the rules of spec §3; blocker lines follow. */
   drainMessage: string;
   limitedBy: string[];
+  /** With spec.rollout (docs/rolling-maintenance.md): the node's rollout phase and its record. */
+  phase?: RolloutNodePhase;
+  waitingFor?: string;
+  phaseTimes?: Array<{ phase: RolloutNodePhase; time: string }>;
+  bootID?: string;
+  message?: string;
+}
+
+/** With spec.rollout: where the rollout stands (status.rollout). */
+export interface RolloutStatus {
+  phase: RolloutPhase;
+  maxUnavailable?: number;
+  partitions?: string[];
+  partition?: string;
+  waiting: number;
+  inProgress: number;
+  done: number;
+  failed: number;
+  message?: string;
 }
 
 export interface DrainStatusSummary extends NodeCounts {
@@ -62,6 +82,8 @@ export interface MaintenanceStatus {
   nodeStatuses: MaintenanceNodeStatus[];
   nodeStatusesOmitted: number;
   drainStatus: DrainStatusSummary;
+  /** With spec.rollout. */
+  rollout?: RolloutStatus;
   conditions: Condition[];
   /** One line. */
   message: string;
