@@ -1,0 +1,70 @@
+// Which Waiting nodes may start now (RM-1.3, RM-1.4, RM-4.4, RM-5.1), and what the others wait for.
+// Pure: the rollout engine (engine.ts) asks it on every pass.
+import { maxUnavailableOf } from '../../../api/rollout.js';
+import type { RolloutNodePhase } from '../../../api/rollout.js';
+import { finished, inProgress } from './record.js';
+import { partitionOrder, rolloutOrder } from './order.js';
+
+export interface PlannerNode {
+  name: string;
+  phase: RolloutNodePhase;
+  partition: string;
+  /** Started (registered with its coordinator) and not released. */
+  held?: boolean;
+}
+
+export interface PlannerInput {
+  nodes: readonly PlannerNode[];
+  /** spec.rollout.maxUnavailable as written (a count or a percentage). */
+  maxUnavailable: number | string;
+  maxFailures: number;
+  paused: boolean;
+}
+
+export interface PlannerAnswer {
+  /** Nodes to start now, in rollout order. */
+  start: string[];
+  /** What each Waiting node not started waits for (RM-2.2). */
+  waitingFor: Record<string, string>;
+  /** maxUnavailable in nodes. */
+  limit: number;
+  /** Partitions in rollout order, and the one being rolled (undefined once every node is finished). */
+  partitions: string[];
+  partition?: string;
+  /** Nodes in progress once `start` has started. */
+  inProgress: number;
+  /** Set when Failed nodes outnumber maxFailures: why the rollout stops. */
+  stop?: string;
+}
+
+/** How a partition reads in a message ("" is the nodes without the label). */
+export const partitionName = (p: string): string => (p === '' ? '(no label)' : p);
+
+export function nextToStart(input: PlannerInput): PlannerAnswer {
+  const { nodes } = input;
+  const limit = maxUnavailableOf(input.maxUnavailable, nodes.length);
+  const byName = new Map(nodes.map((n) => [n.name, n]));
+  const order = rolloutOrder(nodes);
+  const partitions = partitionOrder(nodes.map((n) => n.partition));
+  const failed = order.filter((n) => byName.get(n)!.phase === 'Failed');
+  const stop = failed.length > input.maxFailures ? `${failed.length} node${failed.length === 1 ? '' : 's'} failed (maxFailures ${input.maxFailures}): ${failed.slice(0, 5).join(', ')}${failed.length > 5 ? ', …' : ''}` : undefined;
+  // One partition at a time: the first in order with a node not Done or Failed.
+  const partition = partitions.find((p) => nodes.some((n) => n.partition === p && !finished(n)));
+  // Each node counts once, whoever else holds it (RM-1.5).
+  let busy = new Set(nodes.filter(inProgress).map((n) => n.name)).size;
+  const start: string[] = [];
+  const waitingFor: Record<string, string> = {};
+  for (const name of order) {
+    const n = byName.get(name)!;
+    if (n.phase !== 'Waiting' || n.held) continue;
+    if (stop) waitingFor[name] = 'rollout stopped';
+    else if (input.paused) waitingFor[name] = 'paused';
+    else if (n.partition !== partition) waitingFor[name] = `partition ${partitionName(partition ?? '')}`;
+    else if (busy >= limit) waitingFor[name] = `maxUnavailable (${busy} of ${limit} in progress)`;
+    else {
+      start.push(name);
+      busy++;
+    }
+  }
+  return { start, waitingFor, limit, partitions, partition, inProgress: busy, ...(stop ? { stop } : {}) };
+}
