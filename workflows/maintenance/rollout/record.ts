@@ -34,9 +34,9 @@ export interface RolloutRecord {
 export const IN_PROGRESS: readonly RolloutNodePhase[] = ['Cordoned', 'Draining', 'AwaitingWork', 'Verifying'];
 
 /** Started and not finished: counted against maxUnavailable (a node held while it waits for a budget slot too). */
-export const inProgress = (n: RolloutNode): boolean => IN_PROGRESS.includes(n.phase) || (n.phase === 'Waiting' && !!n.held);
+export const inProgress = (n: Pick<RolloutNode, 'phase' | 'held'>): boolean => IN_PROGRESS.includes(n.phase) || (n.phase === 'Waiting' && !!n.held);
 
-export const finished = (n: RolloutNode): boolean => n.phase === 'Done' || n.phase === 'Failed';
+export const finished = (n: Pick<RolloutNode, 'phase'>): boolean => n.phase === 'Done' || n.phase === 'Failed';
 
 /** The phases whose time counts against nodeTimeout (RM-4.1). */
 export const TIMED: readonly RolloutNodePhase[] = ['Cordoned', 'Draining', 'AwaitingWork'];
