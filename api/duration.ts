@@ -4,27 +4,9 @@
 // 99999999999h made Date throw RangeError on every workflow task) or failed a cycle at once (0s).
 import { z } from 'zod';
 import { celString } from './admission.js';
+import { DURATION_MAX_LENGTH, DURATION_PATTERN, isDuration, parseDuration } from './duration-text.js';
 
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-const PART = /([0-9]+(?:[.][0-9]+)?)(ms|s|m|h)/g;
-/**
- * No backslashes (the text is also a CEL string literal) and at most 6 integer digits per part in at
- * most 20 characters, so Go's and CEL's duration() (int64 nanoseconds) cannot overflow on any text
- * the pattern admits.
- */
-export const DURATION_PATTERN = '^([0-9]{1,6}([.][0-9]{1,9})?(ms|s|m|h))+$';
-export const DURATION_MAX_LENGTH = 20;
-const DURATION_RE = new RegExp(DURATION_PATTERN);
-
-const isDuration = (text: string) => text.length <= DURATION_MAX_LENGTH && DURATION_RE.test(text);
-
-/** Milliseconds of a duration; malformed, negative or over-long text throws. */
-export function parseDuration(text: string): number {
-  if (!isDuration(text)) throw new Error(`"${text}" is not a duration (examples: 90s, 5m, 1h30m)`);
-  let ms = 0;
-  for (const m of text.matchAll(PART)) ms += Number(m[1]) * UNIT_MS[m[2]!]!;
-  return ms;
-}
+export { DURATION_MAX_LENGTH, DURATION_PATTERN, parseDuration };
 
 const FORMAT = 'is not a duration such as 90s, 5m, 1h30m or 250ms (at most 6 digits per number, 20 characters)';
 

@@ -27,15 +27,7 @@ export function isMaxUnavailable(v: unknown): v is number | string {
   return typeof v === 'string' && MAX_UNAVAILABLE_RE.test(v);
 }
 
-/**
- * How many of `selected` nodes may be in maintenance at once. A percentage rounds down, and never
- * below 1 (OpenShift's maxUnavailable): 25% of 3 nodes is 1, so a percentage cannot stall a rollout.
- */
-export function maxUnavailableOf(v: number | string, selected: number): number {
-  if (typeof v === 'number') return v;
-  if (!v.endsWith('%')) return Number(v);
-  return Math.max(1, Math.floor((selected * Number(v.slice(0, -1))) / 100));
-}
+export { maxUnavailableOf } from './rollout-count.js';
 
 /** int-or-string as a PDB's maxUnavailable: 2, "2" or "25%" (the CRD marks it x-kubernetes-int-or-string). */
 export const MaxUnavailable = z

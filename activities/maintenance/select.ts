@@ -12,10 +12,12 @@ export interface Selection {
   totalNodes: number;
   controlPlaneNodes: number;
   controlPlaneSelected: number;
+  /** Asked with partitionBy (spec.rollout): each selected node's value of that label ("" without it). */
+  partitions?: Record<string, string>;
 }
 
 /** The selection over these nodes (pure: the read and the selection watch share it). */
-export function selectionOf(nodeSelector: NodeSelector, all: V1Node[]): Selection {
+export function selectionOf(nodeSelector: NodeSelector, all: V1Node[], partitionBy?: string): Selection {
   const nodes = all.map((n) => ({ name: n.metadata!.name!, labels: n.metadata?.labels ?? {} }));
   const selected = nodes.filter((n) => matchesNodeSelector(nodeSelector, n));
   const cp = nodes.filter((n) => n.labels[CONTROL_PLANE_LABEL] !== undefined);
@@ -24,12 +26,13 @@ export function selectionOf(nodeSelector: NodeSelector, all: V1Node[]): Selectio
     totalNodes: nodes.length,
     controlPlaneNodes: cp.length,
     controlPlaneSelected: cp.filter((n) => selected.includes(n)).length,
+    ...(partitionBy !== undefined ? { partitions: Object.fromEntries(selected.map((n) => [n.name, n.labels[partitionBy] ?? ''])) } : {}),
   };
 }
 
 export function createSelectActivities(kube: Kube) {
   return {
-    async selectMaintenanceNodes(input: { nodeSelector: NodeSelector }): Promise<Selection> {
+    async selectMaintenanceNodes(input: { nodeSelector: NodeSelector; partitionBy?: string }): Promise<Selection> {
       const nodes: V1Node[] = [];
       let _continue: string | undefined;
       do {
@@ -37,7 +40,7 @@ export function createSelectActivities(kube: Kube) {
         nodes.push(...page.items);
         _continue = page.metadata?._continue || undefined;
       } while (_continue);
-      return selectionOf(input.nodeSelector, nodes);
+      return selectionOf(input.nodeSelector, nodes, input.partitionBy);
     },
   };
 }

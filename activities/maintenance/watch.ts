@@ -38,6 +38,8 @@ export interface SelectionWatchInput {
   /** The selection as last read: the wait ends when the selected names or the node total differ. */
   nodes: string[];
   totalNodes: number;
+  /** spec.rollout.partitionBy: the answer carries each node's partition. */
+  partitionBy?: string;
   renewMs?: number;
 }
 
@@ -101,7 +103,7 @@ export function createMaintenanceWatchActivities(kube: Kube) {
     async watchMaintenanceSelection(input: SelectionWatchInput): Promise<{ changed: boolean; selection: Selection }> {
       let last: Selection | undefined;
       const cache = allNodes(kube);
-      const view = (objects: Map<string, V1Node>) => (last = selectionOf(input.nodeSelector, [...objects.values()]));
+      const view = (objects: Map<string, V1Node>) => (last = selectionOf(input.nodeSelector, [...objects.values()], input.partitionBy));
       await watchUntil<V1Node>({
         kc: kube.config,
         path: '/api/v1/nodes',

@@ -43,6 +43,9 @@ import { isStage, NO_COUNTS, stageRank, STAGES, type MaintenanceInput, type Main
 import { idle } from './stages/idle.js';
 import { holding } from './stages/hold.js';
 import { complete } from './stages/complete.js';
+import { RollingRun } from './rollout/effects.js';
+import { compactRecord, type RolloutRecord } from './rollout/record.js';
+import { listenRollout } from './rollout/updates.js';
 
 export type Next = Stage | 'End';
 
@@ -122,6 +125,9 @@ export class Maintenance implements Facts {
   told = new Set<string>();
   /** A selection not yet acted on (admitSelection's read, or the watch's answer): the next membership pass takes it. */
   freshSelection?: Selection;
+  /** With spec.rollout: the rollout's record (carried), and what this run has in flight for it. */
+  rollout?: RolloutRecord;
+  readonly rolling = new RollingRun();
 
   constructor(input: MaintenanceInput) {
     this.name = input.name;
@@ -149,6 +155,7 @@ export class Maintenance implements Facts {
       this.admitted = c.admitted;
       this.selectsAll = c.selectsAll;
       this.drainedAt = c.drainedAt;
+      this.rollout = c.rollout;
     }
     this.listen();
   }
@@ -175,6 +182,7 @@ export class Maintenance implements Facts {
         admitted: this.admitted,
         selectsAll: this.selectsAll,
         drainedAt: this.drainedAt,
+        ...(this.rollout ? { rollout: compactRecord(this.rollout) } : {}),
       },
     };
   }
@@ -187,10 +195,15 @@ export class Maintenance implements Facts {
     await continueAsNew<typeof nodeMaintenanceWorkflow>(this.carry());
   }
 
+  get rolloutSpec() {
+    return this.spec.rollout;
+  }
+
   /** Messages: the status query, the two stage updates, deletion, and the node reports. */
   private listen(): void {
     setHandler(maintenanceStatusQuery, () => this.status());
     setHandler(maintenancePlanQuery, () => this.planAnswer());
+    listenRollout(this); // rolloutNodeDone, setRolloutPaused
     // A preview computed after the ask (one already under way read the cluster before it); only while Idle.
     setHandler(maintenanceRefreshPlanUpdate, () => this.refreshPlan());
     setHandler(

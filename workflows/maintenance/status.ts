@@ -9,6 +9,9 @@ import type { PlanEntry } from '../../api/drain-plan.js';
 import type { MaintenancePreview, PreviewInputs } from '../../shared/maintenance-preview.js';
 import { NO_COUNTS, type Condition, type MaintenanceNodeStatus, type MaintenanceStatus, type NodeCounts, type NodeReport, type Stage, type StageStatus } from './types.js';
 import { ALLOW_ALL_NODES_ANNOTATION } from '../../api/names.js';
+import type { NodeMaintenanceRolloutInput } from '../../api/rollout.js';
+import type { RolloutRecord } from './rollout/record.js';
+import { rolloutDrained, withRollout } from './rollout/status.js';
 
 /** Status shows at most this many nodes; the rest are counted (NM §1). */
 export const NODE_STATUS_CAP = 1000;
@@ -35,6 +38,9 @@ export interface Facts {
   deleting: boolean;
   /** When every node was first seen drained: Drained stays True from then on, through Complete (NM-1.8). */
   drainedAt?: string;
+  /** spec.rollout, and the rollout's record (docs/rolling-maintenance.md). */
+  rolloutSpec?: NodeMaintenanceRolloutInput;
+  rollout?: RolloutRecord;
 }
 
 const ZERO = NO_COUNTS;
@@ -74,6 +80,7 @@ export function progressNodes(f: Pick<Facts, 'nodes'>): ProgressNode[] {
 
 /** Drain has reached the end of the plan and every node reports drained (or gone). */
 export function isDrainedNow(f: Facts): boolean {
+  if (f.rolloutSpec) return f.stage === 'Drain' && rolloutDrained(f.rollout, f.nodes.size);
   return f.stage === 'Drain' && f.index >= f.plan.length && [...f.nodes.values()].every(isDone);
 }
 
@@ -100,7 +107,7 @@ export function maintenanceStatus(f: Facts): MaintenanceStatus {
   // What blocks the drain, where `kubectl get` and `describe` look first (not only in nodeStatuses).
   const blocked = f.stage === 'Drain' && !drained ? nodeStatuses.filter((n) => drainBlockers(n.drainMessage).length) : [];
   const drainMessage = drainStatusMessage(drained, reports.map((r) => ({ finished: !!r?.finished, limitedBy: r?.limitedBy ?? [], gone: r?.gone, claimed: !!r?.claimedBy, budgetWait: r?.budgetWait })));
-  return {
+  const status: MaintenanceStatus = {
     stage: f.stage,
     stageStatuses: f.stageStatuses,
     drainPlan: f.plan,
@@ -116,6 +123,8 @@ export function maintenanceStatus(f: Facts): MaintenanceStatus {
     completed: f.completed,
     ...(f.stage === 'Idle' && !f.deleting && f.previewInputs ? { previewInputs: f.previewInputs } : {}),
   };
+  // A rolling node's drain line is its own: its plan position, no other node to wait for.
+  return withRollout(f, status, (name, index) => nodeFirstLine({ ...f, index, nodes: new Map([[name, f.nodes.get(name)]]) }, name, f.nodes.get(name)));
 }
 
 /** The Drained condition's message while nodes are blocked: the aggregate naming each blocked node's pods and PDBs. */

@@ -127,6 +127,8 @@ export interface MaintenanceCarry {
   admitted: boolean;
   selectsAll?: { total: number; acknowledged: boolean };
   drainedAt?: string;
+  /** With spec.rollout: the rollout's record (phases, times, partitions, plan positions, bootIDs). */
+  rollout?: import('./rollout/record.js').RolloutRecord;
 }
 
 /** A maintenance as a node coordinator sees it (the register signal carries it whole; it is an upsert). */

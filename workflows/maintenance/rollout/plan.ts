@@ -1,8 +1,8 @@
 // Which Waiting nodes may start now (RM-1.3, RM-1.4, RM-4.4, RM-5.1), and what the others wait for.
 // Pure: the rollout engine (engine.ts) asks it on every pass.
-import { maxUnavailableOf } from '../../../api/rollout.js';
-import type { RolloutNodePhase } from '../../../api/rollout.js';
-import { finished, inProgress } from './record.js';
+import { maxUnavailableOf } from '../../../api/rollout-count.js';
+import type { NodeMaintenanceRolloutInput, RolloutNodePhase } from '../../../api/rollout.js';
+import { finished, inProgress, type RolloutRecord } from './record.js';
 import { partitionOrder, rolloutOrder } from './order.js';
 
 export interface PlannerNode {
@@ -67,4 +67,10 @@ export function nextToStart(input: PlannerInput): PlannerAnswer {
     }
   }
   return { start, waitingFor, limit, partitions, partition, inProgress: busy, ...(stop ? { stop } : {}) };
+}
+
+/** The planner's answer over the rollout's record as it stands (the engine and the status ask it). */
+export function plannerAnswer(spec: NodeMaintenanceRolloutInput, r: RolloutRecord): PlannerAnswer {
+  const nodes = Object.entries(r.nodes).map(([name, n]) => ({ name, phase: n.phase, partition: n.partition, held: n.held }));
+  return nextToStart({ nodes, maxUnavailable: spec.maxUnavailable ?? 1, maxFailures: spec.maxFailures ?? 0, paused: r.paused });
 }

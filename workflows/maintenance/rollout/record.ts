@@ -1,7 +1,7 @@
 // The rollout's record (docs/rolling-maintenance.md RM-7.1): per node its phase, phase times,
 // partition, plan position and recorded bootID. Plain data, kept in workflow state and carried
 // across continue-as-new as it is; pure helpers only (no Temporal, no clocks).
-import type { RolloutNodePhase } from '../../../api/rollout.js';
+import type { RolloutNodePhase, RolloutPhase } from '../../../api/rollout.js';
 
 export interface RolloutNode {
   phase: RolloutNodePhase;
@@ -50,3 +50,23 @@ export function enter(n: RolloutNode, phase: RolloutNodePhase, time: string): vo
 
 /** When the node was cordoned (the start of its nodeTimeout). */
 export const cordonedAt = (n: RolloutNode): string | undefined => n.times.find((t) => t.phase === 'Cordoned')?.time;
+
+/** Running, Paused, Stopped (maxFailures passed) or Done (every node Done or Failed). */
+export function rolloutPhase(m: { rollout?: RolloutRecord }): RolloutPhase {
+  const r = m.rollout;
+  if (!r) return 'Running';
+  if (r.stopped) return 'Stopped';
+  const nodes = Object.values(r.nodes);
+  if (nodes.length && nodes.every(finished)) return 'Done';
+  return r.paused ? 'Paused' : 'Running';
+}
+
+/** The record as carried across continue-as-new: a finished node keeps its phase, times, partition, bootID and message only. */
+export function compactRecord(r: RolloutRecord): RolloutRecord {
+  const nodes: Record<string, RolloutNode> = {};
+  for (const [name, n] of Object.entries(r.nodes)) {
+    if (!finished(n) || n.held) nodes[name] = n;
+    else nodes[name] = { phase: n.phase, partition: n.partition, times: n.times, ...(n.bootID ? { bootID: n.bootID } : {}), ...(n.message ? { message: n.message } : {}) };
+  }
+  return { ...r, nodes };
+}

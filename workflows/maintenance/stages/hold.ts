@@ -9,6 +9,7 @@ import { advance as nextIndex } from '../progress.js';
 import { progressNodes } from '../status.js';
 import type { Maintenance, Next } from '../maintenance.js';
 import { select, syncMembership, tellAll, tellDrains } from './members.js';
+import { roll } from '../rollout/engine.js';
 
 /** The selection watch returns at the latest after 20 minutes (RENEW_MS). */
 const waits = watchSteps('30 minutes');
@@ -24,7 +25,7 @@ export async function holding(m: Maintenance, stage: 'Cordon' | 'Drain'): Promis
   await tellAll(m, [...m.nodes.keys()]); // the stage changed for nodes already held
   for (;;) {
     await syncMembership(m);
-    if (stage === 'Drain') await advance(m);
+    if (stage === 'Drain') await (m.spec.rollout ? roll(m) : advance(m)); // a rollout: node by node (docs/rolling-maintenance.md)
     m.publish();
     if (m.desired !== stage) return m.desired;
     m.dirty = false;
@@ -52,7 +53,7 @@ function watchSelection(m: Maintenance): void {
   const scope = new CancellationScope();
   m.watching = scope;
   const { nodes, totalNodes } = m.selection;
-  const input = { nodeSelector: m.spec.nodeSelector as NodeSelector, nodes, totalNodes };
+  const input = { nodeSelector: m.spec.nodeSelector as NodeSelector, nodes, totalNodes, ...(m.spec.rollout ? { partitionBy: m.spec.rollout.partitionBy ?? '' } : {}) };
   scope
     .run(() => waits.watchMaintenanceSelection.executeWithOptions({ summary: 'watch the selection' }, [input]))
     .then(

@@ -11,9 +11,10 @@ import { NodesAttr } from '../../search-attributes.js';
 import { maintenanceNodeWorkflow } from '../node.js';
 import type { HolderInfo } from '../types.js';
 import type { Maintenance } from '../maintenance.js';
+import { holds, indexOf } from '../rollout/engine.js';
 
 export async function select(m: Maintenance): Promise<Selection> {
-  const sel = await steps.selectMaintenanceNodes.executeWithOptions({ summary: 'select nodes' }, [{ nodeSelector: m.spec.nodeSelector as NodeSelector }]);
+  const sel = await steps.selectMaintenanceNodes.executeWithOptions({ summary: 'select nodes' }, [{ nodeSelector: m.spec.nodeSelector as NodeSelector, ...(m.spec.rollout ? { partitionBy: m.spec.rollout.partitionBy ?? '' } : {}) }]);
   m.selectedTotal = sel.nodes.length;
   upsertSearchAttributes([{ key: NodesAttr, value: sel.nodes.slice(0, 100) }]);
   return sel;
@@ -36,19 +37,22 @@ export async function syncMembership(m: Maintenance): Promise<void> {
     // A node a cycle claimed stays until its coordinator has seen the claim go or the node go (NM-7.7:
     // deleted by the cycle, it counts as finished); the cycle's detach may also drop it from the selection.
     if (now.has(n) || r?.gone || r?.claimedBy) continue;
+    const held = holds(m, n); // a rolling maintenance holds only the nodes it has started
     m.nodes.delete(n);
+    if (!held) continue;
     m.releasing.add(n);
     await release(m, n);
   }
 }
 
-function holder(m: Maintenance): HolderInfo {
-  return { id: m.id, name: m.name, createdAt: m.createdAt, stage: m.stage === 'Drain' ? 'Drain' : 'Cordon', plan: m.plan, index: m.index, reason: m.reason, drain: m.spec.drain };
+/** M as node's coordinator sees it: a rolling node at its own plan position (RM-2.3). */
+function holder(m: Maintenance, node: string): HolderInfo {
+  return { id: m.id, name: m.name, createdAt: m.createdAt, stage: m.stage === 'Drain' ? 'Drain' : 'Cordon', plan: m.plan, index: indexOf(m, node), reason: m.reason, drain: m.spec.drain };
 }
 
 /** Tells many nodes at once: the signals go out together instead of one round trip each. */
 export async function tellAll(m: Maintenance, nodes: string[]): Promise<void> {
-  await Promise.all(nodes.map((n) => tell(m, n)));
+  await Promise.all(nodes.filter((n) => holds(m, n)).map((n) => tell(m, n)));
 }
 
 /**
@@ -57,7 +61,7 @@ export async function tellAll(m: Maintenance, nodes: string[]): Promise<void> {
  */
 async function tell(m: Maintenance, node: string): Promise<void> {
   const id = maintenanceNodeWorkflowId(node);
-  const h = holder(m);
+  const h = holder(m, node);
   // A node this run has not told yet most often has no coordinator: try the start first then.
   let startFirst = !m.told.has(node);
   m.told.add(node);
@@ -87,8 +91,14 @@ async function tell(m: Maintenance, node: string): Promise<void> {
 /** Issue 26 §5: M's new position to the drain of each node it covers (the drain applies it as the coordinator would). */
 export async function tellDrains(m: Maintenance): Promise<void> {
   const covered = [...m.nodes].filter(([, r]) => r && !r.gone && !r.claimedBy && r.coveredBy.includes(m.name)).map(([n]) => n);
-  const advance = { id: m.id, index: m.index };
-  await Promise.all(covered.map((n) => getExternalWorkflowHandle(maintenanceDrainWorkflowId(n)).signal(holderAdvancedSignal, advance).catch(() => undefined)));
+  await Promise.all(covered.map((n) => tellDrain(m, n)));
+}
+
+/** One node's drain hears M's position there (a rolling node's own, RM-2.3). */
+export async function tellDrain(m: Maintenance, node: string): Promise<void> {
+  const r = m.nodes.get(node);
+  if (!r || r.gone || r.claimedBy || !r.coveredBy.includes(m.name)) return;
+  await getExternalWorkflowHandle(maintenanceDrainWorkflowId(node)).signal(holderAdvancedSignal, { id: m.id, index: indexOf(m, node) }).catch(() => undefined);
 }
 
 export async function release(m: Maintenance, node: string): Promise<void> {
