@@ -14,7 +14,8 @@ export interface RolloutFacts {
 
 /** RM-6.2: Drained only when every node is Done. */
 export function rolloutDrained(r: RolloutRecord | undefined, nodes: number): boolean {
-  const all = Object.values(r?.nodes ?? {});
+  if (!r) return false; // the rollout has not looked at its nodes yet (Drain just entered)
+  const all = Object.values(r.nodes);
   return all.length === nodes && all.every((n) => n.phase === 'Done');
 }
 
