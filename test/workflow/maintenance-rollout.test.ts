@@ -8,6 +8,7 @@ import { rolloutNodeDoneUpdate, setRolloutPausedUpdate, setStageUpdate } from '.
 import type { MaintenanceStatus } from '../../workflows/maintenance/types.js';
 import { maintenanceStatusWhen, maintenanceTestIds, startMaintenance } from '../support/fake-maintenance.js';
 import { FakeRolloutCluster } from '../support/fake-rollout.js';
+import { FakeBudget } from '../support/fake-budget.js';
 import { useWorkflowEnv } from '../support/workflow-env.js';
 
 const env = useWorkflowEnv();
@@ -75,7 +76,48 @@ describe('RM-1 which node goes next', () => {
   }, 120_000);
 });
 
+describe('RM-1.6 budgets on top', () => {
+  test.concurrent('RM-1.6 a NodeDisruptionBudget of 1 under maxUnavailable 3: the budget wins (one node cordoned at a time); the refused ones are Waiting with the refusal', async () => {
+    const fake = new FakeRolloutCluster({ 'rd-1': undefined, 'rd-2': undefined, 'rd-3': undefined });
+    fake.budget = new FakeBudget(1, 'rd');
+    const names = [...fake.nodes.keys()];
+    await env().withWorker(fake.rolloutActivities(), async (tq) => {
+      const h = await rolling(tq, 'rd', { maxUnavailable: 3, completion: { manual: true } });
+      const s = await maintenanceStatusWhen(h, 'one AwaitingWork, two refused', (x) => x.nodeStatuses.filter((n) => n.phase === 'AwaitingWork').length === 1 && x.nodeStatuses.filter((n) => n.waitingFor?.startsWith('waiting for NodeDisruptionBudget rd')).length === 2);
+      expect(s.rollout).toMatchObject({ inProgress: 3, waiting: 0 });
+      let finished = 0;
+      await maintenanceStatusWhen(h, 'every node Done', (x) => {
+        for (const n of x.nodeStatuses) if (n.phase === 'AwaitingWork') void h.executeUpdate(rolloutNodeDoneUpdate, { args: [{ node: n.nodeRef.name }] }).catch(() => undefined);
+        finished = x.nodeStatuses.filter((n) => n.phase === 'Done').length;
+        return finished === 3;
+      });
+      expect(heldOverTime(fake).most).toBe(1);
+      expect(fake.budget.most).toBe(1);
+      await h.executeUpdate(setStageUpdate, { args: [{ stage: 'Complete' }] });
+      await h.result();
+      expect(fake.budget.disrupted.size).toBe(0);
+    }, { workflowIds: maintenanceTestIds(['rd'], names) });
+  }, 120_000);
+});
+
 describe('RM-3 completion', () => {
+  test.concurrent('RM-3.6 a node that fails its health checks after its work is Failed, released, and counted against maxFailures', async () => {
+    const fake = new FakeRolloutCluster({ 'rh-1': undefined, 'rh-2': undefined });
+    fake.healthy = () => false;
+    await env().withWorker(fake.rolloutActivities(), async (tq) => {
+      const h = await rolling(tq, 'rh', { completion: { manual: true, healthChecks: [{ endpoint: 'http://check', waitPeriod: '1m' }] } });
+      await maintenanceStatusWhen(h, 'rh-1 AwaitingWork', (x) => phaseOf(x, 'rh-1') === 'AwaitingWork');
+      await h.executeUpdate(rolloutNodeDoneUpdate, { args: [{ node: 'rh-1' }] });
+      const s = await maintenanceStatusWhen(h, 'rh-1 Failed', (x) => phaseOf(x, 'rh-1') === 'Failed');
+      expect(statusOf(s, 'rh-1').message).toBe('health checks failed: rh-1: GET http://check: status 500');
+      expect(fake.nodes.get('rh-1')).toMatchObject({ cordoned: false, heldBy: [] });
+      await maintenanceStatusWhen(h, 'stopped', (x) => x.rollout?.phase === 'Stopped');
+      expect(fake.nodeWrites().filter((w) => w.startsWith('rh-2'))).toEqual([]);
+      await h.executeUpdate(setStageUpdate, { args: [{ stage: 'Complete' }] });
+      await h.result();
+    }, { workflowIds: maintenanceTestIds(['rh'], ['rh-1', 'rh-2']) });
+  }, 90_000);
+
   test.concurrent('RM-3.1 RM-3.2 completion by reboot: the bootID recorded when drained; a new bootID counts only once the node is Ready; then released and Done', async () => {
     const fake = new FakeRolloutCluster({ 'rb-1': undefined });
     await env().withWorker(fake.rolloutActivities(), async (tq) => {

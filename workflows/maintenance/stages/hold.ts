@@ -24,11 +24,13 @@ export async function holding(m: Maintenance, stage: 'Cordon' | 'Drain'): Promis
   }
   await tellAll(m, [...m.nodes.keys()]); // the stage changed for nodes already held
   for (;;) {
+    // Cleared before the pass, not after: a message or an answer that lands while the pass awaits a
+    // step (a report, a rollout's completion watch) wakes the next pass instead of being lost.
+    m.dirty = false;
     await syncMembership(m);
     if (stage === 'Drain') await (m.spec.rollout ? roll(m) : advance(m)); // a rollout: node by node (docs/rolling-maintenance.md)
     m.publish();
     if (m.desired !== stage) return m.desired;
-    m.dirty = false;
     watchSelection(m);
     await condition(() => m.dirty);
     await m.renewIfLong();
