@@ -170,7 +170,8 @@ describe('RM-3 completion', () => {
       expect(await refusal(h.executeUpdate(rolloutNodeDoneUpdate, { args: [{ node: 'nope' }] }))).toBe('node nope is not in this maintenance');
       expect(await refusal(h.executeUpdate(rolloutNodeDoneUpdate, { args: [{ node: 'ru-2' }] }))).toBe('node ru-2 is Waiting, not AwaitingWork');
       expect(await h.executeUpdate(rolloutNodeDoneUpdate, { args: [{ node: 'ru-1', requestedBy: 'alice' }] })).toEqual({ node: 'ru-1', phase: 'Verifying' });
-      await maintenanceStatusWhen(h, 'ru-1 Done, ru-2 AwaitingWork', (x) => phaseOf(x, 'ru-1') === 'Done' && phaseOf(x, 'ru-2') === 'AwaitingWork');
+      const after = await maintenanceStatusWhen(h, 'ru-1 Done, ru-2 AwaitingWork', (x) => phaseOf(x, 'ru-1') === 'Done' && phaseOf(x, 'ru-2') === 'AwaitingWork');
+      expect(statusOf(after, 'ru-1').message).toBe('work done (manual, by alice)');
       expect(await refusal(h.executeUpdate(rolloutNodeDoneUpdate, { args: [{ node: 'ru-1' }] }))).toBe('node ru-1 is Done, not AwaitingWork');
       await h.executeUpdate(setStageUpdate, { args: [{ stage: 'Complete' }] });
       await h.result();
@@ -243,6 +244,7 @@ describe('RM-5 pause and RM-6 stages', () => {
       expect(statusOf(still, 'rz-2')).toMatchObject({ phase: 'Waiting', waitingFor: 'paused' });
       expect(still.rollout?.phase).toBe('Paused');
       expect(s.message).toContain('Paused');
+      expect(still.rollout?.message).toMatch(/; paused by alice$/);
       expect(fake.nodeWrites().filter((w) => w.startsWith('rz-2'))).toEqual([]);
       expect(await h.executeUpdate(setRolloutPausedUpdate, { args: [{ paused: false }] })).toEqual({ phase: 'Running' });
       await maintenanceStatusWhen(h, 'rz-2 AwaitingWork', (x) => phaseOf(x, 'rz-2') === 'AwaitingWork');

@@ -26,6 +26,8 @@ export interface RolloutNode {
 export interface RolloutRecord {
   nodes: Record<string, RolloutNode>;
   paused: boolean;
+  /** Who paused it (the update's caller identity), while paused. */
+  pausedBy?: string;
   /** Why the rollout stopped (maxFailures passed), once it has. */
   stopped?: string;
 }

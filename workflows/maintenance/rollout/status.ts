@@ -36,7 +36,7 @@ export function withRollout(f: Facts, s: MaintenanceStatus, drainLine: (name: st
     done: all.filter((n) => n.phase === 'Done').length,
     failed: all.filter((n) => n.phase === 'Failed').length,
   };
-  rollout.message = rolloutLine(rollout, names.length, p.waitingFor, r.stopped);
+  rollout.message = rolloutLine(rollout, names.length, p.waitingFor, r.stopped) + (r.paused && r.pausedBy ? `; paused by ${r.pausedBy}` : '');
   if (f.stage !== 'Drain' && f.stage !== 'Complete') rollout.message = f.stage === 'Cordon' ? 'the rollout cordons node by node in Drain' : 'not started';
   const nodeStatuses = s.nodeStatuses.map((ns): MaintenanceNodeStatus => {
     const n = r.nodes[ns.nodeRef.name];

@@ -12,9 +12,9 @@ const NO_ROLLOUT = 'this maintenance has no spec.rollout';
 export function listenRollout(m: Maintenance): void {
   setHandler(
     rolloutNodeDoneUpdate,
-    ({ node }) => {
+    ({ node, requestedBy }) => {
       const n = m.rollout!.nodes[node]!;
-      n.workDone = 'manual';
+      n.workDone = requestedBy ? `manual, by ${requestedBy}` : 'manual';
       m.dirty = true;
       // The loop releases it next (the handler does not wait for that: a renewal waits for handlers).
       return { node, phase: 'Verifying' as const };
@@ -30,8 +30,10 @@ export function listenRollout(m: Maintenance): void {
   );
   setHandler(
     setRolloutPausedUpdate,
-    ({ paused }) => {
-      rolloutRecord(m).paused = paused;
+    ({ paused, requestedBy }) => {
+      const r = rolloutRecord(m);
+      r.paused = paused;
+      r.pausedBy = paused ? requestedBy : undefined;
       m.dirty = true;
       return { phase: rolloutPhase(m) };
     },
