@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { installCrds } from '../../starter/install-crds.js';
 import type { NodeMaintenanceObject } from '../../starter/bridge/maintenance/objects.js';
 import { admissionClient, causeFor, withSpecUnchecked, type Admission } from '../support/admission.js';
-import { BAD_NODE_MAINTENANCES, NO_NODE } from '../support/bad-node-maintenances.js';
+import { BAD_NODE_MAINTENANCES, NO_NODE, ROLLOUT } from '../support/bad-node-maintenances.js';
 import { Maintenances } from '../support/bridge-maintenance.js';
 import { cli, expectOneLineError } from '../support/cli.js';
 import { uniqueName } from '../support/cluster.js';
@@ -116,6 +116,28 @@ describe('accepted, then reported; or refused when steered', () => {
     expect(a.code).toBe(422);
     expect(said(a).join('\n')).toContain('spec.stage');
     expect(((await nm.get(name))!.spec as { stage?: string }).stage).toBe('Cordon');
+    await g.untouched(m);
+  });
+
+  test('#27.1 spec.rollout added after Idle is refused at admission, naming the field', async () => {
+    const name = await harmless('Cordon');
+    const m = await g.mark();
+    const a = await admit.patchNodeMaintenance(name, { spec: { rollout: ROLLOUT } });
+    expect([a.code, said(a).join('\n')]).toEqual([422, expect.stringMatching(/^spec\.rollout: .*spec\.rollout cannot change once the maintenance has left Idle/)]);
+    expect((await nm.get(name))!.spec).not.toHaveProperty('rollout');
+    await g.untouched(m);
+  });
+
+  test('#27.1 spec.rollout changed after Idle is refused at admission, naming the field', async () => {
+    const name = uniqueName('bi-nm');
+    await nm.create(name, { nodeSelector: NO_NODE, stage: 'Drain', rollout: ROLLOUT });
+    await waitFor(`${name} at Drain`, async () => reached(await nm.get(name)) === 'Drain', { timeoutMs: 30_000 });
+    const m = await g.mark();
+    for (const rollout of [{ ...ROLLOUT, maxUnavailable: '50%' }, null]) {
+      const a = await admit.patchNodeMaintenance(name, { spec: { rollout } });
+      expect([rollout, a.code, said(a).join('\n')]).toEqual([rollout, 422, expect.stringMatching(/^spec\.rollout: .*spec\.rollout cannot change once the maintenance has left Idle/)]);
+    }
+    expect(((await nm.get(name))!.spec as { rollout?: unknown }).rollout).toMatchObject(ROLLOUT);
     await g.untouched(m);
   });
 
