@@ -160,6 +160,24 @@ describe('accepted, then reported; or refused when steered', () => {
     await g.untouched(m);
   });
 
+  test('#27.2 done for a node that is not in the maintenance, from the CLI: one line, exit 1, nothing touched', async () => {
+    const name = await harmless('Drain');
+    const m = await g.mark();
+    const r = await cli(['maintenance', name, 'done', g.nodes[0]!], env());
+    expectOneLineError(r, `done ${g.nodes[0]!} refused by`);
+    expect(reached(await nm.get(name))).toBe('Drain');
+    await g.untouched(m);
+  });
+
+  test('#27.2 pause on a completed maintenance, from the CLI: one line, exit 1', async () => {
+    const name = await harmless('Complete');
+    const m = await g.mark();
+    const r = await cli(['maintenance', name, 'pause'], env());
+    expectOneLineError(r);
+    expect(r.stderr).toMatch(/pause refused by|has ended/);
+    await g.untouched(m);
+  });
+
   test('setStage on a completed maintenance from the CLI: one line, exit 1', async () => {
     const name = await harmless('Complete');
     const m = await g.mark();
