@@ -9,6 +9,7 @@ import type { PlanEntry } from '../../api/drain-plan.js';
 import type { MaintenancePreview, PreviewInputs } from '../../shared/maintenance-preview.js';
 import { NO_COUNTS, type Condition, type MaintenanceNodeStatus, type MaintenanceStatus, type NodeCounts, type NodeReport, type Stage, type StageStatus } from './types.js';
 import { ALLOW_ALL_NODES_ANNOTATION } from '../../api/names.js';
+import { cannotFinishCondition } from './cannot-finish.js';
 
 /** Status shows at most this many nodes; the rest are counted (NM §1). */
 export const NODE_STATUS_CAP = 1000;
@@ -35,6 +36,8 @@ export interface Facts {
   deleting: boolean;
   /** When every node was first seen drained: Drained stays True from then on, through Complete (NM-1.8). */
   drainedAt?: string;
+  /** Without spec.rollout: why the budgets never let it finish (cannot-finish.ts). */
+  cannotFinish?: string;
 }
 
 const ZERO = NO_COUNTS;
@@ -153,6 +156,8 @@ function conditions(f: Facts, drained: boolean, drainMessage: string, blocked: r
     else if (f.selectsAll) out.push({ type: 'SelectsAllNodes', status: 'True', reason: 'SelectsAllNodes', message: `selects all ${f.selectsAll.total} nodes (never acknowledged; nothing was cordoned)` });
     else out.push({ type: 'SelectsAllNodes', status: 'False', reason: 'SomeNodes', message: '' });
   }
+  const cannot = cannotFinishCondition(f);
+  if (cannot) out.push(cannot);
   return out;
 }
 
