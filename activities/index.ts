@@ -8,6 +8,7 @@ import { createInventoryActivities } from './inventory.js';
 import { createMaintenanceActivities } from './maintenance/index.js';
 import { createBudgetActivities } from './budget/index.js';
 import { createBudgetWaitActivities } from './budget/wait.js';
+import { createBudgetFitActivities } from './budget/fit.js';
 import { createNodeGroupActivities } from './node-group/observe.js';
 
 export interface ActivityDeps {
@@ -27,6 +28,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createMaintenanceActivities(deps.kube),
     ...createBudgetActivities(deps.kube),
     ...createBudgetWaitActivities(deps.kube),
+    ...createBudgetFitActivities(deps.kube),
     ...createCycleActivities(deps.kube, providers, defaultProvider),
     ...createNodeGroupActivities(deps.kube, providers, defaultProvider),
   };

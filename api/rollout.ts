@@ -5,7 +5,7 @@
 // the stages together (KEP-4212). Checked twice from the same text, as zod and as CEL.
 // The statements it meets are in docs/rolling-maintenance.md (RM-x.y).
 import { z } from 'zod';
-import { kubeEnum } from './admission.js';
+import { celString, kubeEnum } from './admission.js';
 import { duration } from './duration.js';
 import { HealthCheck } from './health-check.js';
 import { LabelKey } from './label-selector.js';
@@ -29,7 +29,11 @@ export function isMaxUnavailable(v: unknown): v is number | string {
 
 export { maxUnavailableOf } from './rollout-count.js';
 
-/** int-or-string as a PDB's maxUnavailable: 2, "2" or "25%" (the CRD marks it x-kubernetes-int-or-string). */
+/**
+ * int-or-string as a PDB's maxUnavailable: 2, "2" or "25%" (the CRD marks it x-kubernetes-int-or-string).
+ * The CRD checks both forms in one CEL rule, not with `pattern`: a pattern's refusal quotes the
+ * regular expression, this one says what a valid value is, in zod's words. maxLength bounds the rule's cost.
+ */
 export const MaxUnavailable = z
   .any()
   .superRefine((v, ctx) => {
@@ -37,10 +41,12 @@ export const MaxUnavailable = z
   })
   .meta({
     'x-kubernetes-int-or-string': true,
-    // The pattern sees the string form only; CEL bounds the integer form (as NodeDisruptionBudget's maxDisrupted).
-    pattern: MAX_UNAVAILABLE_PATTERN,
+    maxLength: 7,
     'x-kubernetes-validations': [
-      { rule: `type(self) != int || (self >= 1 && self <= ${MAX_ROLLOUT_COUNT})`, messageExpression: `string(self) + ': ${MAX_UNAVAILABLE_MESSAGE.replace(/"/g, '\\"')}'` },
+      {
+        rule: `type(self) == int ? (self >= 1 && self <= ${MAX_ROLLOUT_COUNT}) : string(self).matches(${celString(MAX_UNAVAILABLE_PATTERN)})`,
+        messageExpression: `(type(self) == int ? string(self) : '"' + string(self) + '"') + ${celString(`: ${MAX_UNAVAILABLE_MESSAGE}`)}`,
+      },
     ],
   }) as unknown as z.ZodType<number | string, number | string>;
 

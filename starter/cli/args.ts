@@ -122,11 +122,19 @@ export const COMMANDS = {
     notes: REF_NOTE,
   },
   maintenance: {
-    args: ['<name>', '<action>', '<stage>?'],
-    summary: 'a NodeMaintenance: "<name> status", "<name> plan" (what Drain would do), or "<name> stage <Stage>" to advance it',
+    args: ['<name>', '<action>', '<stage|node>?'],
+    summary: 'a NodeMaintenance: "<name> status", "<name> plan" (what Drain would do), "<name> stage <Stage>" to advance it; with spec.rollout "<name> done <node>", "<name> pause", "<name> resume"',
     options: { reason: { type: 'string', arg: 'text', help: 'with stage: why (written to spec.reason; the StageStarted Event names it)' } },
-    examples: ['maintenance kernel-5-15 plan -o json', 'maintenance kernel-5-15 stage Drain --reason "kernel update"'],
-    notes: `<action> is status, plan or stage. plan: the preview computed while Idle (per node, entry and wave: pods; skipped, kept, PDB blockers). Stages go forward only: ${MAINTENANCE_STAGES.join(' → ')}.`,
+    examples: [
+      'maintenance kernel-5-15 plan -o json',
+      'maintenance kernel-5-15 stage Drain --reason "kernel update"',
+      'maintenance kernel-5-15 done node-7',
+      'maintenance kernel-5-15 pause',
+    ],
+    notes: [
+      `<action> is status, plan, stage, done, pause or resume. plan: the preview computed while Idle (per node, entry and wave: pods; skipped, kept, PDB blockers). Stages go forward only: ${MAINTENANCE_STAGES.join(' → ')}.`,
+      'With spec.rollout: done <node> says that node\'s work is done (it must be AwaitingWork; any completion method), pause takes no new node (nodes in progress go on), resume takes nodes again. Your identity is recorded with each.',
+    ].join('\n'),
   },
   version: { args: [], summary: "the CLI's version; with the servers reachable, the worker's build and the API server's version", options: {}, examples: ['version', '--version -o json'] },
   completion: { args: ['<shell>'], summary: 'a shell completion script (bash, zsh or fish)', options: {}, examples: ['completion bash > /etc/bash_completion.d/slipway', 'completion zsh > "${fpath[1]}/_slipway"', 'completion fish > ~/.config/fish/completions/slipway.fish'] },
@@ -135,6 +143,8 @@ export const COMMANDS = {
 } satisfies Record<string, CommandSpec>;
 
 export type CommandName = keyof typeof COMMANDS;
+/** What `maintenance <name>` does (also the completion's words). */
+export const MAINTENANCE_ACTIONS = ['status', 'plan', 'stage', 'done', 'pause', 'resume'] as const;
 export const isCommand = (s: string): s is CommandName => Object.hasOwn(COMMANDS, s);
 
 export type Command =
@@ -164,6 +174,9 @@ export type Command =
   | { cmd: 'maintenance'; name: string; action: 'status' }
   | { cmd: 'maintenance'; name: string; action: 'plan' }
   | { cmd: 'maintenance'; name: string; action: 'stage'; stage: string; reason?: string }
+  | { cmd: 'maintenance'; name: string; action: 'done'; node: string }
+  | { cmd: 'maintenance'; name: string; action: 'pause' }
+  | { cmd: 'maintenance'; name: string; action: 'resume' }
   | { cmd: 'version' }
   | { cmd: 'completion'; shell: (typeof SHELLS)[number] }
   | { cmd: 'setup'; what: 'temporal' };
@@ -370,12 +383,20 @@ function commandOf(name: CommandName, spec: CommandSpec, parsed: { values: Recor
     case 'maintenance': {
       const nmName = withCommand(name, () => maintenanceName(pos[0]!));
       const action = pos[1]!;
-      if (action === 'status' || action === 'plan') {
-        if (pos[2] !== undefined) throw new UsageError(`unexpected argument "${pos[2]}" for maintenance ${nmName} ${action}`, name);
+      const noReason = () => {
         if (str('reason') !== undefined) throw new UsageError(`--reason goes with stage, not ${action}`, name);
+      };
+      if (action === 'status' || action === 'plan' || action === 'pause' || action === 'resume') {
+        if (pos[2] !== undefined) throw new UsageError(`unexpected argument "${pos[2]}" for maintenance ${nmName} ${action}`, name);
+        noReason();
         return { cmd: 'maintenance', name: nmName, action };
       }
-      if (action !== 'stage') throw new UsageError(`unknown action "${action}" for maintenance (status, plan or stage)`, name);
+      if (action === 'done') {
+        if (pos[2] === undefined) throw new UsageError(`maintenance ${nmName} done needs <node> (a node of the maintenance whose work is done)`, name);
+        noReason();
+        return { cmd: 'maintenance', name: nmName, action, node: withCommand(name, () => nodeName(pos[2]!)) };
+      }
+      if (action !== 'stage') throw new UsageError(`unknown action "${action}" for maintenance (${MAINTENANCE_ACTIONS.join(', ')})`, name);
       const stage = pos[2];
       if (stage === undefined) throw new UsageError(`maintenance ${nmName} stage needs <stage> (${MAINTENANCE_STAGES.join(', ')})`, name);
       if (!(MAINTENANCE_STAGES as readonly string[]).includes(stage)) throw new UsageError(`unknown stage ${stage}; one of ${MAINTENANCE_STAGES.join(', ')}`, name);

@@ -18,7 +18,7 @@ import { oneLine } from './explain.js';
 import { doc } from './output.js';
 import { setupTemporal, version } from './info.js';
 import { isDnsSubdomain } from './refs.js';
-import { maintenancePlan, maintenanceStatus, setStage } from './maintenance.js';
+import { maintenancePlan, maintenanceStatus, rolloutNodeDone, setRolloutPaused, setStage } from './maintenance.js';
 import { describe, maintenanceWorkflowIdOf, resolveDrain, resolveTarget } from './resolve.js';
 import type { Session } from './session.js';
 
@@ -177,6 +177,8 @@ export async function execute(session: Session, c: Exclude<Command, { cmd: 'help
     case 'maintenance':
       if (c.action === 'status') return maintenanceStatus(session, { kind: 'maintenance', id: await maintenanceWorkflowIdOf(session, c.name), name: c.name }, io);
       if (c.action === 'plan') return maintenancePlan(session, c.name, io);
+      if (c.action === 'done') return rolloutNodeDone(session, { name: c.name, node: c.node }, io);
+      if (c.action === 'pause' || c.action === 'resume') return setRolloutPaused(session, { name: c.name, paused: c.action === 'pause' }, io);
       return setStage(session, { name: c.name, stage: c.stage, reason: c.reason }, io);
   }
 }

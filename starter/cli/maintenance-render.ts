@@ -1,11 +1,12 @@
 // A maintenance's maintenanceStatus as text for `status nm/<name>` and `maintenance <name> status`:
 // the stage and when each began, the one-line message, the conditions, where it is in its plan,
-// and per node its drain targets, message (blocker lines), counts and the maintenances limiting it.
+// and per node its drain targets, message (blocker lines), counts and the maintenances limiting it;
+// with spec.rollout, the rollout's phase, counts and partitions, and each node's phase.
 // Also the Idle preview for `maintenance <name> plan`. Pure, so the layout is unit-tested
 // (test/unit/cli-maintenance.test.ts, test/unit/cli-maintenance-plan.test.ts).
 import { entryString, type PlanEntry } from '../../api/drain-plan.js';
 import type { NodePreview, PreviewPod } from '../../shared/maintenance-preview.js';
-import type { MaintenanceNodeStatus, MaintenancePlan, MaintenanceStatus, NodeCounts } from '../../workflows/maintenance/types.js';
+import type { MaintenanceNodeStatus, MaintenancePlan, MaintenanceStatus, NodeCounts, RolloutStatus } from '../../workflows/maintenance/types.js';
 
 /** Lanes, as the plan entries they are. */
 export const lanesString = (lanes: readonly PlanEntry[]) => (lanes.length ? lanes.map(entryString).join(', ') : 'none');
@@ -18,8 +19,27 @@ const indent = (text: string, by: string) =>
     .filter((l) => l.trim())
     .map((l) => `${by}${l.trim()}`);
 
+/** A rolling maintenance's node: its phase, since when, what it waits for, its message. */
+function phaseLine(n: MaintenanceNodeStatus): string | undefined {
+  if (!n.phase) return undefined;
+  const since = n.phaseTimes?.filter((t) => t.phase === n.phase).at(-1)?.time;
+  const waiting = n.phase === 'Waiting' && n.waitingFor ? ` for ${n.waitingFor}` : '';
+  return `    rollout: ${n.phase}${waiting}${since ? ` since ${since}` : ''}${n.message ? `: ${n.message.split('\n')[0]}` : ''}`;
+}
+
+/** status.rollout in two lines: the phase and counts, then the partitions and what it waits for. */
+export function rolloutLines(r: RolloutStatus): string[] {
+  const out = [`rollout ${r.phase}: ${r.done} done, ${r.failed} failed, ${r.inProgress} in progress, ${r.waiting} waiting${r.maxUnavailable !== undefined ? `; at most ${r.maxUnavailable} at once` : ''}`];
+  // The partition being rolled in brackets; nodes without the label are the "" partition, last.
+  if (r.partitions?.length) out.push(`  partitions: ${r.partitions.map((p) => { const shown = p === '' ? '(unlabelled)' : p; return p === r.partition ? `[${shown}]` : shown; }).join(' → ')}`);
+  if (r.message) out.push(`  ${r.message}`);
+  return out;
+}
+
 function nodeLines(n: MaintenanceNodeStatus): string[] {
   const out = [`  ${n.nodeRef.name}: targets ${lanesString(n.drainTargets)}${n.limitedBy.length ? `; limited by ${n.limitedBy.join(', ')}` : ''}`];
+  const phase = phaseLine(n);
+  if (phase) out.push(phase);
   out.push(...indent(n.drainMessage, '    '));
   out.push(`    ${countsString(n)}`);
   return out;
@@ -34,6 +54,7 @@ export function renderMaintenance(s: MaintenanceStatus): string {
   const entry = s.drainPlan[s.planIndex];
   lines.push(`plan: ${s.drainPlan.length} entries; ${entry ? `at entry ${s.planIndex + 1}, ${entryString(entry)}` : 'past the last entry'}`);
   lines.push(`reached on every node: ${lanesString(s.drainStatus.reachedDrainTargets)}; ${countsString(s.drainStatus)}`);
+  if (s.rollout) lines.push(...rolloutLines(s.rollout));
   lines.push(`nodes: ${s.selectedNodes} selected`);
   for (const n of s.nodeStatuses) lines.push(...nodeLines(n));
   if (s.nodeStatusesOmitted > 0) lines.push(`  … and ${s.nodeStatusesOmitted} more ${s.nodeStatusesOmitted === 1 ? 'node' : 'nodes'}`);

@@ -1,10 +1,11 @@
 // `slipway maintenance <name> stage <Stage> [--reason R]` (the setStage update, NM-2.15),
 // `slipway maintenance <name> status` / `slipway status nm/<name>` (NM-7.12) and
-// `slipway maintenance <name> plan` (the Idle preview computed afresh: the refreshPlan update): a maintenance's
-// workflow found by its object (or, once deleted, by its SlipwayObject search attribute).
+// `slipway maintenance <name> plan` (the Idle preview computed afresh: the refreshPlan update), and for a
+// rolling maintenance `done <node>` and `pause`/`resume` (the rolloutNodeDone and setRolloutPaused
+// updates): a maintenance's workflow found by its object (or, once deleted, by its SlipwayObject search attribute).
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { webUiLink } from '../../shared/temporal.js';
-import { maintenancePlanQuery, maintenanceRefreshPlanUpdate, maintenanceStatusQuery, setStageUpdate } from '../../workflows/messages.js';
+import { maintenancePlanQuery, maintenanceRefreshPlanUpdate, maintenanceStatusQuery, rolloutNodeDoneUpdate, setRolloutPausedUpdate, setStageUpdate } from '../../workflows/messages.js';
 import type { MaintenanceStatus } from '../../workflows/maintenance/types.js';
 import { callerIdentity } from '../client.js';
 import type { Io } from './drain.js';
@@ -60,20 +61,53 @@ export async function maintenancePlan(session: Session, name: string, io: Io): P
   return 0;
 }
 
-/** Advances the stage through the running workflow (it writes spec.stage to the object, then acts). */
-export async function setStage(session: Session, c: { name: string; stage: string; reason?: string }, io: Io): Promise<number> {
-  const id = await maintenanceWorkflowIdOf(session, c.name);
+/** The running workflow of maintenance `name`, for an update (`what` is said when it has ended). */
+async function runningMaintenance(session: Session, name: string, what: string): Promise<{ client: Client; id: string }> {
+  const id = await maintenanceWorkflowIdOf(session, name);
   const client = await session.client();
   const desc = await describe(client, id);
   if (!desc) throw new CliError(`no workflow ${id} in Temporal namespace ${session.settings.namespace} yet (the bridge starts it: is it running?)`);
-  if (desc.status.name !== 'RUNNING') throw new CliError(`maintenance ${c.name} has ended (${id} ${desc.status.name.toLowerCase()}): no stage to set`);
-  let r: { stage: string; generation?: number };
+  if (desc.status.name !== 'RUNNING') throw new CliError(`maintenance ${name} has ended (${id} ${desc.status.name.toLowerCase()}): ${what}`);
+  return { client, id };
+}
+
+/** An update's answer; its refusal (the workflow's validator or handler) as one line naming the update. */
+async function update<R>(client: Client, id: string, label: string, send: () => Promise<R>): Promise<R> {
   try {
-    r = await client.withDeadline(Date.now() + UPDATE_TIMEOUT_MS, () => client.workflow.getHandle(id).executeUpdate(setStageUpdate, { args: [{ stage: c.stage, reason: c.reason, requestedBy: callerIdentity() }] }));
+    return await client.withDeadline(Date.now() + UPDATE_TIMEOUT_MS, send);
   } catch (err) {
-    if (err instanceof WorkflowUpdateFailedError) throw new CliError(`setStage ${c.stage} refused by ${id}: ${err.cause?.message ?? err.message}`);
+    if (err instanceof WorkflowUpdateFailedError) throw new CliError(`${label} refused by ${id}: ${(err.cause?.message ?? err.message).split('\n')[0]}`);
     throw err;
   }
+}
+
+/** Advances the stage through the running workflow (it writes spec.stage to the object, then acts). */
+export async function setStage(session: Session, c: { name: string; stage: string; reason?: string }, io: Io): Promise<number> {
+  const { client, id } = await runningMaintenance(session, c.name, 'no stage to set');
+  const r = await update(client, id, `setStage ${c.stage}`, () =>
+    client.workflow.getHandle(id).executeUpdate(setStageUpdate, { args: [{ stage: c.stage, reason: c.reason, requestedBy: callerIdentity() }] }),
+  );
   io.out(`maintenance ${c.name}: stage ${r.stage}${r.generation !== undefined ? ` (spec generation ${r.generation})` : ''} — ${webUiLink(id)}`);
+  return 0;
+}
+
+/** A rolling maintenance: the operator says a node's work is done (refused unless the node is AwaitingWork). */
+export async function rolloutNodeDone(session: Session, c: { name: string; node: string }, io: Io): Promise<number> {
+  const { client, id } = await runningMaintenance(session, c.name, 'no node to mark done');
+  const r = await update(client, id, `done ${c.node}`, () =>
+    client.workflow.getHandle(id).executeUpdate(rolloutNodeDoneUpdate, { args: [{ node: c.node, requestedBy: callerIdentity() }] }),
+  );
+  io.out(`maintenance ${c.name}: node ${r.node} ${r.phase} — ${webUiLink(id)}`);
+  return 0;
+}
+
+/** A rolling maintenance: pause (no new node is taken) or resume. */
+export async function setRolloutPaused(session: Session, c: { name: string; paused: boolean }, io: Io): Promise<number> {
+  const verb = c.paused ? 'pause' : 'resume';
+  const { client, id } = await runningMaintenance(session, c.name, `nothing to ${verb}`);
+  const r = await update(client, id, verb, () =>
+    client.workflow.getHandle(id).executeUpdate(setRolloutPausedUpdate, { args: [{ paused: c.paused, requestedBy: callerIdentity() }] }),
+  );
+  io.out(`maintenance ${c.name}: rollout ${r.phase} — ${webUiLink(id)}`);
   return 0;
 }

@@ -34,6 +34,9 @@ describe('#24.11 a mistake on the command line: exit 2, one line, refused before
     [['status'], 'status needs <ref>'],
     [['frob'], 'unknown command "frob"'],
     [['maintenance', 'nothing-here', 'stage', 'Bogus'], 'unknown stage Bogus; one of Idle, Cordon, Drain, Complete'],
+    [['maintenance', 'nothing-here', 'done'], 'maintenance nothing-here done needs <node>'],
+    [['maintenance', 'nothing-here', 'done', 'Bad_Node'], '"Bad_Node" is not a valid node name'],
+    [['maintenance', 'nothing-here', 'pause', '@node'], 'unexpected argument'],
   ])('%j', async (args, mention) => {
     const m = await g.mark();
     const argv = args.map((a) => (a === '@node' ? g.nodes[0]! : a === '@group' ? g.group : a));

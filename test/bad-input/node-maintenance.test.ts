@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { installCrds } from '../../starter/install-crds.js';
 import type { NodeMaintenanceObject } from '../../starter/bridge/maintenance/objects.js';
 import { admissionClient, causeFor, withSpecUnchecked, type Admission } from '../support/admission.js';
-import { BAD_NODE_MAINTENANCES, NO_NODE } from '../support/bad-node-maintenances.js';
+import { BAD_NODE_MAINTENANCES, NO_NODE, ROLLOUT } from '../support/bad-node-maintenances.js';
 import { Maintenances } from '../support/bridge-maintenance.js';
 import { cli, expectOneLineError } from '../support/cli.js';
 import { uniqueName } from '../support/cluster.js';
@@ -119,6 +119,28 @@ describe('accepted, then reported; or refused when steered', () => {
     await g.untouched(m);
   });
 
+  test('#27.1 spec.rollout added after Idle is refused at admission, naming the field', async () => {
+    const name = await harmless('Cordon');
+    const m = await g.mark();
+    const a = await admit.patchNodeMaintenance(name, { spec: { rollout: ROLLOUT } });
+    expect([a.code, said(a).join('\n')]).toEqual([422, expect.stringMatching(/^spec\.rollout: .*spec\.rollout cannot change once the maintenance has left Idle/)]);
+    expect((await nm.get(name))!.spec).not.toHaveProperty('rollout');
+    await g.untouched(m);
+  });
+
+  test('#27.1 spec.rollout changed after Idle is refused at admission, naming the field', async () => {
+    const name = uniqueName('bi-nm');
+    await nm.create(name, { nodeSelector: NO_NODE, stage: 'Drain', rollout: ROLLOUT });
+    await waitFor(`${name} at Drain`, async () => reached(await nm.get(name)) === 'Drain', { timeoutMs: 30_000 });
+    const m = await g.mark();
+    for (const rollout of [{ ...ROLLOUT, maxUnavailable: '50%' }, null]) {
+      const a = await admit.patchNodeMaintenance(name, { spec: { rollout } });
+      expect([rollout, a.code, said(a).join('\n')]).toEqual([rollout, 422, expect.stringMatching(/^spec\.rollout: .*spec\.rollout cannot change once the maintenance has left Idle/)]);
+    }
+    expect(((await nm.get(name))!.spec as { rollout?: unknown }).rollout).toMatchObject(ROLLOUT);
+    await g.untouched(m);
+  });
+
   test('setStage to a lower stage from the CLI: one line, exit 1, the stage stays', async () => {
     const name = await harmless('Cordon');
     const m = await g.mark();
@@ -135,6 +157,24 @@ describe('accepted, then reported; or refused when steered', () => {
     expect(r.stderr).toContain('Drian');
     expect(r.stderr).not.toMatch(/\n\s+at /);
     expect(reached(await nm.get(name))).toBe('Idle');
+    await g.untouched(m);
+  });
+
+  test('#27.2 done for a node that is not in the maintenance, from the CLI: one line, exit 1, nothing touched', async () => {
+    const name = await harmless('Drain');
+    const m = await g.mark();
+    const r = await cli(['maintenance', name, 'done', g.nodes[0]!], env());
+    expectOneLineError(r, `done ${g.nodes[0]!} refused by`);
+    expect(reached(await nm.get(name))).toBe('Drain');
+    await g.untouched(m);
+  });
+
+  test('#27.2 pause on a completed maintenance, from the CLI: one line, exit 1', async () => {
+    const name = await harmless('Complete');
+    const m = await g.mark();
+    const r = await cli(['maintenance', name, 'pause'], env());
+    expectOneLineError(r);
+    expect(r.stderr).toMatch(/pause refused by|has ended/);
     await g.untouched(m);
   });
 

@@ -121,6 +121,11 @@ function walk(s: JsonSchema, v: unknown, path: string, out: Refusal[]): void {
     out.push(fixed(path, `Invalid value: ${JSON.stringify(v)}: ${path} in body must be of type ${type}`));
     return;
   }
+  // int-or-string: anything but an integer or a string is refused before any rule runs (seen on the stack).
+  if (s['x-kubernetes-int-or-string'] && !is.integer && !is.string) {
+    out.push(fixed(path, `Invalid value: "${is.number ? 'number' : typeof v}": ${path} in body must be of type integer,string: "${is.number ? 'number' : typeof v}"`));
+    return;
+  }
   if (Array.isArray(s.enum) && !s.enum.includes(v)) out.push(fixed(path, `Unsupported value: ${JSON.stringify(v)}: supported values: ${s.enum.map((e) => JSON.stringify(e)).join(', ')}`));
   if (typeof v === 'string') {
     if (typeof s.maxLength === 'number' && v.length > s.maxLength) out.push(fixed(path, `Too long: may not be more than ${s.maxLength} bytes`));

@@ -17,6 +17,48 @@ const D = (podPriority: number, app?: string) => ({ podType: 'Default', podPrior
 const DS = (podPriority: number) => ({ podType: 'DaemonSet', podPriority });
 const S = (podPriority: number) => ({ podType: 'Static', podPriority });
 
+/** A valid rollout; each rollout case changes one thing. */
+export const ROLLOUT = { maxUnavailable: 2, completion: { reboot: true } };
+const rollout = (over: Record<string, unknown>) => nm({ rollout: { ...ROLLOUT, ...over } });
+const HEALTH = { endpoint: 'http://{{ .NodeIP }}:10256/healthz', waitPeriod: '1m' };
+const MAX_UNAVAILABLE = 'maxUnavailable must be a number of nodes from 1 to 100000 or a percentage from 1% to 100%';
+const NO_METHOD = 'completion must name at least one method: reboot, annotation or manual';
+
+function BAD_ROLLOUTS(): RefusedCase[] {
+  const mu = (v: unknown, label: string): RefusedCase => ({
+    name: `#27.1 rollout.maxUnavailable ${label}`,
+    spec: rollout({ maxUnavailable: v }),
+    field: 'spec.rollout.maxUnavailable',
+    // One message from zod and CEL alike; a fraction never reaches CEL (the schema's int-or-string type refuses it).
+    message: Number.isInteger(v) || typeof v === 'string' ? `${JSON.stringify(v)}: ${MAX_UNAVAILABLE}` : { zod: `${JSON.stringify(v)}: ${MAX_UNAVAILABLE}`, apiserver: 'must be of type integer,string' },
+  });
+  const timeout = (t: string): RefusedCase => ({
+    name: `#27.1 rollout.nodeTimeout of ${t}`, spec: rollout({ nodeTimeout: t }), field: 'spec.rollout.nodeTimeout', message: `"${t}" must be a duration between 1m and 168h`,
+  });
+  return [
+    mu(0, '0'),
+    mu('0%', '"0%"'),
+    mu('101%', '"101%"'),
+    mu(-1, '-1'),
+    mu('abc', '"abc"'),
+    mu(1.5, '1.5'),
+    mu(100_001, '100001'),
+    mu('25 %', '"25 %"'),
+    { name: '#27.1 rollout.partitionBy that is not a label key', spec: rollout({ partitionBy: 'zone name!' }), field: 'spec.rollout.partitionBy', message: { zod: 'label key "zone name!" is not valid', apiserver: 'Invalid value: "zone name!"' } },
+    { name: '#27.1 rollout without completion', spec: nm({ rollout: { maxUnavailable: 1 } }), field: 'spec.rollout.completion', message: { zod: 'expected object', apiserver: 'Required value' } },
+    { name: '#27.1 rollout.completion with no method ({})', spec: rollout({ completion: {} }), field: 'spec.rollout.completion', message: NO_METHOD },
+    { name: '#27.1 rollout.completion with healthChecks only', spec: rollout({ completion: { healthChecks: [HEALTH] } }), field: 'spec.rollout.completion', message: NO_METHOD },
+    { name: '#27.1 rollout.completion with every method false', spec: rollout({ completion: { reboot: false, annotation: false, manual: false } }), field: 'spec.rollout.completion', message: NO_METHOD },
+    { name: '#27.1 rollout.completion.healthChecks with a waitPeriod of 0s', spec: rollout({ completion: { manual: true, healthChecks: [{ ...HEALTH, waitPeriod: '0s' }] } }), field: 'spec.rollout.completion.healthChecks[0].waitPeriod', message: '"0s" must be a duration between 1s and 1h' },
+    timeout('0s'),
+    timeout('30s'),
+    timeout('200h'),
+    { name: '#27.1 rollout.nodeTimeout that is not a duration', spec: rollout({ nodeTimeout: '10 minutes' }), field: 'spec.rollout.nodeTimeout', message: { zod: '"10 minutes" is not a duration', apiserver: 'Invalid value: "10 minutes"' } },
+    { name: '#27.1 rollout.nodeTimeoutPolicy unknown', spec: rollout({ nodeTimeoutPolicy: 'Reboot' }), field: 'spec.rollout.nodeTimeoutPolicy', message: 'Unsupported value: "Reboot": supported values: "KeepCordoned", "Uncordon"' },
+    { name: '#27.1 rollout.maxFailures -1', spec: rollout({ maxFailures: -1 }), field: 'spec.rollout.maxFailures', message: { zod: '>=0', apiserver: 'should be greater than or equal to 0' } },
+  ];
+}
+
 const EMPTY = 'nodeSelector must name at least one requirement; an empty selector is refused';
 const ORDER = 'entries must be ordered Default, DaemonSet, Static, then by podPriority ascending, with podSelector entries before the entry without one at equal priority';
 const EXPR0 = 'spec.nodeSelector.nodeSelectorTerms[0].matchExpressions[0]';
@@ -65,6 +107,8 @@ export const BAD_NODE_MAINTENANCES: RefusedCase[] = [
   // Other fields.
   { name: 'a reason of 1025 characters', spec: nm({ reason: 'r'.repeat(1025) }), field: 'spec.reason', message: '1024' },
   { name: 'an evacuationProgressDeadline of 5s', spec: nm({ drain: { evacuationProgressDeadline: '5s' } }), field: 'spec.drain.evacuationProgressDeadline', message: '"5s" must be a duration between 10s and 6h' },
+  // #27 spec.rollout (docs/rolling-maintenance.md): each case names the field it refuses.
+  ...BAD_ROLLOUTS(),
 ];
 
 /** Admitted by both. */
@@ -98,5 +142,9 @@ export const VALID_NODE_MAINTENANCES: Array<{ name: string; spec: unknown }> = [
     }),
   },
   { name: 'NM-4.5 64 entries from -2^31 to MAX', spec: plan(D(-(2 ** 31)), ...Array.from({ length: 62 }, (_, i) => D(i)), D(MAX_PRIORITY)) },
+  { name: '#27.1 a rollout with every field: a percentage, a zone partition, every method, health checks, a timeout', spec: nm({ rollout: { maxUnavailable: '25%', partitionBy: 'topology.kubernetes.io/zone', completion: { reboot: true, annotation: true, manual: true, healthChecks: [HEALTH] }, nodeTimeout: '2h', nodeTimeoutPolicy: 'Uncordon', maxFailures: 3 } }) },
+  { name: '#27.1 a rollout at its bounds: maxUnavailable "100%", nodeTimeout 1m and 168h', spec: rollout({ maxUnavailable: '100%', nodeTimeout: '1m' }) },
+  { name: '#27.1 a rollout with maxUnavailable as digits ("3"), 100000, nodeTimeout 168h', spec: nm({ stage: 'Drain', rollout: { maxUnavailable: '3', completion: { annotation: true }, nodeTimeout: '168h' } }) },
+  { name: '#27.1 a rollout with only a completion (maxUnavailable defaults to 1)', spec: nm({ rollout: { completion: { manual: true } } }) },
   { name: 'E2\'s metadata.name In [one, two], created at stage Complete', spec: nm({ stage: 'Complete', nodeSelector: { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: ['it-adm-one', 'it-adm-two'] }] }] } }) },
 ];

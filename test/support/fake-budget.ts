@@ -6,6 +6,8 @@ import type { AcquireResult, DisruptionInput } from '../../activities/budget/ind
 import { Context } from '@temporalio/activity';
 import { waitForDisruptionWith, type DisruptionWaitInput } from '../../activities/budget/wait.js';
 import { CallLog } from './scripted.js';
+import type { BudgetFitInput, BudgetFitResult } from '../../activities/budget/fit.js';
+import { tooSmallMessage } from '../../shared/budget-fit.js';
 
 /** The fake's "budget change": none is announced, so the wait asks again every 50 ms. */
 const ASK_MS = 50;
@@ -47,6 +49,12 @@ export class FakeBudget extends CallLog {
       acquireDisruption: this.logged('acquireDisruption', async (input: DisruptionInput): Promise<AcquireResult> => this.acquire(input)),
       // The real wait (activities/budget/wait.ts) over this ledger (its asks are not logged: they are not the workflow's).
       waitForDisruption: this.logged('waitForDisruption', (input: DisruptionWaitInput) => wait({ ...input, timeoutMs: this.windowMs ?? input.timeoutMs })),
+      // activities/budget/fit.ts over this one budget, which selects every node the maintenance asks about.
+      maintenanceBudgetFit: this.logged('maintenanceBudgetFit', async ({ nodes }: BudgetFitInput): Promise<BudgetFitResult> =>
+        this.limit !== undefined && this.limit > 0 && nodes.length > this.limit
+          ? { cannotFinish: tooSmallMessage({ budget: this.name, selected: nodes.length, covered: nodes.length, limit: this.limit, limitReason: `maxDisrupted ${this.limit}` }) }
+          : {},
+      ),
       releaseDisruption: this.logged('releaseDisruption', async (input: DisruptionInput): Promise<{ released: number }> => {
         let released = 0;
         for (const n of input.nodes) if (this.disrupted.get(n) === input.holder && this.disrupted.delete(n)) released++;

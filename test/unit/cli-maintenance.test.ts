@@ -5,7 +5,7 @@ import { DEFAULT_DRAIN_PLAN } from '../../api/drain-plan.js';
 import { parseCommand, type Command } from '../../starter/cli/args.js';
 import { usage } from '../../starter/cli/help.js';
 import { UsageError } from '../../starter/cli/errors.js';
-import { renderMaintenance } from '../../starter/cli/maintenance-render.js';
+import { renderMaintenance, rolloutLines } from '../../starter/cli/maintenance-render.js';
 import { parseRef } from '../../starter/cli/refs.js';
 import type { MaintenanceStatus } from '../../workflows/maintenance/types.js';
 
@@ -36,7 +36,7 @@ describe('maintenance <name> stage|status', () => {
     ['maintenance rack-7 stage', 'maintenance rack-7 stage needs <stage> (Idle, Cordon, Drain, Complete)'],
     ['maintenance rack-7 stage Sideways', 'unknown stage Sideways; one of Idle, Cordon, Drain, Complete'],
     ['maintenance rack-7 stage drain', 'unknown stage drain; one of Idle, Cordon, Drain, Complete'],
-    ['maintenance rack-7 go Drain', 'unknown action "go" for maintenance (status, plan or stage)'],
+    ['maintenance rack-7 go Drain', 'unknown action "go" for maintenance (status, plan, stage, done, pause, resume)'],
     ['maintenance rack-7 status Drain', 'unexpected argument "Drain" for maintenance rack-7 status'],
     ['maintenance rack-7 status --reason x', '--reason goes with stage, not status'],
     ['maintenance Rack_7 status', '"Rack_7" is not a valid NodeMaintenance name'],
@@ -47,7 +47,39 @@ describe('maintenance <name> stage|status', () => {
 
   test('is listed in the help', () => {
     expect(usage()).toMatch(/^ {2}maintenance +a NodeMaintenance/m);
-    expect(usage('maintenance')).toContain('slipway maintenance <name> <action> [<stage>] [flags]');
+    expect(usage('maintenance')).toContain('slipway maintenance <name> <action> [<stage|node>] [flags]');
+  });
+});
+
+describe('#27.2 maintenance <name> done <node> | pause | resume (the rollout updates)', () => {
+  test('done <node> is the rolloutNodeDone update for that node', () => {
+    expect(parse('maintenance kernel-5-15 done node-7')).toEqual({ cmd: 'maintenance', name: 'kernel-5-15', action: 'done', node: 'node-7' });
+  });
+
+  test('pause and resume are the setRolloutPaused update', () => {
+    expect(parse('maintenance kernel-5-15 pause')).toEqual({ cmd: 'maintenance', name: 'kernel-5-15', action: 'pause' });
+    expect(parse('maintenance kernel-5-15 resume')).toEqual({ cmd: 'maintenance', name: 'kernel-5-15', action: 'resume' });
+  });
+
+  test.each([
+    ['maintenance kernel-5-15 done', 'maintenance kernel-5-15 done needs <node> (a node of the maintenance whose work is done)'],
+    ['maintenance kernel-5-15 done Node_7', '"Node_7" is not a valid node name'],
+    ['maintenance kernel-5-15 done node-7 node-8', 'unexpected argument "node-8" for maintenance'],
+    ['maintenance kernel-5-15 done node-7 --reason x', '--reason goes with stage, not done'],
+    ['maintenance kernel-5-15 pause now', 'unexpected argument "now" for maintenance kernel-5-15 pause'],
+    ['maintenance kernel-5-15 resume --reason x', '--reason goes with stage, not resume'],
+    ['maintenance kernel-5-15 unpause', 'unknown action "unpause" for maintenance (status, plan, stage, done, pause, resume)'],
+  ])('refuses %j', (line, message) => {
+    expect(refusal(line)).toContain(message);
+  });
+
+  test('--help names the three actions, with examples', () => {
+    const help = usage('maintenance');
+    expect(help).toContain('slipway maintenance <name> <action> [<stage|node>] [flags]');
+    expect(help).toContain('done <node> says that node\'s work is done');
+    expect(help).toContain('pause takes no new node');
+    expect(help).toContain('slipway maintenance kernel-5-15 done node-7');
+    expect(help).toContain('slipway maintenance kernel-5-15 pause');
   });
 });
 
@@ -136,5 +168,33 @@ describe('the status text', () => {
     const done = renderMaintenance({ ...s, stage: 'Complete', completed: true, planIndex: 12, nodeStatuses: [], nodeStatusesOmitted: 0 });
     expect(done).toMatch(/^stage Complete \(completed\)/);
     expect(done).toContain('plan: 12 entries; past the last entry');
+  });
+
+  test('#27.2 a rolling maintenance shows the rollout (phase, counts, partitions) and each node\'s phase', () => {
+    const rolling: MaintenanceStatus = {
+      ...s,
+      nodeStatuses: [
+        { ...s.nodeStatuses[0]!, limitedBy: [], phase: 'AwaitingWork', phaseTimes: [{ phase: 'Waiting', time: 't0' }, { phase: 'Cordoned', time: 't1' }, { phase: 'AwaitingWork', time: 't2' }], bootID: 'b-1' },
+        { ...s.nodeStatuses[1]!, phase: 'Waiting', waitingFor: 'maxUnavailable (2 of 2 in progress)', phaseTimes: [{ phase: 'Waiting', time: 't0' }] },
+        { ...s.nodeStatuses[1]!, nodeRef: { name: 'n3' }, phase: 'Failed', phaseTimes: [{ phase: 'Failed', time: 't3' }], message: 'nodeTimeout 1h passed while AwaitingWork\nmore' },
+      ],
+      nodeStatusesOmitted: 0,
+      rollout: { phase: 'Running', maxUnavailable: 2, partitions: ['eu-1a', 'eu-1b', ''], partition: 'eu-1b', waiting: 5, inProgress: 2, done: 4, failed: 1, message: 'waiting for n1\'s work' },
+    };
+    const text = renderMaintenance(rolling).split('\n');
+    expect(text.slice(6, 10)).toEqual([
+      'rollout Running: 4 done, 1 failed, 2 in progress, 5 waiting; at most 2 at once',
+      '  partitions: eu-1a → [eu-1b] → (unlabelled)',
+      '  waiting for n1\'s work',
+      'nodes: 3 selected',
+    ]);
+    expect(text).toContain('    rollout: AwaitingWork since t2');
+    expect(text).toContain('    rollout: Waiting for maxUnavailable (2 of 2 in progress) since t0');
+    expect(text).toContain('    rollout: Failed since t3: nodeTimeout 1h passed while AwaitingWork');
+    expect(rolloutLines({ phase: 'Paused', waiting: 3, inProgress: 0, done: 0, failed: 0 })).toEqual(['rollout Paused: 0 done, 0 failed, 0 in progress, 3 waiting']);
+  });
+
+  test('#27.2 a maintenance without a rollout shows no rollout lines', () => {
+    expect(renderMaintenance(s)).not.toMatch(/rollout/);
   });
 });

@@ -88,7 +88,7 @@ describe('#24.5 the Idle preview is recomputed on the changes that matter, says 
       // Waiting: no activity runs (nothing is scheduled beyond the first selection and preview).
       await new Promise((r) => setTimeout(r, 1_500));
       const scheduled = async () => (await h.fetchHistory()).events!.filter((e) => e.activityTaskScheduledEventAttributes).map((e) => e.activityTaskScheduledEventAttributes!.activityType!.name);
-      expect(await scheduled()).toEqual(['selectMaintenanceNodes', 'previewMaintenance']);
+      expect(await scheduled()).toEqual(['selectMaintenanceNodes', 'maintenanceBudgetFit', 'previewMaintenance']);
       expect((await h.describe()).raw.pendingActivities ?? []).toEqual([]);
 
       // The bridge's feed signals a change (a pod, a PDB, a DrainRule): recomputed at once.
@@ -109,7 +109,7 @@ describe('#24.5 the Idle preview is recomputed on the changes that matter, says 
       await h.result();
       // Waiting cost no activity (a selection and a preview per refresh, nothing else) and no timer.
       const events = (await h.fetchHistory()).events!;
-      expect(await scheduled()).toEqual(['selectMaintenanceNodes', 'previewMaintenance', 'selectMaintenanceNodes', 'previewMaintenance', 'selectMaintenanceNodes', 'previewMaintenance']);
+      expect(await scheduled()).toEqual(Array(3).fill(['selectMaintenanceNodes', 'maintenanceBudgetFit', 'previewMaintenance']).flat());
       expect(events.filter((e) => e.timerStartedEventAttributes)).toEqual([]);
     }, { workflowIds: [maintenanceWorkflowId({ name: 'fresh', uid: 'uid-fresh' }), ...nodes.map(maintenanceNodeWorkflowId)] });
   });

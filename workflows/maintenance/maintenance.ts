@@ -113,6 +113,8 @@ export class Maintenance implements Facts {
   private setting?: { stage: string; requestedBy?: string };
   selectsAll?: { total: number; acknowledged: boolean };
   drainedAt?: string;
+  /** Without spec.rollout: why the budgets never let it finish (cannot-finish.ts). */
+  cannotFinish?: string;
   message = '';
   /** The selection as last read (the watch returns when it differs). */
   selection?: Selection;

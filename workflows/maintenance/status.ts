@@ -12,6 +12,7 @@ import { ALLOW_ALL_NODES_ANNOTATION } from '../../api/names.js';
 import type { NodeMaintenanceRolloutInput } from '../../api/rollout.js';
 import type { RolloutRecord } from './rollout/record.js';
 import { rolloutDrained, withRollout } from './rollout/status.js';
+import { cannotFinishCondition } from './cannot-finish.js';
 
 /** Status shows at most this many nodes; the rest are counted (NM §1). */
 export const NODE_STATUS_CAP = 1000;
@@ -41,6 +42,8 @@ export interface Facts {
   /** spec.rollout, and the rollout's record (docs/rolling-maintenance.md). */
   rolloutSpec?: NodeMaintenanceRolloutInput;
   rollout?: RolloutRecord;
+  /** Without spec.rollout: why the budgets never let it finish (cannot-finish.ts). */
+  cannotFinish?: string;
 }
 
 const ZERO = NO_COUNTS;
@@ -162,6 +165,8 @@ function conditions(f: Facts, drained: boolean, drainMessage: string, blocked: r
     else if (f.selectsAll) out.push({ type: 'SelectsAllNodes', status: 'True', reason: 'SelectsAllNodes', message: `selects all ${f.selectsAll.total} nodes (never acknowledged; nothing was cordoned)` });
     else out.push({ type: 'SelectsAllNodes', status: 'False', reason: 'SomeNodes', message: '' });
   }
+  const cannot = cannotFinishCondition(f);
+  if (cannot) out.push(cannot);
   return out;
 }
 

@@ -1,9 +1,11 @@
 // Pure mapping from a maintenance workflow's `maintenanceStatus` answer to the status of its
 // NodeMaintenance (spec §1): the same bookkeeping as a CycleNodeRequest (workflowId, runId,
 // observedGeneration, metav1 conditions with lastTransitionTime kept while unchanged), the Events a
-// change calls for (StageStarted, Drained, SelectsAllNodes), and the invalid-spec report (NM-4.7).
+// change calls for (StageStarted, Drained, SelectsAllNodes; a rollout's in rollout-status.ts), and
+// the invalid-spec report (NM-4.7).
 import type { NodeMaintenanceStatus } from '../../../api/node-maintenance.js';
 import { isStage, type MaintenanceStatus } from '../../../workflows/maintenance/types.js';
+import { objectNodeStatus, objectRolloutStatus, rolloutEvents } from './rollout-status.js';
 import { drainBlockedEvents, dropUndefined, sameWorkflow, setCondition, type ClosedWorkflow, type StatusEvent, type WorkflowStatusInput } from '../workflow-status.js';
 
 /** Whether a query answer (or a workflow result) has the shape of a MaintenanceStatus. */
@@ -38,8 +40,9 @@ export function maintenanceObjectStatus(i: MaintenanceStatusInput): NodeMaintena
       drainPlan: s.drainPlan,
       stageStatuses: s.stageStatuses,
       drainStatus: s.drainStatus,
-      nodeStatuses: s.nodeStatuses,
+      nodeStatuses: s.nodeStatuses.map(objectNodeStatus),
       nodeStatusesOmitted: s.nodeStatusesOmitted,
+      rollout: objectRolloutStatus(s.rollout),
       conditions,
     };
   } else if (same) {
@@ -86,8 +89,9 @@ const conditionOf = (s: NodeMaintenanceStatus | undefined, type: string) => s?.c
 /**
  * The Events a status change calls for, each once per occurrence (the dedup key names it):
  * `StageStarted` per stage newly started (naming spec.reason), `Drained` when Drained turns True,
- * a Warning `SelectsAllNodes` when the selection of every node starts blocking a stage, and a
- * Warning `DrainBlocked` per node whose drain has just become blocked (as for a CycleNodeRequest).
+ * a Warning `SelectsAllNodes` when the selection of every node starts blocking a stage, a
+ * Warning `DrainBlocked` per node whose drain has just become blocked (as for a CycleNodeRequest),
+ * and a rolling maintenance's (rollout-status.ts: RolloutStopped, CannotFinish, NodeFailed, NodeDone).
  */
 export function maintenanceEvents(prev: NodeMaintenanceStatus | undefined, next: NodeMaintenanceStatus, reason: string | undefined): StatusEvent[] {
   const wf = next.workflowId ?? '';
@@ -109,6 +113,7 @@ export function maintenanceEvents(prev: NodeMaintenanceStatus | undefined, next:
     const stage = next.stageStatuses?.at(-1)?.name ?? '';
     out.push({ type: 'Warning', reason: 'SelectsAllNodes', message: all.message, dedup: `${wf}/SelectsAllNodes/${stage}` });
   }
+  out.push(...rolloutEvents(wf, before, next));
   return out;
 }
 

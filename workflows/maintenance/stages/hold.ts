@@ -10,6 +10,7 @@ import { progressNodes } from '../status.js';
 import type { Maintenance, Next } from '../maintenance.js';
 import { select, syncMembership, tellAll, tellDrains } from './members.js';
 import { roll } from '../rollout/engine.js';
+import { checkCannotFinish } from '../cannot-finish.js';
 
 /** The selection watch returns at the latest after 20 minutes (RENEW_MS). */
 const waits = watchSteps('30 minutes');
@@ -17,6 +18,7 @@ const waits = watchSteps('30 minutes');
 export async function holding(m: Maintenance, stage: 'Cordon' | 'Drain'): Promise<Next> {
   if (!m.admitted && !(await admitSelection(m))) return m.desired === stage ? 'Complete' : m.desired;
   m.admitted = true;
+  await checkCannotFinish(m, m.selection?.nodes ?? [...m.nodes.keys()]); // before any node waits for a slot
   // NM-2.3: the finalizer is on the object before the first Node write.
   if (!(await steps.ensureMaintenanceFinalizer.executeWithOptions({ summary: 'add finalizer' }, [{ name: m.name, uid: m.uid }]))) {
     m.deleting = true;

@@ -3,6 +3,7 @@ import { condition } from '@temporalio/workflow';
 import { longSteps } from '../../proxies.js';
 import type { Maintenance, Next } from '../maintenance.js';
 import { select } from './members.js';
+import { checkCannotFinish } from '../cannot-finish.js';
 
 /** The preview reads every selected node's pods: heartbeating, so a long selection is not cut at 30 s. */
 const previewSteps = longSteps('10 minutes');
@@ -11,6 +12,7 @@ export async function idle(m: Maintenance): Promise<Next> {
   for (;;) {
     const sel = await select(m);
     m.planned = sel.nodes;
+    await checkCannotFinish(m, sel.nodes);
     await refreshPreview(m);
     m.publish();
     m.dirty = false;
