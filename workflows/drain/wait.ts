@@ -106,6 +106,7 @@ export async function waitForWave(d: Drain, plan: WavePlan, returns: ReturnsVerd
       drainRulesSeen: snap.drainRulesSeen,
       ...(held.length ? { nodeLocks: snap.node.locks ?? {} } : {}),
       nodeUnreachable: snap.node.unreachable,
+      ...claimWatched(d, snap),
       gracePeriodSeconds: snap.node.unreachable ? 1 : undefined,
       concurrency: d.settings!.evictionConcurrency,
       qps: d.settings!.evictionQPS,
@@ -146,6 +147,7 @@ export async function awaitTargets(d: Drain, snap: DrainSnapshot): Promise<Drain
       refused: [],
       known: snap.pods.map((p) => p.uid),
       drainRulesSeen: snap.drainRulesSeen,
+      ...claimWatched(d, snap),
       concurrency: d.settings!.evictionConcurrency,
       qps: d.settings!.evictionQPS,
       timeoutMs: MAX_WINDOW_MS,
@@ -156,6 +158,31 @@ export async function awaitTargets(d: Drain, snap: DrainSnapshot): Promise<Drain
     if (r?.end === 'Timeout' && renew()) continue;
     if (r) d.ahead = undefined; // the node changed: the look ahead is old
     return 'Draining';
+  }
+}
+
+/**
+ * A maintenance's drain (targets mode): its waits also end when a CycleNodeRequest's claim comes or
+ * goes, so nothing read before a claim (the look ahead, a refusal retried in the wait) is acted on.
+ */
+const claimWatched = (d: Drain, snap: DrainSnapshot) => (d.st.targets ? { nodeClaimedBy: snap.node.claimedBy ?? null } : {});
+
+/**
+ * NM-7.7: a CycleNodeRequest claimed the node. Its coordinator stops sending targets once it sees
+ * the claim, but an advance already on its way (holderAdvanced) or the look ahead would still evict:
+ * touch nothing, no cordon and no eviction, until the claim changes or the node goes (a watch of the
+ * node), or a signal; then read again.
+ */
+export async function holdWhileClaimed(d: Drain, claimedBy: string): Promise<DrainPhase> {
+  d.st.claimedBy = claimedBy;
+  d.ahead = undefined;
+  d.publish();
+  const want = { node: d.node, exists: true, held: false, claimedBy };
+  const wait = () => waits.watchMaintenanceNode.executeWithOptions({ summary: `claimed by CycleNodeRequest ${claimedBy}: evicting nothing until it lets go` }, [want]);
+  for (;;) {
+    const r = await untilWoken(d, wait);
+    if (r && !r.changed && renew()) continue; // the window ended with nothing changed
+    return d.st.phase;
   }
 }
 
