@@ -57,6 +57,8 @@ export interface NodeFacts {
   locks?: Record<string, string[]>;
   /** Owners of the pre-drain lifecycle hooks on the node (api/lifecycle-hooks.ts), sorted; absent when none. */
   preDrainHooks?: string[];
+  /** "ns/name" of the CycleNodeRequest whose claim (slipway.dev/cycled-by) the node carries (NM-7.7); absent when none. */
+  claimedBy?: string;
 }
 
 /** Drain options with defaults applied and durations in milliseconds. */

@@ -5,6 +5,8 @@
 import { AppsV1Api, type KubernetesObject, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import { nodeLocks } from '../../api/dependency-locks.js';
 import { lifecycleHooks } from '../../api/lifecycle-hooks.js';
+import { CYCLED_BY } from '../../api/cycle-node-request.js';
+import { claimantName } from '../cycle/markers.js';
 import { DrainOptions, type DrainOptionsInput } from '../../api/drain-options.js';
 import type { Lane } from '../../api/drain-plan.js';
 import { parseDuration } from '../../api/duration.js';
@@ -22,6 +24,7 @@ import { failpoint } from '../../shared/failpoint.js';
 export function nodeFacts(name: string, node: V1Node | undefined): NodeFacts {
   const locks = nodeLocks(node?.metadata?.annotations);
   const hooks = lifecycleHooks(node?.metadata?.annotations, 'pre-drain').owners;
+  const claim = node?.metadata?.annotations?.[CYCLED_BY];
   return {
     name,
     exists: node !== undefined,
@@ -29,6 +32,7 @@ export function nodeFacts(name: string, node: V1Node | undefined): NodeFacts {
     cordoned: node?.spec?.unschedulable === true,
     ...(Object.keys(locks).length ? { locks } : {}),
     ...(hooks.length ? { preDrainHooks: hooks } : {}),
+    ...(claim ? { claimedBy: claimantName(claim) } : {}),
   };
 }
 

@@ -21,7 +21,7 @@ import { untilEvacuationChange, type EvacuationWaitInput } from './evacuation-wa
 import { isUnreachable } from './node.js';
 import { nodeLocks } from '../../api/dependency-locks.js';
 import { failpoint } from '../../shared/failpoint.js';
-import { nodeClassifier, type ClassifyInput } from './snapshot.js';
+import { nodeClassifier, nodeFacts, type ClassifyInput } from './snapshot.js';
 
 export interface WaveWaitInput {
   nodeName: string;
@@ -46,6 +46,11 @@ export interface WaveWaitInput {
   evacuations?: EvacuationWaitInput['evacuations'];
   /** Whether the workflow judged the node unreachable: its kubelet dying during the wait ends it (NodeChanged). */
   nodeUnreachable?: boolean;
+  /**
+   * A maintenance's drain: the CycleNodeRequest claim the workflow judged by (null: none). A claim that
+   * differs ends the wait (NodeChanged), so no look taken before a claim is acted on (NM-7.7).
+   */
+  nodeClaimedBy?: string | null;
   gracePeriodSeconds?: number;
   concurrency: number;
   qps: number;
@@ -238,6 +243,7 @@ export function createWaveWaitActivities(kube: Kube) {
           if (node?.spec?.unschedulable !== true) return true; // uncordoned or deleted
           // The kubelet went away: its pods can never finish leaving, and the drain must stop waiting on them.
           if (input.nodeUnreachable === false && isUnreachable(node)) return true;
+          if (input.nodeClaimedBy !== undefined && nodeFacts(input.nodeName, node).claimedBy !== (input.nodeClaimedBy ?? undefined)) return true;
           return input.nodeLocks !== undefined && JSON.stringify(nodeLocks(node.metadata?.annotations)) !== JSON.stringify(input.nodeLocks);
         },
         timeoutMs: windowMs,

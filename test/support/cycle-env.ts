@@ -4,14 +4,12 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Runtime, DefaultLogger, Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { Runtime, DefaultLogger, Worker } from '@temporalio/worker';
 import { ALL_SEARCH_ATTRIBUTES } from '../../workflows/search-attributes.js';
-import { workflowsPath } from '../../worker/worker.js';
 import { stubActivities, type StubCluster } from '../../bench/stub-activities.js';
+import { workflowCode } from './workflow-env.js';
 
 export const TEMPORAL_BIN = process.env.SLIPWAY_TEMPORAL_BIN ?? join(homedir(), '.cache/slipway/bin/temporal');
-
-let bundle: WorkflowBundleWithSourceMap | undefined;
 
 export async function cycleEnv(): Promise<TestWorkflowEnvironment> {
   try {
@@ -26,12 +24,11 @@ export async function cycleEnv(): Promise<TestWorkflowEnvironment> {
 
 /** Runs `fn` while a worker with the stubs for `cluster` polls `taskQueue`. */
 export async function withStubWorker<T>(env: TestWorkflowEnvironment, taskQueue: string, cluster: StubCluster, fn: () => Promise<T>): Promise<T> {
-  bundle ??= await bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: new DefaultLogger('WARN') });
   const worker = await Worker.create({
     connection: env.nativeConnection,
     namespace: env.namespace ?? 'default',
     taskQueue,
-    workflowBundle: bundle,
+    ...workflowCode(), // the workflow project's bundle, made once per run
     activities: stubActivities(cluster),
   });
   return worker.runUntil(fn);

@@ -257,6 +257,7 @@ export class FakeDrain extends CallLog {
       else if (!this.node.exists || !this.node.cordoned) end = 'NodeChanged';
       else if (input.nodeLocks !== undefined && JSON.stringify(this.node.locks ?? {}) !== JSON.stringify(input.nodeLocks)) end = 'NodeChanged';
       else if (input.nodeUnreachable === false && this.node.unreachable) end = 'NodeChanged';
+      else if (input.nodeClaimedBy !== undefined && this.node.claimedBy !== (input.nodeClaimedBy ?? undefined)) end = 'NodeChanged';
       else if (this.rules !== seenRules) end = 'RulesChanged';
       else if (evacuationChanged()) end = 'EvacuationChanged';
       else if (input.leaving.length && remaining.length === 0) end = 'Left';

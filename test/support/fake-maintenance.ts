@@ -24,6 +24,8 @@ export interface FakeNode {
   heldBy: string[];
   wasUnschedulable?: boolean;
   state?: string;
+  /** A CycleNodeRequest's claim ("ns/name"): the coordinator's write leaves the node alone and reports it (NM-7.7). */
+  claimedBy?: string;
 }
 
 export class FakeCluster extends CallLog {
@@ -70,6 +72,7 @@ export class FakeCluster extends CallLog {
   private nodeChanged(w: NodeWatchInput): boolean {
     const n = this.nodes.get(w.node);
     if (!n !== !w.exists) return true;
+    if (n && n.claimedBy !== w.claimedBy) return true; // a cycle's claim came or went (NM-7.7)
     return !!n && w.held && (!n.cordoned || !n.heldBy.length);
   }
 
@@ -113,6 +116,7 @@ export class FakeCluster extends CallLog {
         await this.beforeNodeWrite(i);
         const n = this.nodes.get(i.node);
         if (!n) return { exists: false, reverted: false };
+        if (n.claimedBy && i.holders.length) return { exists: true, reverted: false, claimedBy: n.claimedBy };
         let reverted = false;
         if (i.holders.length) {
           if (!n.heldBy.length && n.cordoned) n.wasUnschedulable = true;

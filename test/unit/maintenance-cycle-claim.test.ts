@@ -5,6 +5,8 @@ import type { V1Node } from '@kubernetes/client-node';
 import { claimDecision } from '../../activities/cycle/claim.js';
 import { claimantName } from '../../activities/cycle/markers.js';
 import { nodeStatePatch } from '../../activities/maintenance/node-state.js';
+import { nodeFacts } from '../../activities/drain/snapshot.js';
+import { drainMessage, emptyStatus } from '../../workflows/drain/status.js';
 import { HELD_BY_ANNOTATION, MAINTENANCE_STATE_LABEL, WAS_UNSCHEDULABLE_ANNOTATION } from '../../api/node-maintenance.js';
 import { maintenanceStatus, progressNodes, type Facts } from '../../workflows/maintenance/status.js';
 import { advance } from '../../workflows/maintenance/progress.js';
@@ -100,4 +102,11 @@ describe('NM-7.7 the maintenance reports a claimed node', () => {
     const s = maintenanceStatus(facts('Drain', [['n1', report({ gone: true, finished: true, drained: true })]]));
     expect(s.nodeStatuses[0]!.drainMessage).toBe('Node no longer exists');
   });
+});
+
+test('#26.5 a maintenance\'s drain reads the claim with the node, and its message names the request while the claim holds it (NM-7.7)', () => {
+  expect(nodeFacts('n1', node({ [CYCLED_BY]: 'ops/cycle-a/uid-1' })).claimedBy).toBe('ops/cycle-a');
+  expect('claimedBy' in nodeFacts('n1', node())).toBe(false); // none: no field (the recorded histories keep their shape)
+  const s = { ...emptyStatus('n1'), phase: 'Draining' as const, claimedBy: 'ops/cycle-a' };
+  expect(drainMessage(s)).toBe('Cycled by CycleNodeRequest ops/cycle-a: nothing is evicted until it lets go of Node n1');
 });

@@ -11,6 +11,7 @@ import type { DrainTargets } from '../../workflows/messages.js';
 import { drainTargetsSignal } from '../../workflows/messages.js';
 import { FakeBudget } from '../support/fake-budget.js';
 import { FakeDrain, pod, statusWhen } from '../support/fake-drain.js';
+import type { DrainStatus } from '../../workflows/drain/status.js';
 import { drainWorkflow } from '../../workflows/index.js';
 import { useWorkflowEnv } from '../support/workflow-env.js';
 
@@ -72,16 +73,24 @@ async function measure(fake: FakeDrain, blocked: (h: WorkflowHandle) => Promise<
   return { result, figure: figure! };
 }
 
+/**
+ * A drain that waits (`what`, seen in its status when `when` holds) and is then released: it costs at
+ * most MAX_EVENTS_PER_HOUR while it waits, and ends Drained with its one pod evicted (`status`: more to expect).
+ */
+async function expectQuietWait(fake: FakeDrain, what: string, when: (s: DrainStatus) => boolean, release: (h: WorkflowHandle) => Promise<void> | void, o: { workflowId?: string; targets?: DrainTargets; status?: Record<string, unknown> } = {}) {
+  const { result, figure } = await measure(fake, async (h) => {
+    await statusWhen(h, what, when);
+    return () => release(h);
+  }, o);
+  expect(result.status).toMatchObject({ phase: 'Drained', evicted: 1, ...o.status });
+  expect(figure.perHour).toBeLessThanOrEqual(MAX_EVENTS_PER_HOUR);
+}
+
 describe('#26.1 a drain that waits costs history events in proportion to changes, not time', () => {
   test.concurrent(`#26.1 a PDB-blocked drain costs at most ${MAX_EVENTS_PER_HOUR} history events an hour while nothing changes`, async () => {
     const fake = new FakeDrain('idle-pdb', [pod('web')]);
     fake.refusals.set('app/web', PDB);
-    const { result, figure } = await measure(fake, async (h) => {
-      await statusWhen(h, 'the drain blocked by the PDB', (s) => (s.wave?.blocked.length ?? 0) === 1);
-      return () => void fake.refusals.clear();
-    });
-    expect(result.status).toMatchObject({ phase: 'Drained', evicted: 1 });
-    expect(figure.perHour).toBeLessThanOrEqual(MAX_EVENTS_PER_HOUR);
+    await expectQuietWait(fake, 'the drain blocked by the PDB', (s) => (s.wave?.blocked.length ?? 0) === 1, () => fake.refusals.clear());
   });
 
   test.concurrent('#26.1 a PDB-blocked drain still shows the PDB\'s current words: a new refusal ends the wait, not its window', async () => {
@@ -99,67 +108,37 @@ describe('#26.1 a drain that waits costs history events in proportion to changes
 
   test.concurrent(`#26.1 a drain held by pre-drain hooks costs at most ${MAX_EVENTS_PER_HOUR} history events an hour`, async () => {
     const fake = new FakeDrain('idle-hooks', [pod('web')], { preDrainHooks: ['backup'] });
-    const { result, figure } = await measure(fake, async (h) => {
-      await statusWhen(h, 'the drain held by hooks', (s) => (s.hooks?.length ?? 0) === 1);
-      return () => void delete fake.node.preDrainHooks;
-    });
-    expect(result.status).toMatchObject({ phase: 'Drained', evicted: 1 });
-    expect(figure.perHour).toBeLessThanOrEqual(MAX_EVENTS_PER_HOUR);
+    await expectQuietWait(fake, 'the drain held by hooks', (s) => (s.hooks?.length ?? 0) === 1, () => void delete fake.node.preDrainHooks);
   });
 
   test.concurrent(`#26.1 a drain held by an invalid DrainRule costs at most ${MAX_EVENTS_PER_HOUR} history events an hour`, async () => {
     const fake = new FakeDrain('idle-rule', [pod('web')]);
     fake.heldBy = ['DrainRule bad is invalid: spec.drain.order: Too big'];
-    const { result, figure } = await measure(fake, async (h) => {
-      await statusWhen(h, 'the drain held by the rule', (s) => s.heldBy.length === 1);
-      return () => fake.rulesChanged([]);
-    });
-    expect(result.status).toMatchObject({ phase: 'Drained', evicted: 1 });
-    expect(figure.perHour).toBeLessThanOrEqual(MAX_EVENTS_PER_HOUR);
+    await expectQuietWait(fake, 'the drain held by the rule', (s) => s.heldBy.length === 1, () => fake.rulesChanged([]));
   });
 
   test.concurrent(`#26.1 a drain waiting for volumes to detach costs at most ${MAX_EVENTS_PER_HOUR} history events an hour`, async () => {
     const fake = new FakeDrain('idle-volumes', [pod('web')]);
     fake.attached = ['app/data'];
-    const { result, figure } = await measure(fake, async (h) => {
-      await statusWhen(h, 'the volume wait', (s) => s.phase === 'WaitingForVolumeDetach' && s.volumes !== undefined);
-      return () => void (fake.attached = []);
-    });
-    expect(result.status).toMatchObject({ phase: 'Drained', evicted: 1, volumes: { timedOut: false } });
-    expect(figure.perHour).toBeLessThanOrEqual(MAX_EVENTS_PER_HOUR);
+    await expectQuietWait(fake, 'the volume wait', (s) => s.phase === 'WaitingForVolumeDetach' && s.volumes !== undefined, () => void (fake.attached = []), { status: { volumes: { timedOut: false } } });
   });
 
   test.concurrent(`#26.1 a CLI drain waiting for a budget slot costs at most ${MAX_EVENTS_PER_HOUR} history events an hour`, async () => {
     const fake = new FakeDrain('idle-budget', [pod('web')]);
     fake.budget = new FakeBudget(1, 'idle');
     fake.budget.disrupted.set('other-node', 'someone-else');
-    const { result, figure } = await measure(fake, async (h) => {
-      await statusWhen(h, 'the drain waiting for a slot', (s) => s.budgetWait !== undefined);
-      return () => void fake.budget.disrupted.clear();
-    });
-    expect(result.status).toMatchObject({ phase: 'Drained', evicted: 1 });
-    expect(figure.perHour).toBeLessThanOrEqual(MAX_EVENTS_PER_HOUR);
+    await expectQuietWait(fake, 'the drain waiting for a slot', (s) => s.budgetWait !== undefined, () => fake.budget.disrupted.clear());
   });
 
   test.concurrent(`#26.1 a drain whose pod an evacuator has in hand costs at most ${MAX_EVENTS_PER_HOUR} history events an hour, and a withdrawal is acted on at once`, async () => {
     const fake = new FakeDrain('idle-evac', [pod('db', { evacuators: ['db-operator.test'] })]);
-    const { result, figure } = await measure(fake, async (h) => {
-      await statusWhen(h, 'the drain waiting on the evacuator', (s) => (s.wave?.evacuating?.length ?? 0) === 1);
-      // The evacuator withdraws (completed): no evacuator is left, the pod falls back to eviction.
-      return () => void (fake.evacuation = (p) => ({ uid: p.uid, state: 'fallback' }));
-    });
-    expect(result.status).toMatchObject({ phase: 'Drained', evicted: 1 });
-    expect(figure.perHour).toBeLessThanOrEqual(MAX_EVENTS_PER_HOUR);
+    // The evacuator withdraws (completed): no evacuator is left, the pod falls back to eviction.
+    await expectQuietWait(fake, 'the drain waiting on the evacuator', (s) => (s.wave?.evacuating?.length ?? 0) === 1, () => void (fake.evacuation = (p) => ({ uid: p.uid, state: 'fallback' })));
   });
 
   test.concurrent(`#26.1 a drain finished at non-final targets costs at most ${MAX_EVENTS_PER_HOUR} history events an hour`, async () => {
     const fake = new FakeDrain('idle-targets', [pod('web')], { cordoned: true });
     const lanes: Lane[] = [{ podType: 'Default', podPriority: MAX_PRIORITY }];
-    const { result, figure } = await measure(fake, async (h) => {
-      await statusWhen(h, 'the drain finished at targets #1', (s) => s.finished === true);
-      return () => h.signal(drainTargetsSignal, { lanes, final: true, seq: 2 });
-    }, { workflowId: 'nm-node/idle-targets/drain', targets: { lanes, final: false, seq: 1 } });
-    expect(result.status).toMatchObject({ phase: 'Drained', evicted: 1 });
-    expect(figure.perHour).toBeLessThanOrEqual(MAX_EVENTS_PER_HOUR);
+    await expectQuietWait(fake, 'the drain finished at targets #1', (s) => s.finished === true, (h) => h.signal(drainTargetsSignal, { lanes, final: true, seq: 2 }), { workflowId: 'nm-node/idle-targets/drain', targets: { lanes, final: false, seq: 1 } });
   });
 });

@@ -2,11 +2,12 @@
 // histories of the maintenance, its node coordinators and their drains (bench/history-chain.ts):
 // from a wave wait that saw an entry's last pod leave to the eviction of the next entry's first pod.
 import { maintenanceDrainWorkflowId } from '../../workflows/ids.js';
-import { setStageUpdate } from '../../workflows/messages.js';
+import { drainStatusQuery, setStageUpdate } from '../../workflows/messages.js';
 import { handoverChains, type Histories, type HistoryEvent } from '../../bench/history-chain.js';
 import { FakeDrain, pod } from '../support/fake-drain.js';
 import { FakeCluster, maintenanceStatusWhen, maintenanceTestIds, startMaintenance } from '../support/fake-maintenance.js';
 import { until } from '../support/scripted.js';
+import { waitFor } from '../support/wait.js';
 import type { SelectionWatchInput } from '../../activities/maintenance/watch.js';
 import { useWorkflowEnv } from '../support/workflow-env.js';
 
@@ -82,5 +83,51 @@ describe('#26.5 the hand-over between plan entries', () => {
         }, { workflowIds: [maintenanceDrainWorkflowId('nhs-3')] }),
       { workflowIds: [maintenanceDrainWorkflowId('nhs-2')] }),
     { workflowIds: [...maintenanceTestIds(names, nodes), maintenanceDrainWorkflowId('nhs-1')] });
+  }, 120_000);
+});
+
+describe('#26.5 a holderAdvanced in flight when a CycleNodeRequest claims the node (NM-7.7)', () => {
+  test.concurrent('#26.5 the claimed node\'s drain evicts nothing more, though an advance reaches it before its coordinator has seen the claim; it drains on once the claim goes', async () => {
+    const nodes = ['nrc-1', 'nrc-2'];
+    const fake = new FakeCluster(nodes);
+    const [d1, d2] = nodes.map(drainWithEntries) as [FakeDrain, FakeDrain];
+    // A PDB holds nrc-2's first pod: the maintenance waits at entry 0 while nrc-1 has finished it.
+    d2.refusals.set('app/e0', 'Cannot evict pod as it would violate the pod\'s disruption budget.');
+    // nrc-1's coordinator write is held while the test says so: the coordinator has not seen the claim yet.
+    let letWrite = () => {};
+    const writing = new Promise<void>((r) => (letWrite = r));
+    let holdWrites = false;
+    fake.beforeNodeWrite = async (i) => (holdWrites && i.node === 'nrc-1' ? writing : undefined);
+    const claim = (by: string | undefined) => {
+      d1.node.claimedBy = by; // what the drain's reads show
+      fake.nodes.get('nrc-1')!.claimedBy = by; // what the node watches and the coordinator's write see
+    };
+    const ids = maintenanceTestIds(['nrc'], nodes);
+    const cluster = fake.activities();
+    // A drain watches its node with the coordinator's node watch while a claim holds it.
+    const withNodeWatch = (d: FakeDrain) => ({ ...d.activities(), watchMaintenanceNode: cluster.watchMaintenanceNode });
+    await env().withWorker({ ...withNodeWatch(d1), ...cluster }, async (tq) =>
+      env().withWorker(withNodeWatch(d2), async () => {
+        const h = await startMaintenance(env(), tq, 'nrc', { stage: 'Drain', drainPlan: PLAN });
+        const drain1 = env().client.workflow.getHandle(maintenanceDrainWorkflowId('nrc-1'));
+        await waitFor('nrc-1 finished at entry 0', async () => d1.evictionsAsked().length === 1 && (await drain1.query(drainStatusQuery)).finished === true, { timeoutMs: 45_000 });
+        // A cycle claims nrc-1 (slipway.dev/cycled-by; its held-by was gone a moment, NM-2.5).
+        holdWrites = true;
+        claim('test/cnr');
+        // nrc-2's pod goes: the maintenance moves on and tells both drains (holderAdvanced).
+        d2.refusals.clear();
+        await waitFor('nrc-2 at entry 1', async () => d2.evictionsAsked().includes('app/e1'), { timeoutMs: 45_000 });
+        await waitFor('nrc-1 acted on the advance', async () => d1.evictionsAsked().includes('app/e1') || (await drain1.query(drainStatusQuery)).claimedBy !== undefined, { timeoutMs: 45_000 });
+        expect(d1.evictionsAsked()).toEqual(['app/e0']);
+        expect((await drain1.query(drainStatusQuery)).message).toContain('Cycled by CycleNodeRequest test/cnr');
+        // The cycle lets go (healing removes its claim): the node is held again and drains to the end.
+        claim(undefined);
+        letWrite();
+        await maintenanceStatusWhen(h, 'drained', drained);
+        expect(d1.evictionsAsked()).toEqual(['app/e0', 'app/e1', 'app/e2']);
+        await h.executeUpdate(setStageUpdate, { args: [{ stage: 'Complete' }] });
+        await h.result();
+      }, { workflowIds: [maintenanceDrainWorkflowId('nrc-2')] }),
+    { workflowIds: [...ids, maintenanceDrainWorkflowId('nrc-1')] });
   }, 120_000);
 });

@@ -12,7 +12,7 @@ import { takeAhead } from './handover.js';
 import type { ReturnsVerdict } from './returns.js';
 import { leavingOutcome, ref, type Drain } from './state.js';
 import { FORCED_POD_EVENT_REASON, waveStatus, type DrainPhase, type ForcedAction } from './status.js';
-import { awaitTargets, hold, waitForWave } from './wait.js';
+import { awaitTargets, hold, holdWhileClaimed, waitForWave } from './wait.js';
 import { planWave, type WavePlan } from './waves.js';
 
 // Evictions heartbeat per pod.
@@ -27,6 +27,8 @@ export async function draining(d: Drain): Promise<DrainPhase> {
     d.st.nodeGone = 'during'; // removed by someone else: nothing left to drain
     return 'Drained';
   }
+  if (d.st.targets && snap.node.claimedBy) return holdWhileClaimed(d, snap.node.claimedBy);
+  d.st.claimedBy = undefined;
   if (snap.heldBy.length) return hold(d, snap);
   d.st.heldBy = [];
   await keepCordoned(d, snap.node);

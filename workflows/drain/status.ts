@@ -96,6 +96,8 @@ export interface DrainStatus {
   recordoned?: number;
   /** A CLI drain not cordoned yet: a NodeDisruptionBudget's refusal (issue 15). */
   budgetWait?: string;
+  /** Targets mode: the CycleNodeRequest ("ns/name") that claimed the node (NM-7.7); nothing is cordoned or evicted until it lets go. */
+  claimedBy?: string;
 }
 
 export function emptyStatus(node: string): DrainStatus {
@@ -223,6 +225,7 @@ const returningLine = (r: DrainStatus['returning']) =>
 export function drainMessage(s: DrainStatus): string {
   if (s.heldBy.length && s.phase !== 'Drained' && s.phase !== 'Failed') return heldLines(s).join('\n');
   if (s.hooks?.length && s.phase === 'Pending') return hooksLine(s);
+  if (s.claimedBy && s.phase === 'Draining') return `Cycled by CycleNodeRequest ${s.claimedBy}: nothing is evicted until it lets go of Node ${s.node}`;
   if (s.budgetWait && s.phase === 'Pending') return s.budgetWait;
   if (s.phase === 'Drained' && s.nodeGone === 'before') return `Node ${s.node} not found; nothing to drain`;
   if (s.phase === 'Drained') {

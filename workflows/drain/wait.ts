@@ -6,7 +6,7 @@
 import { ActivityCancellationType, CancellationScope, condition, isCancellation, workflowInfo } from '@temporalio/workflow';
 import { ownersText } from '../../api/lifecycle-hooks.js';
 import { podKey, truncate, UNREACHABLE_TERMINATING_SKIP_MS, type DrainSnapshot } from '../../shared/drain.js';
-import { longSteps, watchSteps } from '../proxies.js';
+import { CUT_WATCH_HEARTBEAT_TIMEOUT, longSteps, watchSteps } from '../proxies.js';
 import { classifyInput, looked } from './look.js';
 import { lookAhead } from './handover.js';
 import type { DrainPhase } from './status.js';
@@ -26,9 +26,10 @@ const WAIT_TIMEOUT = '40 minutes';
 
 /**
  * The waits that touch nothing (the targets wait, the holds, the volume and budget waits): watches
- * (workflows/proxies.ts: heartbeat every 20 s, a signal's cancel not waited for).
+ * (workflows/proxies.ts: a signal's cancel not waited for), cut by every new targets signal, so they
+ * beat every 20 s and a cut one leaves its worker slot within 20 s.
  */
-export const waits = watchSteps(WAIT_TIMEOUT);
+export const waits = watchSteps(WAIT_TIMEOUT, CUT_WATCH_HEARTBEAT_TIMEOUT);
 // A cancelled wave wait answers with the evictions it made before the cancel reached it; the
 // drain waits for that answer (the SDK's effective default is TRY_CANCEL, which would drop it).
 const waveWaits = longSteps(WAIT_TIMEOUT, { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED });
@@ -105,6 +106,7 @@ export async function waitForWave(d: Drain, plan: WavePlan, returns: ReturnsVerd
       drainRulesSeen: snap.drainRulesSeen,
       ...(held.length ? { nodeLocks: snap.node.locks ?? {} } : {}),
       nodeUnreachable: snap.node.unreachable,
+      ...claimWatched(d, snap),
       gracePeriodSeconds: snap.node.unreachable ? 1 : undefined,
       concurrency: d.settings!.evictionConcurrency,
       qps: d.settings!.evictionQPS,
@@ -145,6 +147,7 @@ export async function awaitTargets(d: Drain, snap: DrainSnapshot): Promise<Drain
       refused: [],
       known: snap.pods.map((p) => p.uid),
       drainRulesSeen: snap.drainRulesSeen,
+      ...claimWatched(d, snap),
       concurrency: d.settings!.evictionConcurrency,
       qps: d.settings!.evictionQPS,
       timeoutMs: MAX_WINDOW_MS,
@@ -155,6 +158,31 @@ export async function awaitTargets(d: Drain, snap: DrainSnapshot): Promise<Drain
     if (r?.end === 'Timeout' && renew()) continue;
     if (r) d.ahead = undefined; // the node changed: the look ahead is old
     return 'Draining';
+  }
+}
+
+/**
+ * A maintenance's drain (targets mode): its waits also end when a CycleNodeRequest's claim comes or
+ * goes, so nothing read before a claim (the look ahead, a refusal retried in the wait) is acted on.
+ */
+const claimWatched = (d: Drain, snap: DrainSnapshot) => (d.st.targets ? { nodeClaimedBy: snap.node.claimedBy ?? null } : {});
+
+/**
+ * NM-7.7: a CycleNodeRequest claimed the node. Its coordinator stops sending targets once it sees
+ * the claim, but an advance already on its way (holderAdvanced) or the look ahead would still evict:
+ * touch nothing, no cordon and no eviction, until the claim changes or the node goes (a watch of the
+ * node), or a signal; then read again.
+ */
+export async function holdWhileClaimed(d: Drain, claimedBy: string): Promise<DrainPhase> {
+  d.st.claimedBy = claimedBy;
+  d.ahead = undefined;
+  d.publish();
+  const want = { node: d.node, exists: true, held: false, claimedBy };
+  const wait = () => waits.watchMaintenanceNode.executeWithOptions({ summary: `claimed by CycleNodeRequest ${claimedBy}: evicting nothing until it lets go` }, [want]);
+  for (;;) {
+    const r = await untilWoken(d, wait);
+    if (r && !r.changed && renew()) continue; // the window ended with nothing changed
+    return d.st.phase;
   }
 }
 
