@@ -159,14 +159,19 @@ const cordons = [...cordonedAt].sort((a, b) => a[1] - b[1]);
 const pairs = marks.map(([node, at], k) => ({ node, at, next: cordons[MAX + k] })).filter((p): p is { node: string; at: number; next: [string, number] } => !!p.next);
 const gaps = sorted(pairs.map((p) => p.next[1] - p.at));
 
+const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+console.log(`\n## Rolling NodeMaintenance: ${NODES} kwok nodes × ${PODS} pods, maxUnavailable ${MAX}, completion by annotation (instant work)`);
+console.log(`the bench plays the admin's tooling: it reads the status every ${POLL_MS} ms and annotates each AwaitingWork node ${ROLLOUT_DONE_ANNOTATION}: <name>`);
+console.log(`completion (annotation written) → next node's cordon (Node watch), ${gaps.length} hand-overs: p50 ${s(pct(gaps, 50))}, p99 ${s(pct(gaps, 99))}, max ${s(gaps.at(-1) ?? NaN)} (target ≤ 1 s)`);
+console.log(`most nodes cordoned at once (Node watch): ${maxCordoned.peak} (maxUnavailable ${MAX}); wall: Drain start → rollout Done ${s(tDone - t0)}, → Complete done ${s(tEnd - t0)}`);
+
 // The breakdown, from the maintenance's histories (every run).
 async function runsOf(c: Client, id: string): Promise<HistoryEvent[][]> {
+  const runs: Array<{ runId: string; at: number }> = [];
+  for await (const w of c.workflow.list({ query: `WorkflowId = '${id}'` })) runs.push({ runId: w.runId, at: w.startTime.getTime() });
   const out: HistoryEvent[][] = [];
-  for await (const w of c.workflow.list({ query: `WorkflowId = '${id}'` })) {
-    const hist = await c.workflow.getHandle(id, w.runId).fetchHistory();
-    out.push((hist.events ?? []) as unknown as HistoryEvent[]);
-  }
-  return out;
+  for (const r of runs.sort((a, b) => a.at - b.at)) out.push(((await c.workflow.getHandle(id, r.runId).fetchHistory()).events ?? []) as unknown as HistoryEvent[]);
+  return out; // oldest run first
 }
 const decode = (payloads: any): any => {
   try {
@@ -221,17 +226,12 @@ const mLargest = largest((id) => id.startsWith(h.workflowId));
 const cLargest = largest((id) => id.startsWith('nm-node/') && !id.includes('/drain'));
 const dLargest = largest((id) => id.includes('/drain'));
 
-const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 const p50p99 = (xs: number[]) => (xs.length ? `${s(pct(sorted(xs), 50))} / ${s(pct(sorted(xs), 99))}` : 'n/a');
-console.log(`\n## Rolling NodeMaintenance: ${NODES} kwok nodes × ${PODS} pods, maxUnavailable ${MAX}, completion by annotation (instant work)`);
-console.log(`the bench plays the admin's tooling: it reads the status every ${POLL_MS} ms and annotates each AwaitingWork node ${ROLLOUT_DONE_ANNOTATION}: <name>`);
-console.log(`completion (annotation written) → next node's cordon (Node watch), ${gaps.length} hand-overs: p50 ${s(pct(gaps, 50))}, p99 ${s(pct(gaps, 99))}, max ${s(gaps.at(-1) ?? NaN)} (target ≤ 1 s)`);
 console.log(`  where it goes (p50 / p99 of each leg, ${segments.answer.length} hand-overs; from the maintenance's history and the Node watch):`);
 console.log(`    annotation written → the completion watch's answer recorded        ${p50p99(segments.answer)}`);
 console.log(`    → the node's release acknowledged (its coordinator's report)       ${p50p99(segments.ack)}`);
 console.log(`    → the next node's register sent                                    ${p50p99(segments.register)}`);
 console.log(`    → the next node cordoned (coordinator: budget slot, cordon write)  ${p50p99(segments.cordon)}`);
-console.log(`most nodes cordoned at once (Node watch): ${maxCordoned.peak} (maxUnavailable ${MAX})`);
 console.log(`\n## Workflow histories (events per run)`);
 console.log(`  maintenance: ${mRuns.length} run(s), largest ${mLargest[1]} (${mRuns.map((r) => r.length).join(', ')})`);
 console.log(`  coordinators: largest ${cLargest[1]} (${cLargest[0]}); drains: largest ${dLargest[1]} (${dLargest[0]})`);
