@@ -28,7 +28,7 @@ import { ensureFakeNodeGroup } from '../stack/kwok/nodes.js';
 import { connectClient } from '../starter/client.js';
 import { temporalSettings } from '../shared/temporal.js';
 import { createWorker } from '../worker/worker.js';
-import { maintenanceDrainWorkflowId, maintenanceNodeWorkflowId, maintenanceWorkflowId } from '../workflows/ids.js';
+import { maintenanceDrainWorkflowId, maintenanceNodeWorkflowId, maintenanceWorkflowId, parseWorkflowId } from '../workflows/ids.js';
 import { nodeMaintenanceWorkflow } from '../workflows/index.js';
 import { maintenanceStatusQuery, setStageUpdate } from '../workflows/messages.js';
 import { normalize, type HistoryEvent } from './history-chain.js';
@@ -180,6 +180,11 @@ const decode = (payloads: any): any => {
     return undefined;
   }
 };
+/** The node a coordinator's workflow ID names ('' for any other). */
+const nodeOf = (id: unknown): string => {
+  const p = parseWorkflowId(String(id ?? ''));
+  return p?.kind === 'maintenanceNode' ? p.node : '';
+};
 const mRuns = await runsOf(client, h.workflowId);
 const answered = new Map<string, number>(); // node → the completion watch's answer recorded
 const acked = new Map<string, number>(); // node → its released report received
@@ -198,10 +203,10 @@ for (const run of mRuns) {
       const r = decode(e.a.input);
       if (r?.released && !acked.has(r.node)) acked.set(r.node, e.ms);
     } else if (e.kind === 'signalExternalWorkflowExecutionInitiated' && e.a.signalName === 'register') {
-      const node = String(e.a.workflowExecution?.workflowId ?? '').replace(/^nm-node\//, '');
+      const node = nodeOf(e.a.workflowExecution?.workflowId);
       if (!registered.has(node)) registered.set(node, e.ms);
     } else if (e.kind === 'startChildWorkflowExecutionInitiated') {
-      const node = String(e.a.workflowId ?? '').replace(/^nm-node\//, '');
+      const node = nodeOf(e.a.workflowId);
       if (!registered.has(node)) registered.set(node, e.ms);
     }
   }
@@ -223,8 +228,8 @@ for (const id of [...nodes.map(maintenanceNodeWorkflowId), ...nodes.map(maintena
 }
 const largest = (kind: (id: string) => boolean) => sizes.filter(([id]) => kind(id)).reduce<[string, number]>((a, x) => (x[1] > a[1] ? x : a), ['', 0]);
 const mLargest = largest((id) => id.startsWith(h.workflowId));
-const cLargest = largest((id) => id.startsWith('nm-node/') && !id.includes('/drain'));
-const dLargest = largest((id) => id.includes('/drain'));
+const cLargest = largest((id) => parseWorkflowId(id.split(' ')[0]!)?.kind === 'maintenanceNode');
+const dLargest = largest((id) => parseWorkflowId(id.split(' ')[0]!)?.kind === 'maintenanceDrain');
 
 const p50p99 = (xs: number[]) => (xs.length ? `${s(pct(sorted(xs), 50))} / ${s(pct(sorted(xs), 99))}` : 'n/a');
 console.log(`  where it goes (p50 / p99 of each leg, ${segments.answer.length} hand-overs; from the maintenance's history and the Node watch):`);

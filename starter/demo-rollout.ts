@@ -11,6 +11,7 @@ import { GROUP, VERSION } from '../api/crd.js';
 import { NODE_MAINTENANCE, type NodeMaintenanceStatus } from '../api/node-maintenance.js';
 import { ROLLOUT_DONE_ANNOTATION } from '../api/rollout.js';
 import { API_VERSION } from '../api/names.js';
+import { NODE_GROUP_LABEL } from '../api/node-groups.js';
 import { createKube } from '../kube/client.js';
 import { mergePatch } from '../kube/patch.js';
 import { ensureNode, fakeNode } from '../activities/providers/kwok-node.js';
@@ -70,7 +71,7 @@ const bridge = await startBridge({ kube, client, settings });
 
 const where = { group: GROUP, version: VERSION, plural: NODE_MAINTENANCE.plural };
 const spec = {
-  nodeSelector: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'slipway.dev/node-group', operator: 'In', values: [group] }] }] },
+  nodeSelector: { nodeSelectorTerms: [{ matchExpressions: [{ key: NODE_GROUP_LABEL, operator: 'In', values: [group] }] }] },
   reason: 'demo: rolling kernel upgrade',
   rollout: { maxUnavailable: 2, partitionBy: 'topology.kubernetes.io/zone', completion: { annotation: true } },
 };
