@@ -34,7 +34,7 @@ const run = Date.now().toString(36);
 const group = `rollout-demo-${run}`;
 const ns = group;
 const name = `kernel-${run}`;
-const ZONES = ['demo-zone-a', 'demo-zone-b', 'demo-zone-c'];
+const ZONES = ['eu-west-1a', 'eu-west-1b', 'eu-west-1c'];
 const nodes = ZONES.flatMap((zone, z) => [1, 2].map((i) => ({ name: `${group}-${'abc'[z]}${i}`, zone })));
 const short = (node: string) => node.slice(group.length + 1);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
