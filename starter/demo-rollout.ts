@@ -111,7 +111,7 @@ async function watchOnce(): Promise<Obj | undefined> {
     }
   }
   const r = o.status.rollout;
-  const line = r ? `rollout ${r.phase}: ${r.message ?? ''}` : '';
+  const line = r ? `rollout ${r.message ?? r.phase}` : '';
   if (line && line !== rolloutLine) say(line);
   rolloutLine = line;
   const cols = columns(o);
