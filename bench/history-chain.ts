@@ -14,7 +14,7 @@
 export type HistoryEvent = Record<string, unknown> & { eventId?: unknown; eventTime?: unknown };
 export type Histories = Map<string, HistoryEvent[]>;
 
-interface Ev {
+export interface Ev {
   id: number;
   /** eventTime, ms. */
   ms: number;
@@ -31,7 +31,7 @@ const MAX_DEPTH = 40;
 
 const num = (x: unknown): number => Number(String(x ?? 0));
 
-function normalize(events: HistoryEvent[]): Ev[] {
+export function normalize(events: HistoryEvent[]): Ev[] {
   return events.map((e) => {
     const key = Object.keys(e).find((k) => k.endsWith('EventAttributes') && e[k]);
     const t = e.eventTime as { seconds?: unknown; nanos?: number } | undefined;

@@ -49,6 +49,7 @@ const STARTER_ACTIVITIES = ['events.ts', 'providers/kwok-node.ts', 'budget/index
 const EXCEPTIONS: Array<{ from: string; to: string; why: string }> = [
   { from: 'starter/main.ts', to: 'worker/worker.ts', why: '`npm start`, the main job: hosts a worker in its own process' },
   { from: 'starter/demo-maintenance.ts', to: 'worker/worker.ts', why: '`npm run demo:maintenance`: hosts a worker in its own process' },
+  { from: 'starter/demo-rollout.ts', to: 'worker/worker.ts', why: '`npm run demo:rollout`: hosts a worker in its own process' },
 ];
 
 /** Node-only modules of shared/ that workflow code must never import (the bundle would refuse them anyway). */

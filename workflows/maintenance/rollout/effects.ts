@@ -7,7 +7,7 @@ import { parseDuration } from '../../../api/duration-text.js';
 import type { NodeMaintenanceRolloutInput as Spec } from '../../../api/rollout.js';
 type HealthCheck = NonNullable<Spec['completion']['healthChecks']>[number];
 import type { NodeMaintenanceRolloutInput } from '../../../api/rollout.js';
-import { longSteps, watchSteps } from '../../proxies.js';
+import { longSteps, steps, watchSteps } from '../../proxies.js';
 import { fill } from '../../cycle/steps.js';
 import type { Maintenance } from '../maintenance.js';
 import { deadlineMs } from './phases.js';
@@ -23,6 +23,8 @@ const CHECK_LIMIT_MS = 24 * 3600_000;
 export class RollingRun {
   readonly watches = new Map<string, { key: string; scope: CancellationScope }>();
   readonly checking = new Set<string>();
+  /** bootID reads under way (RM-3.1); the answer is recorded in the node's record. */
+  readonly reading = new Set<string>();
   timer?: { at: number; scope: CancellationScope };
 }
 
@@ -50,6 +52,28 @@ export function watchWork(m: Maintenance, spec: NodeMaintenanceRolloutInput, nam
         if (m.rolling.watches.get(name) === w) m.rolling.watches.delete(name);
       },
     );
+}
+
+/**
+ * RM-3.1: the node's bootID read fresh, in the background. The answer goes into the node's record
+ * (carried: a renewal right after it loses nothing) and wakes the loop, which then calls it AwaitingWork.
+ */
+export function readBoot(m: Maintenance, name: string, n: RolloutNode): void {
+  if (m.rolling.reading.has(name)) return;
+  m.rolling.reading.add(name);
+  void steps.readRolloutNode.executeWithOptions({ summary: `read the bootID of ${name}` }, [{ node: name }]).then(
+    (facts) => {
+      if (!m.rolling.reading.delete(name) || m.rollout?.nodes[name] !== n || n.phase !== 'Draining') return; // it moved on meanwhile
+      if (facts.bootID) n.bootID = facts.bootID;
+      if (facts.internalIP) n.ip = facts.internalIP;
+      n.bootRead = facts.exists ? 'read' : 'gone';
+      m.dirty = true;
+    },
+    () => {
+      m.rolling.reading.delete(name); // asked again on the next pass
+      m.dirty = true;
+    },
+  );
 }
 
 /** RM-3.6: the node's health checks (the CycleNodeRequest's activity), then Done or Failed. */
@@ -100,6 +124,7 @@ export function armTimer(m: Maintenance, spec: NodeMaintenanceRolloutInput): voi
 
 /** The node left AwaitingWork (or the rollout): its watch is no longer needed. */
 export function stopNodeEffects(m: Maintenance, name: string): void {
+  m.rolling.reading.delete(name);
   m.rolling.watches.get(name)?.scope.cancel();
   m.rolling.watches.delete(name);
 }
@@ -107,6 +132,7 @@ export function stopNodeEffects(m: Maintenance, name: string): void {
 /** Complete: every wait of the rollout stops. */
 export function stopRolling(m: Maintenance): void {
   for (const name of [...m.rolling.watches.keys()]) stopNodeEffects(m, name);
+  m.rolling.reading.clear();
   m.rolling.timer?.scope.cancel();
   m.rolling.timer = undefined;
 }

@@ -15,6 +15,8 @@ export interface RolloutNode {
   index?: number;
   /** bootID read when it was drained (RM-3.1). */
   bootID?: string;
+  /** The fresh read before AwaitingWork has answered (bootID and ip recorded), or found the node gone. */
+  bootRead?: 'read' | 'gone';
   /** The node's InternalIP (health checks' {{ .NodeIP }}). */
   ip?: string;
   /** Its work was seen done (reboot, annotation, manual, gone): the loop releases it. */
