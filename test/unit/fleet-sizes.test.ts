@@ -10,6 +10,9 @@ import { STATUS_BUDGET_BYTES } from '../../starter/bridge/cycle/listed.js';
 import { drainMessage, emptyStatus } from '../../workflows/drain/status.js';
 import { maintenanceStatus, NODE_STATUS_CAP, type Facts } from '../../workflows/maintenance/status.js';
 import type { MaintenanceCarry, NodeReport } from '../../workflows/maintenance/types.js';
+import { podCapFor } from '../../activities/maintenance/preview-plan.js';
+import { PREVIEW_NODE_CAP } from '../../activities/maintenance/preview.js';
+import type { MaintenancePreview, NodePreview, PreviewInputs } from '../../shared/maintenance-preview.js';
 
 const KiB = 1024;
 const bytes = (v: unknown) => Buffer.byteLength(JSON.stringify(v));
@@ -107,5 +110,21 @@ describe('#28 a NodeMaintenance at fleet size (2,000 nodes in Drain, each blocke
     // than about 2 MiB / perNode blocked nodes cannot continue as new.
     expect(size).toBeLessThan(2 * 1024 * KiB);
     expect(size).toBeGreaterThan(512 * KiB);
+  });
+
+  test('#28 the Idle preview is bounded (100 nodes, 2,000 pods); what it read names every selected node', () => {
+    const cap = podCapFor(PREVIEW_NODE_CAP);
+    const node = (i: number): NodePreview => ({
+      node: ec2(i), exists: true, message: 'Planned: 24 pods in 2 entries, 1 skipped, 3 kept; blocked now: shop/web-0 (PDB web-guard)', evict: 24, entries: 2, waitCompleted: 0, skipped: 1, kept: 3, blocked: 1,
+      pods: Array.from({ length: cap }, (_, k) => ({ pod: `shop/web-${i}-${k}-7d9f8c6b5-x2x4z`, entry: 0, wave: 0, action: 'Evict' as const, reason: 'default', ...(k === 0 && { blockedBy: ['web-guard'] }) })),
+      podsOmitted: 24 - cap, errors: [],
+    });
+    // As many nodes as are ever previewed, each listing as many pods as it may.
+    const preview: MaintenancePreview = { digest: 'f'.repeat(16), computedAt: AT, nodes: Array.from({ length: PREVIEW_NODE_CAP }, (_, i) => node(i)) };
+    const size = bytes(preview);
+    const inputs: PreviewInputs = { from: { pods: '123456789', pdbs: '123456789', drainRules: '123456789', nodes: '123456789' }, nodes: Array.from({ length: NODES }, (_, i) => ec2(i)), namespaces: ['shop'], blockingPdbs: ['shop/web-guard'] };
+    console.log(`#28 figures: Idle preview at its cap ${size} bytes; what it read at ${NODES} nodes ${bytes(inputs)} bytes`);
+    expect(size).toBeLessThan(512 * KiB);
+    expect(bytes(inputs) / NODES).toBeLessThan(60);
   });
 });
