@@ -126,8 +126,8 @@ const QUERY_TIMEOUT_MS = 10_000;
  */
 export async function queryCycle(client: Client, id: string, opts: { everyNode?: boolean } = {}): Promise<CycleStatus | undefined> {
   const h = client.workflow.getHandle(id);
-  const ask = opts.everyNode ? async () => (await everyNode(h)).status : () => h.query(cycleStatusQuery);
-  return client.withDeadline(Date.now() + QUERY_TIMEOUT_MS, ask).catch((err: unknown) => {
+  const ask = <T>(query: () => Promise<T>) => client.withDeadline(Date.now() + QUERY_TIMEOUT_MS, query);
+  return (opts.everyNode ? everyNode(h, undefined, ask).then((r) => r.status) : ask(() => h.query(cycleStatusQuery))).catch((err: unknown) => {
     if (err instanceof WorkflowNotFoundError) throw err;
     return undefined;
   });

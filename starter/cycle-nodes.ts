@@ -12,17 +12,19 @@ export interface KnownNodes {
 }
 
 type Handle = ReturnType<Client['workflow']['getHandle']>;
+/** How each query is asked (the CLI gives each its own deadline: a closed request answers by replaying its history). */
+type Ask = <T>(query: () => Promise<T>) => Promise<T>;
 
 /**
  * The request's answer with every node in it: pages the nodes changed since `known` (from the start
  * when none, or when the request's counter went back) and returns the known nodes updated.
  */
-export async function everyNode(h: Handle, known?: KnownNodes): Promise<{ status: CycleStatus; known?: KnownNodes }> {
-  const answer = await h.query(cycleStatusQuery);
+export async function everyNode(h: Handle, known?: KnownNodes, ask: Ask = (q) => q()): Promise<{ status: CycleStatus; known?: KnownNodes }> {
+  const answer = await ask(() => h.query(cycleStatusQuery));
   if (answer.changes === undefined) return { status: answer }; // a request that lists every node itself
   const k = !known || known.changes > answer.changes ? { changes: 0, nodes: new Map<string, CycleNodeStatus>() } : known;
   while (k.changes < answer.changes) {
-    const page = await h.query(cycleNodesQuery, { changedAfter: k.changes });
+    const page = await ask(() => h.query(cycleNodesQuery, { changedAfter: k.changes }));
     for (const n of page.nodes) k.nodes.set(n.nodeName, n);
     k.changes = page.nodes.at(-1)?.change ?? page.changes;
     if (!page.nodes.length) break;

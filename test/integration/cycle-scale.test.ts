@@ -50,9 +50,9 @@ beforeAll(async () => {
     const o = await f.getCnr(name);
     if (o?.status?.nodes) samples.push({ status: o.status, bytes: Buffer.byteLength(JSON.stringify(o)) });
     return (o?.status?.phase === 'Successful' || o?.status?.phase === 'Failed') && o;
-  }, { timeoutMs: 480_000, intervalMs: 1000 });
+  }, { timeoutMs: 600_000, intervalMs: 1000 });
   final = done.status!;
-}, 780_000);
+}, 900_000);
 
 afterAll(async () => {
   writeFileSync(`/tmp/${f.ns}.log`, f.dumpLogs());
@@ -67,7 +67,8 @@ const sum = (counts: Record<string, number> | undefined) => Object.values(counts
 describe('#28 a CycleNodeRequest over 300 kwok nodes', () => {
   test('#28 its status stays bounded: nodes[] ≤ in flight + first failed + last cycled, counts for all 300, nodesNotListed the rest, far under 256 KiB', () => {
     expect({ phase: final.phase, cycled: final.nodesCycled }).toEqual({ phase: 'Successful', cycled: NODES });
-    const seen = samples.filter((s) => s.status.nodesByPhase);
+    // From the resolve on (before it the request knows no node and counts none).
+    const seen = samples.filter((s) => s.status.nodesTotal === NODES);
     expect(seen.length).toBeGreaterThan(3);
     const offending = seen
       .map(({ status: s, bytes }) => ({ listed: s.nodes!.length, counted: sum(s.nodesByPhase), notListed: s.nodesNotListed, bytes }))
@@ -78,7 +79,10 @@ describe('#28 a CycleNodeRequest over 300 kwok nodes', () => {
     expect(final.nodesByPhase).toMatchObject({ Successful: NODES, Failed: 0, Pending: 0 });
     expect(final.nodesNotListed).toBe(NODES - final.nodes!.length);
     const largest = Math.max(...samples.map((s) => s.bytes));
-    f.logs.push(`#28 300 nodes: ${samples.length} statuses sampled, the largest ${largest} bytes, at most ${Math.max(...seen.map((s) => s.status.nodes!.length))} entries listed`);
+    const mostListed = Math.max(...seen.map((s) => s.status.nodes!.length));
+    f.logs.push(`#28 300 nodes: ${samples.length} statuses sampled, the largest ${largest} bytes, at most ${mostListed} entries listed`);
+    // Sampled mid-run too: a batch in flight was listed (more than the last cycled alone).
+    expect(mostListed).toBeGreaterThan(LISTED_FINISHED);
     expect(largest).toBeLessThan(64 * 1024);
   });
 
@@ -103,7 +107,9 @@ describe('#28 a CycleNodeRequest over 300 kwok nodes', () => {
   test('#28 slipway status <request> -o json lists every node (paged), not only the bounded list', async () => {
     const r = await cli(['status', `cnr/${name}`, '-n', f.ns, '-o', 'json'], { SLIPWAY_TASK_QUEUE: taskQueue });
     expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
-    const doc = JSON.parse(r.stdout) as { status: { nodesTotal: number; nodes: { nodeName: string; phase: string }[] } };
+    const doc = JSON.parse(r.stdout) as { message?: string; status?: { nodesTotal: number; nodes: { nodeName: string; phase: string }[] } };
+    expect({ answered: doc.status !== undefined, message: doc.message }).toEqual({ answered: true, message: undefined });
+    if (!doc.status) return;
     expect(doc.status.nodesTotal).toBe(NODES);
     expect(doc.status.nodes.map((n) => n.nodeName).sort()).toEqual([...old].sort());
     expect(doc.status.nodes.every((n) => n.phase === 'Successful')).toBe(true);
