@@ -136,6 +136,16 @@ export type NodeDisruptionBudgetSpecInput = z.input<typeof NodeDisruptionBudgetS
 
 // ---- status: the ledger (written by Slipway only, plain shapes) -------------------------------------
 
+/**
+ * Most entries one budget's ledger holds, disrupted and waiting together (#28: a status must not
+ * grow with the fleet). About 240 bytes an entry with EC2 node names and a request's holder ID, so
+ * a full ledger is about 230 KiB, under the 256 KiB a status may take; a holder that finds it full
+ * is refused ("its ledger is full") and asks again, as for a budget with no room.
+ */
+export const MAX_LEDGER_ENTRIES = 1000;
+/** disruptedElsewhere names at most this many nodes; disruptedNodes and the message count every one. */
+export const MAX_LISTED_ELSEWHERE = 100;
+
 export const LedgerEntry = z.object({
   node: z.string().describe('The Node\'s name.'),
   holder: z.string().describe('The workflow ID that holds (or waits for) the node: cnr/…, nm-node/<node>, drain/<node>.'),
@@ -146,9 +156,9 @@ export type LedgerEntry = z.infer<typeof LedgerEntry>;
 
 export const NodeDisruptionBudgetStatus = z.object({
   observedGeneration: ObservedGeneration,
-  disrupted: z.array(LedgerEntry).optional().describe('Nodes disrupted now and by whom. A node counts once, whatever its number of holders.'),
+  disrupted: z.array(LedgerEntry).optional().describe(`Nodes disrupted now and by whom. A node counts once, whatever its number of holders. With waiting, at most ${MAX_LEDGER_ENTRIES} entries: a holder that finds the ledger full waits outside it.`),
   waiting: z.array(LedgerEntry).optional().describe('Holders waiting for room, in arrival order.'),
-  disruptedElsewhere: z.array(z.string()).optional().describe('Selected nodes cordoned or being deleted that no holder names (a person\'s cordon, a drain that left its node cordoned): they count too.'),
+  disruptedElsewhere: z.array(z.string()).optional().describe(`Selected nodes cordoned or being deleted that no holder names (a person's cordon, a drain that left its node cordoned): they count too. The first ${MAX_LISTED_ELSEWHERE} by name; disruptedNodes counts them all.`),
   limit: z
     .object({
       nodes: z.int32().describe('Nodes that may be disrupted at once now.'),

@@ -155,9 +155,14 @@ function watchStream<T extends KubernetesObject>(o: ListWatchOptions<T>, resourc
   });
 }
 
-/** Every page of a list (limit/continue), as one set with the list's resourceVersion. */
+/**
+ * Every page of a list (limit/continue), as one set with the list's resourceVersion. The continue
+ * token is `metadata._continue` in a typed list (V1ListMeta) but `metadata.continue` in the raw JSON
+ * a custom resource's list returns: reading only the first took every custom-resource list to its
+ * first page, so a bridge over more than 500 CycleNodeStatus objects never saw the others (#28).
+ */
 export async function listAllPages<T>(
-  listPage: (page: { limit: number; _continue?: string }) => Promise<{ items: T[]; metadata?: { resourceVersion?: string; _continue?: string } }>,
+  listPage: (page: { limit: number; _continue?: string }) => Promise<{ items: T[]; metadata?: ListMeta }>,
   limit = 500,
 ): Promise<{ items: T[]; resourceVersion: string }> {
   const items: T[] = [];
@@ -166,10 +171,17 @@ export async function listAllPages<T>(
   do {
     const page = await listPage({ limit, _continue });
     items.push(...page.items);
-    _continue = page.metadata?._continue || undefined;
+    _continue = page.metadata?._continue || page.metadata?.continue || undefined;
     resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
   } while (_continue);
   return { items, resourceVersion };
+}
+
+/** A list's metadata, typed (`_continue`) or raw JSON (`continue`). */
+export interface ListMeta {
+  resourceVersion?: string;
+  _continue?: string;
+  continue?: string;
 }
 
 const sleep = (ms: number, signal: AbortSignal | undefined) =>

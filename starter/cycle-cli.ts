@@ -13,6 +13,7 @@ import { cycleWorkflowId, nodeCycleWorkflowId, nodeDrainWorkflowId } from '../wo
 import { cycleStatusQuery } from '../workflows/messages.js';
 import { NODE_GROUP_LABEL } from '../api/node-groups.js';
 import { API_VERSION } from '../api/names.js';
+import { everyNode } from './cycle-nodes.js';
 
 export interface CycleArgs {
   namespace: string;
@@ -118,9 +119,15 @@ export function renderCycle(s: CycleStatus, requestId?: string): string {
 
 const QUERY_TIMEOUT_MS = 10_000;
 
-/** The request's status, answered by a worker; undefined when no worker answers in time. */
-export async function queryCycle(client: Client, id: string): Promise<CycleStatus | undefined> {
-  return client.withDeadline(Date.now() + QUERY_TIMEOUT_MS, () => client.workflow.getHandle(id).query(cycleStatusQuery)).catch((err: unknown) => {
+/**
+ * The request's status, answered by a worker; undefined when no worker answers in time. With
+ * `everyNode` its nodes are all of them, paged (#28: the answer alone lists a bounded set), for
+ * `-o json`/`-o yaml`; the text view keeps the bounded list and the counts.
+ */
+export async function queryCycle(client: Client, id: string, opts: { everyNode?: boolean } = {}): Promise<CycleStatus | undefined> {
+  const h = client.workflow.getHandle(id);
+  const ask = <T>(query: () => Promise<T>) => client.withDeadline(Date.now() + QUERY_TIMEOUT_MS, query);
+  return (opts.everyNode ? everyNode(h, undefined, ask).then((r) => r.status) : ask(() => h.query(cycleStatusQuery))).catch((err: unknown) => {
     if (err instanceof WorkflowNotFoundError) throw err;
     return undefined;
   });

@@ -12,7 +12,7 @@ import { CustomObjectsApi } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../../api/crd.js';
 import { issueMessages } from '../../api/admission.js';
 import { LabelSelector } from '../../api/label-selector.js';
-import { NODE_DISRUPTION_BUDGET, NodeDisruptionBudgetSpec, type LedgerEntry, type NodeDisruptionBudgetStatus } from '../../api/node-disruption-budget.js';
+import { MAX_LEDGER_ENTRIES, MAX_LISTED_ELSEWHERE, NODE_DISRUPTION_BUDGET, NodeDisruptionBudgetSpec, type LedgerEntry, type NodeDisruptionBudgetStatus } from '../../api/node-disruption-budget.js';
 import { admit, disruptedNodes, elsewhereText, limitInForce, selects, type BudgetView, type NodeLabels } from '../../shared/disruption-budget.js';
 import { budgetDisruptedNodes } from '../metrics.js';
 import { apiStatus, type Kube } from '../../kube/client.js';
@@ -50,7 +50,15 @@ export interface BudgetDeps {
   /** Whether a holder's workflow still runs; default: Temporal, through the activity's client. */
   holderState?: (holder: string) => Promise<HolderState>;
   now?: () => number;
+  /** Most entries a ledger holds (disrupted + waiting); default MAX_LEDGER_ENTRIES (tests use a few). */
+  maxLedgerEntries?: number;
 }
+
+const ledgerEntries = (st: NodeDisruptionBudgetStatus) => (st.disrupted?.length ?? 0) + (st.waiting?.length ?? 0);
+
+/** Why a holder is refused a place in a full ledger (#28): the status must not grow with the fleet. */
+export const ledgerFullReason = (budget: string, max: number) =>
+  `waiting for NodeDisruptionBudget ${budget}: its ledger is full (${max} entries, disrupted and waiting); the node waits outside it until an entry leaves`;
 
 /** Asks Temporal: a closed or unknown (never started, or gone) workflow is 'closed'; no answer is 'unknown'. */
 export function holderStateFrom(client: Client): (holder: string) => Promise<HolderState> {
@@ -89,6 +97,7 @@ export function createBudgetActivities(kube: Kube, deps: BudgetDeps = {}) {
   const where = { group: GROUP, version: VERSION, plural: NODE_DISRUPTION_BUDGET.plural };
   const now = deps.now ?? Date.now;
   const holderState = deps.holderState ?? holderStateFromTemporal;
+  const maxEntries = deps.maxLedgerEntries ?? MAX_LEDGER_ENTRIES;
 
   const listBudgets = async (): Promise<BudgetObject[]> => ((await api.listClusterCustomObject(where)) as { items: BudgetObject[] }).items;
   const listNodes = async (): Promise<NodeLabels[]> =>
@@ -158,13 +167,14 @@ export function createBudgetActivities(kube: Kube, deps: BudgetDeps = {}) {
     if (view.spec) {
       const limit = limitInForce(view.spec, selected, t);
       st.limit = { nodes: limit.nodes, selectedNodes: selected, reason: limit.reason, observedAt: new Date(t).toISOString() };
-      st.message = `${d} of ${limit.nodes} nodes disrupted${elsewhereText(elsewhere.length)}${w ? `; ${w} waiting` : ''}`;
+      const full = ledgerEntries(st) >= maxEntries ? `; the ledger is full (${maxEntries} entries): more holders wait outside it` : '';
+      st.message = `${d} of ${limit.nodes} nodes disrupted${elsewhereText(elsewhere.length)}${w ? `; ${w} waiting` : ''}${full}`;
     } else {
       st.limit = { nodes: 0, selectedNodes: selected, reason: 'invalid spec: admits nothing', observedAt: new Date(t).toISOString() };
       st.message = `invalid: ${view.invalid}`;
     }
     st.disruptedNodes = d;
-    if (elsewhere.length) st.disruptedElsewhere = elsewhere.sort();
+    if (elsewhere.length) st.disruptedElsewhere = elsewhere.sort().slice(0, MAX_LISTED_ELSEWHERE);
     else delete st.disruptedElsewhere;
     const valid = !view.invalid;
     const prev = st.conditions?.find((c) => c.type === 'Valid');
@@ -220,6 +230,10 @@ export function createBudgetActivities(kube: Kube, deps: BudgetDeps = {}) {
             if (!held) {
               const w = st.waiting ?? (st.waiting = []);
               const entry = w.find(mine);
+              if (!entry && ledgerEntries(st) >= maxEntries) {
+                reason = ledgerFullReason(name, maxEntries);
+                return summarize(obj, view, nodes, t) || changed;
+              }
               if (!entry) {
                 w.push({ node, holder: input.holder, since: new Date(t).toISOString(), lastSeen: new Date(t).toISOString() });
                 changed = true;

@@ -4,12 +4,12 @@
 // resourceVersion it saw, relists only when that version is gone (410), and retries failed lists and
 // watches with bounded exponential backoff while the apiserver is unreachable.
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
-import { listAllPages, listWatch } from '../listwatch.js';
+import { listAllPages, listWatch, type ListMeta } from '../listwatch.js';
 import type { Log } from '../../shared/log.js';
 
 export interface ListPage<T> {
   items: T[];
-  metadata?: { resourceVersion?: string; _continue?: string };
+  metadata?: ListMeta;
 }
 
 export interface ReflectorOptions<T extends KubernetesObject> {

@@ -80,7 +80,8 @@ async function requestStatus(session: Session, id: string, io: Io): Promise<numb
   const client = await session.client();
   const desc = await describe(client, id);
   if (!desc) throw new CliError(`no workflow ${id} in Temporal namespace ${session.settings.namespace} yet (the bridge starts it: is it running?)`);
-  const s = await queryCycle(client, id);
+  // A document lists every node (paged); the text keeps the bounded list with counts per phase.
+  const s = await queryCycle(client, id, { everyNode: Boolean(io.doc) });
   const running = desc.status.name === 'RUNNING';
   if (!s && running) throw new CliError(`${id} is running, but no worker answered within 10 s: is a worker polling task queue ${desc.taskQueue}?`);
   io.doc?.(doc({ kind: 'Status', target: 'request', workflowId: id, state: desc.status.name.toLowerCase(), closedAt: desc.closeTime?.toISOString(), webUi: webUiLink(id), status: s, message: s ? undefined : ((await closedCycleMessage(client, id)) ?? desc.status.name) }));

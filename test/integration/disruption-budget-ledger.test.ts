@@ -6,7 +6,7 @@
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../../api/crd.js';
 import { NODE_DISRUPTION_BUDGET, type NodeDisruptionBudgetSpecInput, type NodeDisruptionBudgetStatus } from '../../api/node-disruption-budget.js';
-import { createBudgetActivities, type AcquireResult, type HolderState } from '../../activities/budget/index.js';
+import { createBudgetActivities, ledgerFullReason, type AcquireResult, type HolderState } from '../../activities/budget/index.js';
 import { budgetChanges, waitForDisruptionWith, type DisruptionWaitInput } from '../../activities/budget/wait.js';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
@@ -83,6 +83,26 @@ test('idempotent: a holder asking again for what it holds is granted without a s
   expect((await status(name)).disrupted).toHaveLength(1);
   expect(await act.releaseDisruption({ holder: 'h', nodes: [nodes[0]!] })).toEqual({ released: 1 });
   expect(await act.releaseDisruption({ holder: 'h', nodes: [nodes[0]!] })).toEqual({ released: 0 });
+}, 60_000);
+
+test('#28 the ledger is bounded: a holder that finds it full is refused saying so, the budget\'s status says it is full, and an entry leaving lets the next in', async () => {
+  // The cap is MAX_LEDGER_ENTRIES (1,000); 3 here, so 5 kwok nodes fill it. maxDisrupted 100%:
+  // without the cap every node would be granted and named.
+  const capped = createBudgetActivities(c, { holderState, now: () => clock, maxLedgerEntries: 3 });
+  const name = await budget({ maxDisrupted: '100%' });
+  const results = [];
+  for (const [i, n] of nodes.slice(0, 5).entries()) results.push(await capped.acquireDisruption({ holder: `h${i}`, nodes: [n] }));
+  expect(results.map((r) => r.granted.length)).toEqual([1, 1, 1, 0, 0]);
+  expect(results[3]!.waiting).toEqual([{ node: nodes[3], reason: ledgerFullReason(name, 3) }]);
+  const st = await status(name);
+  expect({ disrupted: st.disrupted?.map((e) => e.holder), waiting: st.waiting }).toEqual({ disrupted: ['h0', 'h1', 'h2'], waiting: [] });
+  expect(st.message).toBe('3 of 5 nodes disrupted; the ledger is full (3 entries): more holders wait outside it');
+  // A holder already in the ledger is still served: asking again for what it holds is granted.
+  expect((await capped.acquireDisruption({ holder: 'h0', nodes: [nodes[0]!] })).granted).toEqual([nodes[0]]);
+  await capped.releaseDisruption({ holder: 'h0', nodes: [nodes[0]!] });
+  expect((await capped.acquireDisruption({ holder: 'h3', nodes: [nodes[3]!] })).granted).toEqual([nodes[3]]);
+  expect((await status(name)).disrupted?.map((e) => e.holder)).toEqual(['h1', 'h2', 'h3']);
+  await release(name);
 }, 60_000);
 
 test('leaks are repaired on the next write: a closed holder\'s entry and a silent waiter are dropped', async () => {

@@ -3,8 +3,9 @@
 import type { Client } from '@temporalio/client';
 import type { CycleNodeRequestSpec } from '../../../api/cycle-node-request.js';
 import { nodeGroupsOf } from '../../../api/cycle-node-request.js';
-import { CYCLE_WORKFLOW_TYPE, type CycleNodeStatus, type CycleRequestInput, type CycleRequestRef, type CycleStatus } from '../../../workflows/cycle/types.js';
-import { cycleNodesQuery, cycleStatusQuery, specChangedUpdate } from '../../../workflows/messages.js';
+import { CYCLE_WORKFLOW_TYPE, type CycleRequestInput, type CycleRequestRef, type CycleStatus } from '../../../workflows/cycle/types.js';
+import { specChangedUpdate } from '../../../workflows/messages.js';
+import { everyNode, type KnownNodes } from '../../cycle-nodes.js';
 import { NodeGroupAttr, ObjectAttr, PhaseAttr } from '../../../workflows/search-attributes.js';
 import { cycleObjectAttr } from '../../../workflows/ids.js';
 import { isCycleStatus } from './status.js';
@@ -26,28 +27,10 @@ export interface CycleWorkflows extends TrackedSource<CycleStatus> {
  * bounded set (#28), so the bridge pages the nodes changed since its last look (cycleNodes) and
  * keeps them, one entry per node, until the workflow closes. A restarted bridge pages them all once.
  */
-interface KnownNodes {
-  changes: number;
-  nodes: Map<string, CycleNodeStatus>;
-}
-
-type Handle = ReturnType<Client['workflow']['getHandle']>;
-
-async function everyNode(h: Handle, known: Map<string, KnownNodes>): Promise<CycleStatus> {
-  const answer = await h.query(cycleStatusQuery);
-  if (answer.changes === undefined) return answer; // a request that lists every node itself
-  let k = known.get(h.workflowId);
-  if (!k || k.changes > answer.changes) k = { changes: 0, nodes: new Map() };
-  while (k.changes < answer.changes) {
-    const page = await h.query(cycleNodesQuery, { changedAfter: k.changes });
-    for (const n of page.nodes) k.nodes.set(n.nodeName, n);
-    k.changes = page.nodes.at(-1)?.change ?? page.changes;
-    if (!page.nodes.length) break;
-  }
-  // The answer was taken before the pages: a node in it is kept only when no page had it newer.
-  for (const n of answer.nodes) if ((k.nodes.get(n.nodeName)?.change ?? -1) <= (n.change ?? 0)) k.nodes.set(n.nodeName, n);
-  known.set(h.workflowId, k);
-  return { ...answer, nodes: [...k.nodes.values()] };
+async function everyKnownNode(h: ReturnType<Client['workflow']['getHandle']>, known: Map<string, KnownNodes>): Promise<CycleStatus> {
+  const r = await everyNode(h, known.get(h.workflowId));
+  if (r.known) known.set(h.workflowId, r.known);
+  return r.status;
 }
 
 export function cycleWorkflows(client: Client, taskQueue: string): CycleWorkflows {
@@ -71,7 +54,7 @@ export function cycleWorkflows(client: Client, taskQueue: string): CycleWorkflow
     },
 
     async query(workflowId, timeoutMs) {
-      return client.withDeadline(Date.now() + timeoutMs, () => everyNode(client.workflow.getHandle(workflowId), known));
+      return client.withDeadline(Date.now() + timeoutMs, () => everyKnownNode(client.workflow.getHandle(workflowId), known));
     },
 
     describe,
@@ -80,7 +63,7 @@ export function cycleWorkflows(client: Client, taskQueue: string): CycleWorkflow
 
     waitClosed: async (workflowId, signal) => {
       try {
-        return await waitWorkflowClosed(client, workflowId, signal, (h) => everyNode(h, known), isCycleStatus);
+        return await waitWorkflowClosed(client, workflowId, signal, (h) => everyKnownNode(h, known), isCycleStatus);
       } finally {
         if (!signal.aborted) known.delete(workflowId);
       }
