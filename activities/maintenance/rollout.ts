@@ -25,6 +25,8 @@ export interface RolloutWatchInput {
   maintenance: string;
   /** The bootID recorded before the work (completion by reboot compares against it). */
   bootID?: string;
+  /** The Node's uid recorded with it: another uid is a node re-created under the name, not a reboot. */
+  uid?: string;
   reboot: boolean;
   annotation: boolean;
   /** Test hook: the renewal period. */
@@ -33,7 +35,7 @@ export interface RolloutWatchInput {
 
 export interface RolloutWatchResult {
   /** How the work was seen done; undefined at the renewal. */
-  done?: 'reboot' | 'annotation' | 'gone';
+  done?: 'reboot' | 'annotation' | 'gone' | 'replaced';
   bootID?: string;
 }
 
@@ -48,6 +50,8 @@ export function nodeFacts(n: V1Node | undefined): RolloutNodeFacts {
 /** Whether the node's work is done by the methods asked for (pure: the watch and its tests share it). */
 export function workDone(n: V1Node | undefined, w: Omit<RolloutWatchInput, 'renewMs'>): RolloutWatchResult['done'] {
   if (!n) return 'gone';
+  // RM-3.2: a Node re-created under the name has its own bootID; the node drained is gone.
+  if (w.uid && n.metadata?.uid && n.metadata.uid !== w.uid) return 'replaced';
   const boot = n.status?.nodeInfo?.bootID;
   // An empty bootID (a kubelet that has not reported yet) is no reboot; nor is a node that is not Ready yet.
   if (w.reboot && w.bootID && boot && boot !== w.bootID && isReady(n)) return 'reboot';

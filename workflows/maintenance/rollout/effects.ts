@@ -30,7 +30,7 @@ export class RollingRun {
 export function watchWork(m: Maintenance, spec: NodeMaintenanceRolloutInput, name: string, n: RolloutNode): void {
   const c = spec.completion;
   if (n.workDone || (!c.reboot && !c.annotation)) return; // manual only: the operator's word (or the coordinator's "gone")
-  const input = { node: name, maintenance: m.name, ...(n.bootID ? { bootID: n.bootID } : {}), reboot: !!c.reboot, annotation: !!c.annotation };
+  const input = { node: name, maintenance: m.name, ...(n.bootID ? { bootID: n.bootID } : {}), ...(n.uid ? { uid: n.uid } : {}), reboot: !!c.reboot, annotation: !!c.annotation };
   const key = JSON.stringify(input);
   if (m.rolling.watches.get(name)?.key === key) return;
   m.rolling.watches.get(name)?.scope.cancel();

@@ -59,10 +59,16 @@ export async function roll(m: Maintenance): Promise<void> {
   armTimer(m, spec);
 }
 
-/** New selected nodes are Waiting in their partition; nodes that left are forgotten (syncMembership released them). */
+/**
+ * New selected nodes are Waiting in their partition; nodes that left are forgotten (syncMembership
+ * released them). Each node learns who else holds it now (RM-1.5).
+ */
 function syncRecord(m: Maintenance, r: RolloutRecord): void {
   for (const name of m.nodes.keys()) {
-    if (!r.nodes[name]) r.nodes[name] = { phase: 'Waiting', partition: m.selection?.partitions?.[name] ?? '', times: [] };
+    const n = (r.nodes[name] ??= { phase: 'Waiting', partition: m.selection?.partitions?.[name] ?? '', times: [] });
+    const who = m.selection?.elsewhere?.[name];
+    if (who) n.elsewhere = who;
+    else delete n.elsewhere;
   }
   for (const name of Object.keys(r.nodes)) {
     if (m.nodes.has(name)) continue;
@@ -101,6 +107,7 @@ async function apply(m: Maintenance, spec: NodeMaintenanceRolloutInput, name: st
     const facts = await steps.readRolloutNode.executeWithOptions({ summary: `read the bootID of ${name}` }, [{ node: name }]);
     if (!facts.exists) return apply(m, spec, name, n, { to: 'Done', message: 'node deleted' });
     if (facts.bootID) n.bootID = facts.bootID;
+    if (facts.uid) n.uid = facts.uid;
     if (facts.internalIP) n.ip = facts.internalIP;
   }
   if (step.effect === 'release') await letGo(m, name, n);
