@@ -7,6 +7,7 @@ import { Context } from '@temporalio/activity';
 import type { V1Node } from '@kubernetes/client-node';
 import { ROLLOUT_DONE_ANNOTATION } from '../../api/rollout.js';
 import type { Kube } from '../../kube/client.js';
+import { failpoint } from '../../shared/failpoint.js';
 import { watchUntil } from '../../kube/watch.js';
 import { freshNode, nodeByName, oneNode } from '../node-cache.js';
 import { RENEW_MS } from './watch.js';
@@ -63,11 +64,14 @@ export function createRolloutActivities(kube: Kube) {
   return {
     /** The node as the apiserver has it now (a GET, not the cache: the recorded bootID must not be a stale one). */
     async readRolloutNode(input: { node: string }): Promise<RolloutNodeFacts> {
-      return nodeFacts(await freshNode(kube, input.node));
+      const facts = nodeFacts(await freshNode(kube, input.node));
+      failpoint('worker.rollout.after-boot-read');
+      return facts;
     },
 
     /** Returns when the node's work is seen done or the node is gone, or after the renewal period. */
     async watchRolloutNode(input: RolloutWatchInput): Promise<RolloutWatchResult> {
+      failpoint('worker.rollout.awaiting-work');
       let out: RolloutWatchResult = {};
       await watchUntil<V1Node>({
         ...nodeByName(kube, input.node),
