@@ -169,8 +169,8 @@ describe('RM-4 a node that never completes', () => {
   }, 300_000);
 });
 
-describe('RM-1.5 a rollout crossing a CycleNodeRequest', () => {
-  test('RM-1.5 first claim wins per node: the cycle waits for the node the rollout holds, the rollout waits for the node the cycle claimed (named in waitingFor) and forgets it once deleted; the replacements are rolled; both finish', async () => {
+describe('RM-1.7 a rollout crossing a CycleNodeRequest', () => {
+  test('RM-1.7 RM-1.5 first claim wins per node: the cycle waits for the node the rollout holds, the rollout waits for the node the cycle claimed (named in waitingFor) and forgets it once deleted; the replacements are rolled; both finish', async () => {
     const { group, nodes, seen } = await watchedGroup('it-roll-cnr', 2);
     const [first, second] = nodes as [string, string];
     // A pod the cycle may not evict keeps its claim on the second node until the test lets it go.
