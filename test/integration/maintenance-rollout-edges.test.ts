@@ -57,18 +57,22 @@ afterAll(async () => {
   await f.teardown();
 }, 180_000);
 
-/** A kwok node group of its own, every version of its nodes watched from now on. */
+/** Kept by the group's original nodes when a cycle detaches them (the kwok provider takes the group label off). */
+const ORIGINAL_LABEL = 'example.com/it-roll-edge';
+
+/** A kwok node group of its own, every version of its nodes (and its replacements: their names start with the group's) watched from now on. */
 async function watchedGroup(prefix: string, size: number): Promise<{ group: string; nodes: string[]; seen: Seen[] }> {
   const group = uniqueName(prefix);
   groups.push(group);
-  const nodes = await ensureFakeNodeGroup(f.c.core, group, size);
+  const nodes = await ensureFakeNodeGroup(f.c.core, group, size, { labels: { [ORIGINAL_LABEL]: group } });
   const seen: Seen[] = [];
-  const list = await f.c.core.listNode({ labelSelector: `${NODE_GROUP_LABEL}=${group}` });
+  const list = await f.c.core.listNode();
   stops.push(
     await new Watch(f.c.config).watch(
       '/api/v1/nodes',
-      { resourceVersion: list.metadata?.resourceVersion, labelSelector: `${NODE_GROUP_LABEL}=${group}` },
+      { resourceVersion: list.metadata?.resourceVersion },
       (type, n: V1Node) => {
+        if (!n.metadata?.name?.startsWith(`${group}-`)) return;
         const a = n.metadata?.annotations ?? {};
         seen.push({ node: n.metadata!.name!, unschedulable: n.spec?.unschedulable === true, heldBy: a[HELD_BY_ANNOTATION], cycledBy: a[CYCLED_BY], deleted: type === 'DELETED' });
       },
@@ -78,7 +82,10 @@ async function watchedGroup(prefix: string, size: number): Promise<{ group: stri
   return { group, nodes, seen };
 }
 
-const bySelector = (group: string) => ({ nodeSelectorTerms: [{ matchExpressions: [{ key: NODE_GROUP_LABEL, operator: 'In' as const, values: [group] }] }] });
+/** The group's nodes: its members, and its originals a cycle detached (until deleted). */
+const bySelector = (group: string) => ({
+  nodeSelectorTerms: [{ matchExpressions: [{ key: NODE_GROUP_LABEL, operator: 'In' as const, values: [group] }] }, { matchExpressions: [{ key: ORIGINAL_LABEL, operator: 'In' as const, values: [group] }] }],
+});
 
 async function rolling(name: string, group: string, rollout: NodeMaintenanceRolloutInput): Promise<void> {
   await nm.create(name, { stage: 'Drain', nodeSelector: bySelector(group), rollout });
@@ -194,7 +201,7 @@ describe('RM-1.7 a rollout crossing a CycleNodeRequest', () => {
     await f.c.core.patchNamespacedPod({ namespace: f.ns, name: pod, body: { metadata: { annotations: { [DO_NOT_DISRUPT]: null } } } }, mergePatch);
     await waitFor('the cycle Successful', async () => (await f.getCnr('cross'))?.status?.phase === 'Successful', { timeoutMs: 240_000, intervalMs: 1_000 });
     // The replacements joined the selection; the test marks each done as it awaits its work.
-    const now = async () => (await f.c.core.listNode({ labelSelector: `${NODE_GROUP_LABEL}=${group}` })).items.map((n) => n.metadata!.name!).sort();
+    const now = async () => (await f.c.core.listNode()).items.map((n) => n.metadata!.name!).filter((n) => n.startsWith(`${group}-`)).sort();
     const finished = await waitFor('the rollout Done over the replacements', async () => {
       const o = await nm.get(name);
       for (const n of o?.status?.nodeStatuses ?? []) if (n.phase === 'AwaitingWork') await annotateDone(n.nodeRef.name, name);
