@@ -7,6 +7,8 @@
 //   SLIPWAY_FAILPOINTS_FILE=<path>  the file lists names (comma or newline); fires once per file:
 //                                   the first hit writes <path>.hit (exclusive create) with the name,
 //                                   so the restarted process passes the same point unharmed.
+//                                   `name@N` fires at this process's Nth pass of the point (a rollout
+//                                   passes a coordinator's cordon once per node: @2 is the second node).
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 
 /** Every point, with where it is: `npm run -s chaos -- --list` prints this. */
@@ -45,6 +47,8 @@ export const FAILPOINTS = {
   'worker.maintenance.after-uncordon': 'Complete: the last hold released and the node uncordoned, before the node conditions and the acknowledgement',
   'worker.cli-drain.after-cordon': 'a CLI drain (drain/<node>) cordoned its node, before the snapshot and evictions',
   'worker.cli-drain.mid-wave': 'a CLI drain mid-wave: half of the wave\'s evictions sent',
+  'worker.rollout.after-boot-read': 'a rolling maintenance read a drained node\'s bootID (before the workflow records it and calls the node AwaitingWork)',
+  'worker.rollout.awaiting-work': 'a rolling maintenance\'s completion watch of an AwaitingWork node started (the work not seen done yet)',
   'bridge.nm.after-start': 'the maintenance workflow started, before the tracker and the first status write',
   'bridge.nm.after-stage-complete': 'a maintenance deleted: spec.stage patched to Complete, before the workflow is told (specChanged, deleting)',
   'bridge.nm.before-finalizer-removal': 'a maintenance deleted, its workflow completed (nodes released): before the finalizer goes',
@@ -63,12 +67,23 @@ function armedInFile(file: string): string[] {
   }
 }
 
+/** Passes of each point in this process (for `name@N`). */
+const passes = new Map<string, number>();
+
+/** Whether the file arms this pass of `name`: `name` (any pass) or `name@N` (the Nth). */
+function armedNow(armed: string[], name: string, pass: number): boolean {
+  return armed.some((a) => a === name || a === `${name}@${pass}`);
+}
+
 /** True when this pass must kill (and, for the file, claims the one hit). */
 export function shouldFire(name: FailpointName, e: Record<string, string | undefined> = env): boolean {
   if (!e.SLIPWAY_FAILPOINTS && !e.SLIPWAY_FAILPOINTS_FILE) return false;
   if (e.SLIPWAY_FAILPOINTS?.split(',').map((s) => s.trim()).includes(name)) return true;
   const file = e.SLIPWAY_FAILPOINTS_FILE;
-  if (!file || !armedInFile(file).includes(name)) return false;
+  if (!file) return false;
+  const pass = (passes.get(name) ?? 0) + 1;
+  passes.set(name, pass);
+  if (!armedNow(armedInFile(file), name, pass)) return false;
   try {
     const fd = openSync(`${file}.hit`, 'wx'); // exclusive: one hit per file, even across processes
     writeSync(fd, `${name}\n`);

@@ -7,6 +7,7 @@
 //     break each one.
 //   - the collectors (`nodesAtEnd`, `cloudAtEnd`, `runningWorkflows`, the recorders) gather the rest of
 //     the evidence; the audit log is read by `stack/audit-log.ts`, from a mark taken before the run.
+import type { RolloutInvariantName } from './rollout-invariants.js';
 import { Watch, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import { DescribeAutoScalingGroupsCommand } from '@aws-sdk/client-auto-scaling';
 import { DescribeInstancesCommand } from '@aws-sdk/client-ec2';
@@ -82,8 +83,9 @@ export const INVARIANTS = {
 } as const;
 export type InvariantName = keyof typeof INVARIANTS;
 
-export interface Verdict {
-  name: InvariantName;
+/** A rolling maintenance's run adds its own names (stack/rollout-invariants.ts). */
+export interface Verdict<N extends string = InvariantName | RolloutInvariantName> {
+  name: N;
   ok: boolean;
   detail: string;
 }
@@ -106,11 +108,11 @@ function goneAt(audit: AuditEvent[]): Map<string, number> {
   return gone;
 }
 
-export function judge(ev: Evidence): Verdict[] {
+export function judge(ev: Evidence): Verdict<InvariantName>[] {
   const pods = new Map(ev.pods.map((p) => [podId(p.namespace, p.name), p]));
   const gone = goneAt(ev.audit);
   const evictions = ev.audit.filter(isEviction).filter((e) => pods.has(podId(e.objectRef!.namespace, e.objectRef!.name)));
-  const out: Verdict[] = [];
+  const out: Verdict<InvariantName>[] = [];
   const verdict = (name: InvariantName, bad: string[], good: string) => out.push({ name, ok: bad.length === 0, detail: bad.length ? list(bad) : good });
 
   // Skip: Slipway never evicts or deletes it (the GC deleting it with its node is the cycle's design).

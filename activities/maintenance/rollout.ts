@@ -7,6 +7,7 @@ import { Context } from '@temporalio/activity';
 import type { V1Node } from '@kubernetes/client-node';
 import { ROLLOUT_DONE_ANNOTATION } from '../../api/rollout.js';
 import type { Kube } from '../../kube/client.js';
+import { failpoint } from '../../shared/failpoint.js';
 import { watchUntil } from '../../kube/watch.js';
 import { freshNode, nodeByName, oneNode } from '../node-cache.js';
 import { RENEW_MS } from './watch.js';
@@ -25,6 +26,8 @@ export interface RolloutWatchInput {
   maintenance: string;
   /** The bootID recorded before the work (completion by reboot compares against it). */
   bootID?: string;
+  /** The Node's uid recorded with it: another uid is a node re-created under the name, not a reboot. */
+  uid?: string;
   reboot: boolean;
   annotation: boolean;
   /** Test hook: the renewal period. */
@@ -33,7 +36,7 @@ export interface RolloutWatchInput {
 
 export interface RolloutWatchResult {
   /** How the work was seen done; undefined at the renewal. */
-  done?: 'reboot' | 'annotation' | 'gone';
+  done?: 'reboot' | 'annotation' | 'gone' | 'replaced';
   bootID?: string;
 }
 
@@ -48,6 +51,8 @@ export function nodeFacts(n: V1Node | undefined): RolloutNodeFacts {
 /** Whether the node's work is done by the methods asked for (pure: the watch and its tests share it). */
 export function workDone(n: V1Node | undefined, w: Omit<RolloutWatchInput, 'renewMs'>): RolloutWatchResult['done'] {
   if (!n) return 'gone';
+  // RM-3.2: a Node re-created under the name has its own bootID; the node drained is gone.
+  if (w.uid && n.metadata?.uid && n.metadata.uid !== w.uid) return 'replaced';
   const boot = n.status?.nodeInfo?.bootID;
   // An empty bootID (a kubelet that has not reported yet) is no reboot; nor is a node that is not Ready yet.
   if (w.reboot && w.bootID && boot && boot !== w.bootID && isReady(n)) return 'reboot';
@@ -59,11 +64,14 @@ export function createRolloutActivities(kube: Kube) {
   return {
     /** The node as the apiserver has it now (a GET, not the cache: the recorded bootID must not be a stale one). */
     async readRolloutNode(input: { node: string }): Promise<RolloutNodeFacts> {
-      return nodeFacts(await freshNode(kube, input.node));
+      const facts = nodeFacts(await freshNode(kube, input.node));
+      failpoint('worker.rollout.after-boot-read');
+      return facts;
     },
 
     /** Returns when the node's work is seen done or the node is gone, or after the renewal period. */
     async watchRolloutNode(input: RolloutWatchInput): Promise<RolloutWatchResult> {
+      failpoint('worker.rollout.awaiting-work');
       let out: RolloutWatchResult = {};
       await watchUntil<V1Node>({
         ...nodeByName(kube, input.node),

@@ -2,7 +2,10 @@
 import { matchesNodeSelector } from '../../api/node-selector.js';
 import type { NodeSelector } from '../../api/node-maintenance.js';
 import type { V1Node } from '@kubernetes/client-node';
+import { CYCLED_BY } from '../../api/cycle-node-request.js';
 import type { Kube } from '../../kube/client.js';
+import { claimantName } from '../cycle/markers.js';
+import { heldBy } from './node-conditions.js';
 
 const CONTROL_PLANE_LABEL = 'node-role.kubernetes.io/control-plane';
 
@@ -14,11 +17,31 @@ export interface Selection {
   controlPlaneSelected: number;
   /** Asked with partitionBy (spec.rollout): each selected node's value of that label ("" without it). */
   partitions?: Record<string, string>;
+  /**
+   * Asked with `holder` (a rolling maintenance, RM-1.5): each selected node that someone else holds,
+   * as its Waiting line names them ("NodeMaintenance a, b" from held-by, "CycleNodeRequest ns/name" from the claim).
+   */
+  elsewhere?: Record<string, string>;
+}
+
+export interface SelectionAsk {
+  partitionBy?: string;
+  /** The asking maintenance's name: its own hold is not "elsewhere". */
+  holder?: string;
+}
+
+/** Who other than `holder` holds the node, in one phrase (undefined: nobody). */
+export function heldElsewhere(n: V1Node, holder: string): string | undefined {
+  const claim = n.metadata?.annotations?.[CYCLED_BY];
+  if (claim) return `CycleNodeRequest ${claimantName(claim)}`;
+  const others = heldBy(n).filter((h) => h !== holder);
+  return others.length ? `NodeMaintenance ${others.join(', ')}` : undefined;
 }
 
 /** The selection over these nodes (pure: the read and the selection watch share it). */
-export function selectionOf(nodeSelector: NodeSelector, all: V1Node[], partitionBy?: string): Selection {
-  const nodes = all.map((n) => ({ name: n.metadata!.name!, labels: n.metadata?.labels ?? {} }));
+export function selectionOf(nodeSelector: NodeSelector, all: V1Node[], ask: SelectionAsk = {}): Selection {
+  const { partitionBy, holder } = ask;
+  const nodes = all.map((n) => ({ name: n.metadata!.name!, labels: n.metadata?.labels ?? {}, node: n }));
   const selected = nodes.filter((n) => matchesNodeSelector(nodeSelector, n));
   const cp = nodes.filter((n) => n.labels[CONTROL_PLANE_LABEL] !== undefined);
   return {
@@ -27,12 +50,13 @@ export function selectionOf(nodeSelector: NodeSelector, all: V1Node[], partition
     controlPlaneNodes: cp.length,
     controlPlaneSelected: cp.filter((n) => selected.includes(n)).length,
     ...(partitionBy !== undefined ? { partitions: Object.fromEntries(selected.map((n) => [n.name, n.labels[partitionBy] ?? ''])) } : {}),
+    ...(holder !== undefined ? { elsewhere: Object.fromEntries(selected.flatMap((n) => { const who = heldElsewhere(n.node, holder); return who ? [[n.name, who]] : []; })) } : {}),
   };
 }
 
 export function createSelectActivities(kube: Kube) {
   return {
-    async selectMaintenanceNodes(input: { nodeSelector: NodeSelector; partitionBy?: string }): Promise<Selection> {
+    async selectMaintenanceNodes(input: { nodeSelector: NodeSelector } & SelectionAsk): Promise<Selection> {
       const nodes: V1Node[] = [];
       let _continue: string | undefined;
       do {
@@ -40,7 +64,7 @@ export function createSelectActivities(kube: Kube) {
         nodes.push(...page.items);
         _continue = page.metadata?._continue || undefined;
       } while (_continue);
-      return selectionOf(input.nodeSelector, nodes, input.partitionBy);
+      return selectionOf(input.nodeSelector, nodes, input);
     },
   };
 }

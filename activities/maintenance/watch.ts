@@ -40,6 +40,10 @@ export interface SelectionWatchInput {
   totalNodes: number;
   /** spec.rollout.partitionBy: the answer carries each node's partition. */
   partitionBy?: string;
+  /** A rolling maintenance's name: the answer carries who else holds each node, and a change there ends the wait too. */
+  holder?: string;
+  /** Who else held each node, as last read (with holder). */
+  elsewhere?: Record<string, string>;
   renewMs?: number;
 }
 
@@ -80,7 +84,9 @@ export function nodeChange(n: V1Node | undefined, w: Omit<NodeWatchInput, 'renew
   return undefined;
 }
 
-const sameSelection = (a: Selection, w: SelectionWatchInput) => a.totalNodes === w.totalNodes && a.nodes.join('\n') === w.nodes.join('\n');
+const sameSelection = (a: Selection, w: SelectionWatchInput) =>
+  a.totalNodes === w.totalNodes && a.nodes.join('\n') === w.nodes.join('\n') && (w.holder === undefined || sameHolders(a.elsewhere ?? {}, w.elsewhere ?? {}));
+const sameHolders = (a: Record<string, string>, b: Record<string, string>) => Object.keys(a).length === Object.keys(b).length && Object.entries(a).every(([k, v]) => b[k] === v);
 
 export function createMaintenanceWatchActivities(kube: Kube) {
   const signal = () => Context.current().cancellationSignal;
@@ -103,7 +109,7 @@ export function createMaintenanceWatchActivities(kube: Kube) {
     async watchMaintenanceSelection(input: SelectionWatchInput): Promise<{ changed: boolean; selection: Selection }> {
       let last: Selection | undefined;
       const cache = allNodes(kube);
-      const view = (objects: Map<string, V1Node>) => (last = selectionOf(input.nodeSelector, [...objects.values()], input.partitionBy));
+      const view = (objects: Map<string, V1Node>) => (last = selectionOf(input.nodeSelector, [...objects.values()], input));
       await watchUntil<V1Node>({
         kc: kube.config,
         path: '/api/v1/nodes',

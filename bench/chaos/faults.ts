@@ -6,13 +6,15 @@ import { FAILPOINTS, type FailpointName } from '../../shared/failpoint.js';
  * cycle: a CycleNodeRequest of a 2-instance group (run.ts); delete: the same, deleted once its first
  * node is detached; maintenance: a NodeMaintenance over 2 kwok nodes created at stage Drain, then
  * Complete (nodes.ts); maintenance-delete: the same, deleted once Drained; cli-drain: the CLI's
- * `drain <node>` of one kwok node.
+ * `drain <node>` of one kwok node; rollout: a rolling NodeMaintenance over 3 kwok nodes in two
+ * partitions, each node marked done once it awaits its work (rollout.ts).
  */
-export type Scenario = 'cycle' | 'delete' | 'maintenance' | 'maintenance-delete' | 'cli-drain';
+export type Scenario = 'cycle' | 'delete' | 'maintenance' | 'maintenance-delete' | 'cli-drain' | 'rollout';
 export type ServerFault = 'temporal.restart' | 'apiserver.stop-60s' | 'moto.pause-30s';
 
 export type Fault =
-  | { kind: 'point'; name: FailpointName; process: 'worker' | 'bridge'; scenario: Scenario; description: string }
+  /** `arm`: what the failpoints file is given (default the name): a point, or `point@N` for its Nth pass. */
+  | { kind: 'point'; name: string; arm?: string; process: 'worker' | 'bridge'; scenario: Scenario; description: string }
   | { kind: 'server'; name: ServerFault; scenario: Scenario; description: string }
   | { kind: 'random'; name: string; process: 'worker' | 'bridge'; atMs: number; scenario: Scenario; description: string }
   | { kind: 'none'; name: string; scenario: Scenario; description: string };
@@ -26,6 +28,20 @@ export const BASELINES: Fault[] = [
   { kind: 'none', name: 'baseline.maintenance', scenario: 'maintenance', description: 'no fault: the undisturbed maintenance (Drain, then Complete)' },
   { kind: 'none', name: 'baseline.maintenance-delete', scenario: 'maintenance-delete', description: 'no fault: the undisturbed maintenance, deleted once Drained' },
   { kind: 'none', name: 'baseline.cli-drain', scenario: 'cli-drain', description: 'no fault: the undisturbed CLI drain' },
+  { kind: 'none', name: 'baseline.rollout', scenario: 'rollout', description: 'no fault: the undisturbed rolling maintenance (every node done, then Complete)' },
+];
+
+/**
+ * The rollout's kill points at the coordinator's writes it shares with every maintenance, at the
+ * pass the rollout scenario (rollout.ts: zone-a <group>-0, -1; zone-b <group>-2; maxUnavailable 1)
+ * reaches them: the first node's cordon; the first release (uncordon) before the next node starts;
+ * the second release, the last of zone-a, before zone-b's node starts (the partition switch).
+ * The rollout's own points (worker.rollout.*) are in allFaults().
+ */
+export const ROLLOUT_FAULTS: Fault[] = [
+  { kind: 'point', name: 'rollout.after-cordon', arm: 'worker.maintenance.after-cordon@1', process: 'worker', scenario: 'rollout', description: 'a rolling maintenance\'s first node cordoned, before its report' },
+  { kind: 'point', name: 'rollout.after-uncordon', arm: 'worker.maintenance.after-uncordon@1', process: 'worker', scenario: 'rollout', description: 'the first node released (uncordoned) after its work, before the next node starts' },
+  { kind: 'point', name: 'rollout.partition-switch', arm: 'worker.maintenance.after-uncordon@2', process: 'worker', scenario: 'rollout', description: 'the last node of the first partition released, before the next partition\'s node starts' },
 ];
 
 /** Points only a deleted request passes (healing, the bridge's deletion path). */
@@ -39,6 +55,7 @@ export function scenarioOf(name: FailpointName): Scenario {
   if (MAINTENANCE_DELETE_POINTS.includes(name)) return 'maintenance-delete';
   if (name.startsWith('worker.maintenance.') || name.startsWith('bridge.nm.')) return 'maintenance';
   if (name.startsWith('worker.cli-drain.')) return 'cli-drain';
+  if (name.startsWith('worker.rollout.')) return 'rollout';
   return 'cycle';
 }
 
@@ -57,7 +74,7 @@ export function allFaults(): Fault[] {
     description: FAILPOINTS[name],
   }));
   const servers = (Object.keys(SERVER_FAULTS) as ServerFault[]).map((name): Fault => ({ kind: 'server', name, scenario: 'cycle', description: SERVER_FAULTS[name] }));
-  return [...points, ...servers];
+  return [...points, ...ROLLOUT_FAULTS, ...servers];
 }
 
 /** `n` kills at a random moment (1–12 s after the request is created: the undisturbed cycle takes ~14 s), alternating worker and bridge. */

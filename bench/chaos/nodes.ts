@@ -106,7 +106,7 @@ export async function runNodeFault(fault: Fault, opts: RunOptions): Promise<RunR
     await stack('check').catch(() => stack('recover'));
     const nodes = await setUp(kube, group);
     log(`${fault.name}: nodes ${nodes.join(', ')} (spare ${group}-2)`);
-    if (fault.kind === 'point') writeFileSync(fault.process === 'worker' ? workerFp : bridgeFp, `${fault.name}\n`);
+    if (fault.kind === 'point') writeFileSync(fault.process === 'worker' ? workerFp : bridgeFp, `${fault.arm ?? fault.name}\n`);
     await recorder.start();
     const mark = await auditMark();
     for (const p of procs) p.start();

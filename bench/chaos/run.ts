@@ -348,6 +348,7 @@ export interface RunOptions {
 }
 
 export async function runFault(fault: Fault, opts: RunOptions): Promise<RunResult> {
+  if (fault.scenario === 'rollout') return (await import('./rollout.js')).runRolloutFault(fault, opts);
   if (fault.scenario !== 'cycle' && fault.scenario !== 'delete') return (await import('./nodes.js')).runNodeFault(fault, opts);
   const log = opts.log ?? (() => undefined);
   const kube = createKube();
@@ -379,7 +380,7 @@ export async function runFault(fault: Fault, opts: RunOptions): Promise<RunResul
     const { oldNodes, instances } = await setUp(c);
     log(`${fault.name}: group ${group}, nodes ${oldNodes.join(', ')}`);
     if (fault.kind === 'point') {
-      writeFileSync(fault.process === 'worker' ? workerFp : bridgeFp, `${fault.name}\n`);
+      writeFileSync(fault.process === 'worker' ? workerFp : bridgeFp, `${fault.arm ?? fault.name}\n`);
     }
     await recorder.start();
     await cordons.start();

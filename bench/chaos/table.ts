@@ -1,5 +1,6 @@
 // The chaos table: one row per run, a column per invariant (stack/invariants.ts).
 import { INVARIANTS, type InvariantName } from '../../stack/invariants.js';
+import { ROLLOUT_INVARIANTS, type RolloutInvariantName } from '../../stack/rollout-invariants.js';
 import type { Fault } from './faults.js';
 import type { RunResult } from './run.js';
 
@@ -20,7 +21,7 @@ export function passed(r: RunResult): boolean {
 }
 
 export function header(): string {
-  return `| point | fault | outcome | resume s | end s | ${Object.values(SHORT).join(' | ')} |\n|${'---|'.repeat(5 + Object.keys(SHORT).length)}`;
+  return `| point | fault | outcome | resume s | end s | ${Object.values(SHORT).join(' | ')} | rollout |\n|${'---|'.repeat(6 + Object.keys(SHORT).length)}`;
 }
 
 export function row(r: RunResult, fault: Fault): string {
@@ -29,8 +30,13 @@ export function row(r: RunResult, fault: Fault): string {
     const v = r.verdicts.find((x) => x.name === n);
     return v ? (v.ok ? 'ok' : `**FAIL** ${v.detail}`) : '-';
   });
+  // A rolling maintenance's own invariants share one column ('-' for the other scenarios).
+  const rolling = r.verdicts.filter((v) => v.name in ROLLOUT_INVARIANTS);
+  const bad = rolling.filter((v) => !v.ok);
+  cells.push(!rolling.length ? '-' : bad.length ? `**FAIL** ${bad.map((v) => `${v.name}: ${v.detail}`).join('; ')}` : 'ok');
   const outcome = r.error ? `error: ${r.error}` : `${r.outcome}; ${r.phase || 'not ended'}`;
   return `| ${r.fault} | ${what} | ${outcome} | ${r.resumeMs !== undefined ? (r.resumeMs / 1000).toFixed(1) : '-'} | ${r.endMs !== undefined ? (r.endMs / 1000).toFixed(1) : '-'} | ${cells.join(' | ')} |`;
 }
 
-export const legend = () => Object.entries(SHORT).map(([k, s]) => `${s} = ${INVARIANTS[k as InvariantName]}`).join('; ');
+export const legend = () =>
+  [...Object.entries(SHORT).map(([k, s]) => `${s} = ${INVARIANTS[k as InvariantName]}`), `rollout = ${Object.keys(ROLLOUT_INVARIANTS).map((k) => ROLLOUT_INVARIANTS[k as RolloutInvariantName]).join(', ')}`].join('; ');

@@ -4,7 +4,7 @@
 // answers each node's partition label, health checks that pass (or not), and one empty drain per
 // node (FakeDrain, routed by the drain's workflow ID nm-node/<node>/drain).
 import { Context } from '@temporalio/activity';
-import type { Selection } from '../../activities/maintenance/select.js';
+import type { Selection, SelectionAsk } from '../../activities/maintenance/select.js';
 import type { SelectionWatchInput } from '../../activities/maintenance/watch.js';
 import { nodeFacts, workDone, type RolloutWatchInput, type RolloutWatchResult } from '../../activities/maintenance/rollout.js';
 import type { V1Node } from '@kubernetes/client-node';
@@ -17,6 +17,10 @@ export interface RolloutNode extends FakeNode {
   ready?: boolean;
   annotations?: Record<string, string>;
   ip?: string;
+  /** The Node's uid (default uid-<name>): a test re-creates the node by changing it. */
+  uid?: string;
+  /** "ns/name" of a CycleNodeRequest that claimed it (the claim annotation). */
+  claimedBy?: string;
 }
 
 export class FakeRolloutCluster extends FakeCluster {
@@ -44,14 +48,27 @@ export class FakeRolloutCluster extends FakeCluster {
     const n = this.nodes.get(name);
     if (!n) return undefined;
     return {
-      metadata: { name, uid: `uid-${name}`, labels: n.labels, annotations: n.annotations },
+      metadata: { name, uid: n.uid ?? `uid-${name}`, labels: n.labels, annotations: n.annotations },
       status: { nodeInfo: { bootID: n.bootID ?? '' } as never, conditions: [{ type: 'Ready', status: n.ready ? 'True' : 'False' }], addresses: n.ip ? [{ type: 'InternalIP', address: n.ip }] : [] },
     };
   }
 
-  rolloutSelection(partitionBy?: string): Selection {
+  rolloutSelection(ask: SelectionAsk = {}): Selection {
     const s = this.selection();
-    return partitionBy === undefined ? s : { ...s, partitions: Object.fromEntries(s.nodes.map((n) => [n, this.nodes.get(n)!.labels[partitionBy] ?? ''])) };
+    const { partitionBy, holder } = ask;
+    const partitions = partitionBy === undefined ? {} : { partitions: Object.fromEntries(s.nodes.map((n) => [n, this.nodes.get(n)!.labels[partitionBy] ?? ''])) };
+    return { ...s, ...partitions, ...(holder === undefined ? {} : { elsewhere: this.elsewhere(holder) }) };
+  }
+
+  /** Who other than `holder` holds each node (as selectionOf reads the claim and held-by). */
+  elsewhere(holder: string): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const [name, n] of this.nodes) {
+      const others = n.heldBy.filter((h) => h !== holder);
+      if (n.claimedBy) out[name] = `CycleNodeRequest ${n.claimedBy}`;
+      else if (others.length) out[name] = `NodeMaintenance ${others.join(', ')}`;
+    }
+    return out;
   }
 
   rolloutActivities() {
@@ -65,14 +82,15 @@ export class FakeRolloutCluster extends FakeCluster {
     return {
       ...routed,
       ...base,
-      selectMaintenanceNodes: this.logged('selectMaintenanceNodes', async (i: { partitionBy?: string }): Promise<Selection> => this.rolloutSelection(i.partitionBy)),
+      selectMaintenanceNodes: this.logged('selectMaintenanceNodes', async (i: SelectionAsk): Promise<Selection> => this.rolloutSelection(i)),
       watchMaintenanceSelection: this.logged('watchMaintenanceSelection', async (w: SelectionWatchInput) => {
         const differs = () => {
           const s = this.selection();
-          return s.totalNodes !== w.totalNodes || s.nodes.join() !== w.nodes.join();
+          const held = w.holder === undefined ? false : JSON.stringify(this.elsewhere(w.holder)) !== JSON.stringify(w.elsewhere ?? {});
+          return s.totalNodes !== w.totalNodes || s.nodes.join() !== w.nodes.join() || held;
         };
         const changed = await until(differs, w.renewMs ?? 20 * 60_000);
-        return { changed, selection: this.rolloutSelection(w.partitionBy) };
+        return { changed, selection: this.rolloutSelection(w) };
       }),
       readRolloutNode: this.logged('readRolloutNode', async (i: { node: string }) => nodeFacts(this.v1(i.node))),
       watchRolloutNode: this.logged('watchRolloutNode', async (w: RolloutWatchInput): Promise<RolloutWatchResult> => {

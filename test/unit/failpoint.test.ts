@@ -42,6 +42,18 @@ test('a point armed in SLIPWAY_FAILPOINTS_FILE fires once: the hit is recorded n
   expect(shouldFire(P, env)).toBe(false); // the restarted process passes it unharmed
 });
 
+test('RM-7.2 `name@N` in SLIPWAY_FAILPOINTS_FILE fires at the Nth pass of the point in this process, once', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'fp-'));
+  const file = join(dir, 'armed');
+  const env = { SLIPWAY_FAILPOINTS_FILE: file };
+  const Q: FailpointName = 'worker.maintenance.after-uncordon';
+  writeFileSync(file, `${Q}@2\n`);
+  expect(shouldFire(Q, env)).toBe(false); // the first node's release
+  expect(shouldFire(Q, env)).toBe(true); // the second's
+  expect(readFileSync(`${file}.hit`, 'utf8')).toBe(`${Q}\n`);
+  expect(shouldFire(Q, env)).toBe(false);
+});
+
 test('failpoint() sends SIGKILL to its own process when armed', () => {
   const kill = jest.spyOn(process, 'kill').mockImplementation(() => true);
   const write = jest.spyOn(process.stderr, 'write');

@@ -33,3 +33,9 @@ test('RM-3.3 annotation: only the done annotation naming this maintenance, and o
 test('RM-2.4 a deleted node ends the wait', () => {
   expect(workDone(undefined, watch)).toBe('gone');
 });
+
+test('RM-3.2 a Node deleted and re-created under the same name (another uid) is no reboot: the node drained is replaced', () => {
+  const again: V1Node = { ...node('b2', true), metadata: { name: 'n1', uid: 'u2', annotations: {} } };
+  expect(workDone(again, { ...watch, uid: 'u1' })).toBe('replaced');
+  expect(workDone(node('b2', true), { ...watch, uid: 'u1' })).toBe('reboot');
+});

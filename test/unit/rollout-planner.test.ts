@@ -53,6 +53,21 @@ describe('RM-1.4 maxUnavailable', () => {
   });
 });
 
+describe('RM-1.5 a Waiting node held elsewhere', () => {
+  const held = (name: string, elsewhere: string, partition = ''): PlannerNode => ({ ...n(name, partition), elsewhere });
+  test('RM-1.5 a Waiting node held elsewhere is waited for, named in waitingFor, and counted once against maxUnavailable', () => {
+    const r = plan([held('a', 'NodeMaintenance other'), held('b', 'CycleNodeRequest default/cyc'), n('c'), n('d')], { maxUnavailable: 3 });
+    expect(r.start).toEqual(['c']);
+    expect(r.waitingFor).toEqual({ a: 'held by NodeMaintenance other', b: 'held by CycleNodeRequest default/cyc', d: 'maxUnavailable (3 of 3 in progress, 2 held elsewhere)' });
+    expect(r.inProgress).toBe(3);
+    // Started by us while another holds it too: one node in progress, not two.
+    const both = plan([{ ...n('a', '', 'Draining', true), elsewhere: 'NodeMaintenance other' }, n('b'), n('c')], { maxUnavailable: 2 });
+    expect(both.start).toEqual(['b']);
+    // Held elsewhere in a later partition: unavailable all the same.
+    expect(plan([n('a1', 'a'), n('a2', 'a'), held('b1', 'NodeMaintenance other', 'b')], { maxUnavailable: 2 }).start).toEqual(['a1']);
+  });
+});
+
 describe('RM-4.4 RM-5.1 stop and pause', () => {
   test('RM-4.4 Failed nodes past maxFailures stop the rollout: no new node, the reason names them', () => {
     const r = plan([n('a', '', 'Failed'), n('b'), n('c')], { maxUnavailable: 2, maxFailures: 0 });

@@ -32,7 +32,7 @@ export class RollingRun {
 export function watchWork(m: Maintenance, spec: NodeMaintenanceRolloutInput, name: string, n: RolloutNode): void {
   const c = spec.completion;
   if (n.workDone || (!c.reboot && !c.annotation)) return; // manual only: the operator's word (or the coordinator's "gone")
-  const input = { node: name, maintenance: m.name, ...(n.bootID ? { bootID: n.bootID } : {}), reboot: !!c.reboot, annotation: !!c.annotation };
+  const input = { node: name, maintenance: m.name, ...(n.bootID ? { bootID: n.bootID } : {}), ...(n.uid ? { uid: n.uid } : {}), reboot: !!c.reboot, annotation: !!c.annotation };
   const key = JSON.stringify(input);
   if (m.rolling.watches.get(name)?.key === key) return;
   m.rolling.watches.get(name)?.scope.cancel();
@@ -65,6 +65,7 @@ export function readBoot(m: Maintenance, name: string, n: RolloutNode): void {
     (facts) => {
       if (!m.rolling.reading.delete(name) || m.rollout?.nodes[name] !== n || n.phase !== 'Draining') return; // it moved on meanwhile
       if (facts.bootID) n.bootID = facts.bootID;
+      if (facts.uid) n.uid = facts.uid; // RM-3.2: a node re-created under its name is no reboot
       if (facts.internalIP) n.ip = facts.internalIP;
       n.bootRead = facts.exists ? 'read' : 'gone';
       m.dirty = true;

@@ -76,10 +76,16 @@ function startNext(m: Maintenance, spec: NodeMaintenanceRolloutInput, r: Rollout
   return tellAll(m, p.start);
 }
 
-/** New selected nodes are Waiting in their partition; nodes that left are forgotten (syncMembership released them). */
+/**
+ * New selected nodes are Waiting in their partition; nodes that left are forgotten (syncMembership
+ * released them). Each node learns who else holds it now (RM-1.5).
+ */
 function syncRecord(m: Maintenance, r: RolloutRecord): void {
   for (const name of m.nodes.keys()) {
-    if (!r.nodes[name]) r.nodes[name] = { phase: 'Waiting', partition: m.selection?.partitions?.[name] ?? '', times: [] };
+    const n = (r.nodes[name] ??= { phase: 'Waiting', partition: m.selection?.partitions?.[name] ?? '', times: [] });
+    const who = m.selection?.elsewhere?.[name];
+    if (who) n.elsewhere = who;
+    else delete n.elsewhere;
   }
   for (const name of Object.keys(r.nodes)) {
     if (m.nodes.has(name)) continue;

@@ -92,6 +92,7 @@ function draining(v: NodeView): Step | undefined {
 
 function awaitingWork(v: NodeView): Step | undefined {
   if (v.rec.workDone === 'gone' || v.report?.gone) return deleted;
+  if (v.rec.workDone === 'replaced') return { to: 'Done', message: 'node replaced (a new Node under its name)' };
   if (v.rec.workDone) return { to: 'Verifying', effect: 'release', message: `work done (${v.rec.workDone})` };
   return timedOut(v);
 }

@@ -11,6 +11,8 @@ export interface PlannerNode {
   partition: string;
   /** Started (registered with its coordinator) and not released. */
   held?: boolean;
+  /** Who else holds it (RM-1.5): a Waiting node so held is unavailable already, and is waited for. */
+  elsewhere?: string;
 }
 
 export interface PlannerInput {
@@ -50,8 +52,10 @@ export function nextToStart(input: PlannerInput): PlannerAnswer {
   const stop = failed.length > input.maxFailures ? `${failed.length} node${failed.length === 1 ? '' : 's'} failed (maxFailures ${input.maxFailures}): ${failed.slice(0, 5).join(', ')}${failed.length > 5 ? ', …' : ''}` : undefined;
   // One partition at a time: the first in order with a node not Done or Failed.
   const partition = partitions.find((p) => nodes.some((n) => n.partition === p && !finished(n)));
-  // Each node counts once, whoever else holds it (RM-1.5).
-  let busy = new Set(nodes.filter(inProgress).map((n) => n.name)).size;
+  // Each node counts once, whoever else holds it (RM-1.5): ours in progress, and the Waiting ones held elsewhere.
+  const heldElsewhere = nodes.filter((n) => n.phase === 'Waiting' && !n.held && n.elsewhere).length;
+  let busy = new Set(nodes.filter(inProgress).map((n) => n.name)).size + heldElsewhere;
+  const busyLine = () => `maxUnavailable (${busy} of ${limit} in progress${heldElsewhere ? `, ${heldElsewhere} held elsewhere` : ''})`;
   const start: string[] = [];
   const waitingFor: Record<string, string> = {};
   for (const name of order) {
@@ -59,8 +63,9 @@ export function nextToStart(input: PlannerInput): PlannerAnswer {
     if (n.phase !== 'Waiting' || n.held) continue;
     if (stop) waitingFor[name] = 'rollout stopped';
     else if (input.paused) waitingFor[name] = 'paused';
+    else if (n.elsewhere) waitingFor[name] = `held by ${n.elsewhere}`;
     else if (n.partition !== partition) waitingFor[name] = `partition ${partitionName(partition ?? '')}`;
-    else if (busy >= limit) waitingFor[name] = `maxUnavailable (${busy} of ${limit} in progress)`;
+    else if (busy >= limit) waitingFor[name] = busyLine();
     else {
       start.push(name);
       busy++;
@@ -71,6 +76,6 @@ export function nextToStart(input: PlannerInput): PlannerAnswer {
 
 /** The planner's answer over the rollout's record as it stands (the engine and the status ask it). */
 export function plannerAnswer(spec: NodeMaintenanceRolloutInput, r: RolloutRecord): PlannerAnswer {
-  const nodes = Object.entries(r.nodes).map(([name, n]) => ({ name, phase: n.phase, partition: n.partition, held: n.held }));
+  const nodes = Object.entries(r.nodes).map(([name, n]) => ({ name, phase: n.phase, partition: n.partition, held: n.held, ...(n.elsewhere ? { elsewhere: n.elsewhere } : {}) }));
   return nextToStart({ nodes, maxUnavailable: spec.maxUnavailable ?? 1, maxFailures: spec.maxFailures ?? 0, paused: r.paused });
 }

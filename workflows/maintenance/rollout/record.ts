@@ -17,6 +17,10 @@ export interface RolloutNode {
   bootID?: string;
   /** The fresh read before AwaitingWork has answered (bootID and ip recorded), or found the node gone. */
   bootRead?: 'read' | 'gone';
+  /** The Node's uid read with the bootID: a node re-created under its name is not a reboot (RM-3.2). */
+  uid?: string;
+  /** Who else holds it (another maintenance, a cycle's claim), from the selection: a Waiting node so held is waited for (RM-1.5). */
+  elsewhere?: string;
   /** The node's InternalIP (health checks' {{ .NodeIP }}). */
   ip?: string;
   /** Its work was seen done (reboot, annotation, manual, gone): the loop releases it. */

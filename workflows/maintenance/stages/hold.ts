@@ -8,7 +8,7 @@ import { steps, watchSteps } from '../../proxies.js';
 import { advance as nextIndex } from '../progress.js';
 import { progressNodes } from '../status.js';
 import type { Maintenance, Next } from '../maintenance.js';
-import { select, syncMembership, tellAll, tellDrains } from './members.js';
+import { rolloutAsk, select, syncMembership, tellAll, tellDrains } from './members.js';
 import { roll } from '../rollout/engine.js';
 import { checkCannotFinish } from '../cannot-finish.js';
 
@@ -56,8 +56,8 @@ function watchSelection(m: Maintenance): void {
   if (m.watching || !m.selection) return;
   const scope = new CancellationScope();
   m.watching = scope;
-  const { nodes, totalNodes } = m.selection;
-  const input = { nodeSelector: m.spec.nodeSelector as NodeSelector, nodes, totalNodes, ...(m.spec.rollout ? { partitionBy: m.spec.rollout.partitionBy ?? '' } : {}) };
+  const { nodes, totalNodes, elsewhere } = m.selection;
+  const input = { nodeSelector: m.spec.nodeSelector as NodeSelector, nodes, totalNodes, ...rolloutAsk(m), ...(m.spec.rollout ? { elsewhere: elsewhere ?? {} } : {}) };
   scope
     .run(() => waits.watchMaintenanceSelection.executeWithOptions({ summary: 'watch the selection' }, [input]))
     .then(

@@ -14,11 +14,14 @@ import type { Maintenance } from '../maintenance.js';
 import { holds, indexOf } from '../rollout/engine.js';
 
 export async function select(m: Maintenance): Promise<Selection> {
-  const sel = await steps.selectMaintenanceNodes.executeWithOptions({ summary: 'select nodes' }, [{ nodeSelector: m.spec.nodeSelector as NodeSelector, ...(m.spec.rollout ? { partitionBy: m.spec.rollout.partitionBy ?? '' } : {}) }]);
+  const sel = await steps.selectMaintenanceNodes.executeWithOptions({ summary: 'select nodes' }, [{ nodeSelector: m.spec.nodeSelector as NodeSelector, ...rolloutAsk(m) }]);
   m.selectedTotal = sel.nodes.length;
   upsertSearchAttributes([{ key: NodesAttr, value: sel.nodes.slice(0, 100) }]);
   return sel;
 }
+
+/** A rolling maintenance asks each node's partition and who else holds it (RM-1.2, RM-1.5). */
+export const rolloutAsk = (m: Maintenance) => (m.spec.rollout ? { partitionBy: m.spec.rollout.partitionBy ?? '', holder: m.name } : {});
 
 /** Takes nodes that match now, releases those that stopped matching (a deleted node stays, reported gone). */
 export async function syncMembership(m: Maintenance): Promise<void> {
