@@ -221,7 +221,7 @@ test('#27 stack.1 12 nodes in 3 zones, maxUnavailable 2, partitionBy zone, compl
   expect(o.status!.rollout).toMatchObject({ phase: 'Done', maxUnavailable: 2, partitions: ['a', 'b', 'c'], waiting: 0, inProgress: 0, done: 12, failed: 0 });
   for (const n of nodes) expect(phaseOf(o.status, n)).toMatchObject({ phase: 'Done', bootID: boots.get(n) });
   // The bootIDs recorded are the ones from before the reboot.
-  expect([...boots.values()]).toEqual(nodes.map((n) => `${n}-boot-1`));
+  expect(nodes.map((n) => boots.get(n))).toEqual(nodes.map((n) => `${n}-boot-1`));
   for (const n of nodes) expect((await f.c.core.readNode({ name: n })).spec?.unschedulable).toBeFalsy();
   rolled = { name, nodes, boots };
   console.log(`#27 stack.1: 12 nodes rolled in ${ms} ms`);
