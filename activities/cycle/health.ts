@@ -45,9 +45,6 @@ export async function runHealthChecks(
 
 export function createHealthActivities() {
   return {
-    async healthCheckNodes(input: { nodes: Array<{ name: string; internalIP?: string }>; checks: HealthCheck[]; maxWaitMs: number }) {
-      return runHealthChecks(input.nodes, input.checks, input.maxWaitMs);
-    },
     async preTerminationChecks(input: { node: { name: string; internalIP?: string }; checks: PreTerminationCheck[] }) {
       const started = Date.now();
       for (const c of input.checks) {

@@ -2,7 +2,7 @@
 // ledger answers them (activities/budget/: a node already disrupted costs no slot, re-acquiring what
 // one holds is granted, a release of what is not held is done), with the refusal in the real words.
 // Its calls are logged on their own, so the drain's and the maintenance's call logs stay as they were.
-import type { AcquireResult, DisruptionInput } from '../../activities/budget/index.js';
+import type { AcquireResult, DisruptionInput, ReleaseInput } from '../../activities/budget/index.js';
 import { Context } from '@temporalio/activity';
 import { waitForDisruptionWith, type DisruptionWaitInput } from '../../activities/budget/wait.js';
 import { CallLog } from './scripted.js';
@@ -47,9 +47,9 @@ export class FakeBudget extends CallLog {
       acquireDisruption: this.logged('acquireDisruption', async (input: DisruptionInput): Promise<AcquireResult> => this.acquire(input)),
       // The real wait (activities/budget/wait.ts) over this ledger (its asks are not logged: they are not the workflow's).
       waitForDisruption: this.logged('waitForDisruption', (input: DisruptionWaitInput) => wait({ ...input, timeoutMs: this.windowMs ?? input.timeoutMs })),
-      releaseDisruption: this.logged('releaseDisruption', async (input: DisruptionInput): Promise<{ released: number }> => {
+      releaseDisruption: this.logged('releaseDisruption', async (input: ReleaseInput): Promise<{ released: number }> => {
         let released = 0;
-        for (const n of input.nodes) if (this.disrupted.get(n) === input.holder && this.disrupted.delete(n)) released++;
+        for (const n of input.nodes ?? [...this.disrupted.keys()]) if (this.disrupted.get(n) === input.holder && this.disrupted.delete(n)) released++;
         return { released };
       }),
     };

@@ -4,9 +4,9 @@ import type { Client } from '@temporalio/client';
 import type { CycleNodeRequestSpec } from '../../../api/cycle-node-request.js';
 import { nodeGroupsOf } from '../../../api/cycle-node-request.js';
 import { CYCLE_WORKFLOW_TYPE, type CycleNodeStatus, type CycleRequestInput, type CycleRequestRef, type CycleStatus } from '../../../workflows/cycle/types.js';
-import { cycleNodesQuery, cycleStatusQuery, specChangedUpdate } from '../../../workflows/messages.js';
+import { cycleNodesQuery, cycleStatusQuery, nodeCycleStatusQuery, specChangedUpdate } from '../../../workflows/messages.js';
 import { NodeGroupAttr, ObjectAttr, PhaseAttr } from '../../../workflows/search-attributes.js';
-import { cycleObjectAttr } from '../../../workflows/ids.js';
+import { cycleObjectAttr, nodeCycleWorkflowId } from '../../../workflows/ids.js';
 import { isCycleStatus } from './status.js';
 import { describeWorkflow, followHistory, sendUpdate, startOnce, waitWorkflowClosed, workflowTaskFailure, type Described, type StartResult, type TrackedSource, type UpdateNotApplied } from '../temporal.js';
 
@@ -33,21 +33,51 @@ interface KnownNodes {
 
 type Handle = ReturnType<Client['workflow']['getHandle']>;
 
-async function everyNode(h: Handle, known: Map<string, KnownNodes>): Promise<CycleStatus> {
+async function everyNode(client: Client, h: Handle, known: Map<string, KnownNodes>): Promise<CycleStatus> {
   const answer = await h.query(cycleStatusQuery);
   if (answer.changes === undefined) return answer; // a request that lists every node itself
   let k = known.get(h.workflowId);
   if (!k || k.changes > answer.changes) k = { changes: 0, nodes: new Map() };
+  const paged = new Set<string>();
+  let lost = false;
   while (k.changes < answer.changes) {
     const page = await h.query(cycleNodesQuery, { changedAfter: k.changes });
-    for (const n of page.nodes) k.nodes.set(n.nodeName, n);
+    if (page.lostUpTo !== undefined) lost = true;
+    for (const n of page.nodes) {
+      k.nodes.set(n.nodeName, n);
+      paged.add(n.nodeName);
+    }
     k.changes = page.nodes.at(-1)?.change ?? page.changes;
     if (!page.nodes.length) break;
   }
   // The answer was taken before the pages: a node in it is kept only when no page had it newer.
   for (const n of answer.nodes) if ((k.nodes.get(n.nodeName)?.change ?? -1) <= (n.change ?? 0)) k.nodes.set(n.nodeName, n);
+  // Further behind than the request's journal (#28): a node seen in flight whose end the journal no
+  // longer holds is read from its own node cycle (its result, or its status while it still runs).
+  if (lost) {
+    for (const n of k.nodes.values()) {
+      if (ended(n.phase) || paged.has(n.nodeName)) continue;
+      const own = await nodeCycleStatus(client, h.workflowId, n.nodeName);
+      if (own) k.nodes.set(n.nodeName, { ...own, change: n.change });
+    }
+  }
   known.set(h.workflowId, k);
   return { ...answer, nodes: [...k.nodes.values()] };
+}
+
+const ended = (p: string) => p === 'Successful' || p === 'Failed';
+
+/** A node cycle's own status: its result once it completed, its query while it runs; undefined when it cannot say (never started, failed without a report). */
+async function nodeCycleStatus(client: Client, requestId: string, node: string): Promise<CycleNodeStatus | undefined> {
+  const h = client.workflow.getHandle(nodeCycleWorkflowId(requestId, node));
+  try {
+    const d = await h.describe();
+    if (d.status.name === 'COMPLETED') return (await h.result()) as CycleNodeStatus;
+    if (d.status.name === 'RUNNING') return await h.query(nodeCycleStatusQuery);
+    return undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export function cycleWorkflows(client: Client, taskQueue: string): CycleWorkflows {
@@ -71,7 +101,7 @@ export function cycleWorkflows(client: Client, taskQueue: string): CycleWorkflow
     },
 
     async query(workflowId, timeoutMs) {
-      return client.withDeadline(Date.now() + timeoutMs, () => everyNode(client.workflow.getHandle(workflowId), known));
+      return client.withDeadline(Date.now() + timeoutMs, () => everyNode(client, client.workflow.getHandle(workflowId), known));
     },
 
     describe,
@@ -80,7 +110,7 @@ export function cycleWorkflows(client: Client, taskQueue: string): CycleWorkflow
 
     waitClosed: async (workflowId, signal) => {
       try {
-        return await waitWorkflowClosed(client, workflowId, signal, (h) => everyNode(h, known), isCycleStatus);
+        return await waitWorkflowClosed(client, workflowId, signal, (h) => everyNode(client, h, known), isCycleStatus);
       } finally {
         if (!signal.aborted) known.delete(workflowId);
       }
