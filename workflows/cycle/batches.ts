@@ -7,7 +7,8 @@ import { WATCH_WINDOW_MS, watchSteps } from '../proxies.js';
 import { NodesAttr } from '../search-attributes.js';
 import { cycledMessage } from './node.js';
 import { fewNames } from '../drain/status.js';
-import { MAX_HELD, type Next, type Request } from './request.js';
+import type { Next, Request } from './request.js';
+import { MAX_HELD } from './carry.js';
 import { act, fitting } from './steps.js';
 import { waitForCycles } from './cycling.js';
 
