@@ -100,6 +100,13 @@ export const NODES_PAGE_MAX = 500;
 const few = (names: string[]) => (names.length <= NAMED ? names.join(', ') : `${names.slice(0, NAMED).join(', ')} and ${names.length - NAMED} more`);
 const byName = (a: GroupNode, b: GroupNode) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
+/**
+ * Whether a node existed when the request resolved: created in a second before the resolve's
+ * (creationTimestamp has no finer grain, so a replacement launched in the resolve's own second
+ * would otherwise pass for an old node and be cycled itself).
+ */
+export const existedAt = (n: GroupNode, resolvedAtMs: number) => n.createdAtMs < Math.floor(resolvedAtMs / 1000) * 1000;
+
 /** What a request selects: its selector (and nodeNames), in its groups. */
 export interface Selection {
   spec: CycleNodeRequestSpecInput;
@@ -182,7 +189,7 @@ export function createResolveActivities(kube: Kube, providers: Record<string, No
         nodesWithoutInstanceCount: withoutInstance.length,
         instancesWithoutNodeCount: withoutNode.length,
       };
-      let nodes = selected.filter((n) => inGroups.has(n.providerID) && n.createdAtMs <= resolvedAtMs).map((n) => ({ ...n, nodeGroup: inGroups.get(n.providerID)! }));
+      let nodes = selected.filter((n) => inGroups.has(n.providerID) && existedAt(n, resolvedAtMs)).map((n) => ({ ...n, nodeGroup: inGroups.get(n.providerID)! }));
       if (spec.nodeNames?.length) {
         const names = new Set(nodes.map((n) => n.name));
         const missing = spec.nodeNames.filter((n) => !names.has(n));
@@ -211,7 +218,7 @@ export function createResolveActivities(kube: Kube, providers: Record<string, No
 
     /**
      * The next page of a request's selection (#28): its nodes after `after` in name order, at most
-     * `limit` (≤ 500), created at or before the resolve (so a replacement is never taken). Nodes
+     * `limit` (≤ 500), that existed at the resolve (existedAt: a replacement is never taken). Nodes
      * that left the selection since the resolve are not listed.
      */
     async nextNodes(input: Selection & { after?: string; limit: number }): Promise<{ nodes: GroupNode[] }> {
@@ -248,7 +255,7 @@ export function createResolveActivities(kube: Kube, providers: Record<string, No
     const named = spec.nodeNames?.length ? new Set(spec.nodeNames) : undefined;
     const listed = (await kube.core.listNode({ labelSelector: selectorToString(spec.selector) })).items.map(groupNodeOf);
     return listed
-      .filter((n) => inGroups.has(n.providerID) && n.createdAtMs <= input.resolvedAtMs && (!named || named.has(n.name)))
+      .filter((n) => inGroups.has(n.providerID) && existedAt(n, input.resolvedAtMs) && (!named || named.has(n.name)))
       .map((n) => ({ ...n, nodeGroup: inGroups.get(n.providerID)! }))
       .sort(byName);
   }
