@@ -172,8 +172,15 @@ export function createResolveActivities(kube: Kube, providers: Record<string, No
       if (reattached.length) described = await provider.describeGroups(groups);
       const inGroups = new Map(described.flatMap((g) => g.instances.map((i) => [i.providerID, g.name] as const)));
 
-      resolvedAtMs = Date.now(); // the selection: these nodes, and never one created after (nextNodes)
-      const selectedNodes = (await kube.core.listNode({ labelSelector: selectorToString(spec.selector) })).items;
+      // The selection: these nodes, never one created after (nextNodes). A node created in the
+      // list's own second would not count as existing (existedAt): list again in the next second.
+      let selectedNodes: V1Node[] = [];
+      for (let i = 0; ; i++) {
+        resolvedAtMs = Date.now();
+        selectedNodes = (await kube.core.listNode({ labelSelector: selectorToString(spec.selector) })).items;
+        if (i >= 3 || selectedNodes.every((n) => existedAt(groupNodeOf(n), resolvedAtMs))) break;
+        await new Promise((r) => setTimeout(r, 1000 - (Date.now() % 1000) + 50));
+      }
       const selected = selectedNodes.map(groupNodeOf);
       const errors: string[] = [];
       const warnings: string[] = [];
