@@ -5,8 +5,9 @@
 // does (workflows/cycle/view.ts), so the bridge pages and writes exactly what it would.
 import { condition, defineSignal, setHandler } from '@temporalio/workflow';
 import type { CycleNodePhase } from '../api/cycle-node-request.js';
-import { boundedStatus, nodesChangedAfter } from '../workflows/cycle/view.js';
-import type { CycleNodeStatus, CycleRequestInput, CycleStatus } from '../workflows/cycle/types.js';
+import { countByPhase, LISTED_UP_TO, MAX_LISTED_NODES } from '../api/cycle-bounds.js';
+import { NODES_PAGE } from '../workflows/cycle/view.js';
+import type { CycleNodesPage, CycleNodeStatus, CycleRequestInput, CycleStatus } from '../workflows/cycle/types.js';
 import { cycleNodesQuery, cycleStatusQuery } from '../workflows/messages.js';
 
 /** Node i of the fleet, as the request first reports it (Pending). */
@@ -32,6 +33,19 @@ export interface FleetAdvance {
 /** Moves nodes [from, from + count) to `phase`: each gets the next change number. */
 export const fleetAdvanceSignal = defineSignal<[FleetAdvance]>('fleetAdvance');
 export const fleetFinishSignal = defineSignal('fleetFinish');
+
+// The real request's answers (workflows/cycle/view.ts) read its carry; this stand-in holds a plain
+// list, so it answers in the same bounds from that: in flight first, then pending, up to the cap.
+function boundedStatus(st: CycleStatus): CycleStatus {
+  const moving = st.nodes.filter((n) => n.phase !== 'Pending' && n.phase !== 'Successful' && n.phase !== 'Failed');
+  const listed = (moving.length ? moving : st.nodes.slice(0, LISTED_UP_TO)).slice(0, MAX_LISTED_NODES);
+  return { ...st, nodes: listed, nodesByPhase: countByPhase(st.nodes) };
+}
+
+function nodesChangedAfter(st: CycleStatus, changedAfter: number, limit = NODES_PAGE): CycleNodesPage {
+  const nodes = st.nodes.filter((n) => (n.change ?? 0) > changedAfter).sort((a, b) => (a.change ?? 0) - (b.change ?? 0));
+  return { nodes: nodes.slice(0, Math.max(1, Math.min(limit, NODES_PAGE))), changes: st.changes ?? 0 };
+}
 
 export async function cycleNodeRequestWorkflow(input: CycleRequestInput): Promise<CycleStatus> {
   const n = fleetSize(input.request.name);

@@ -40,7 +40,7 @@ export function ec2StubCluster(count: number, group = 'stub-group'): StubCluster
   return c;
 }
 
-type Stubbed = Pick<Activities, 'resolveCycle' | 'claimNodes' | 'acquireDisruption' | 'releaseDisruption' | 'detachNodes' | 'waitForReplacements' | 'protectFromScaleDown' | 'releaseScaleDown' | 'cordonNode' | 'uncordonNode' | 'instanceExists' | 'classifyPods' | 'waitForVolumeDetach' | 'deleteNode' | 'terminateInstance' | 'healNodes' | 'healthCheckNodes'>;
+type Stubbed = Pick<Activities, 'resolveCycle' | 'claimNodes' | 'acquireDisruption' | 'releaseDisruption' | 'detachNodes' | 'waitForReplacements' | 'protectFromScaleDown' | 'releaseScaleDown' | 'cordonNode' | 'uncordonNode' | 'instanceExists' | 'classifyPods' | 'waitForVolumeDetach' | 'deleteNode' | 'terminateInstance' | 'healNodes' | 'healthCheckSelection' | 'nextNodes'>;
 
 export function stubActivities(c: StubCluster): Stubbed {
   let replacements = 0;
@@ -50,16 +50,21 @@ export function stubActivities(c: StubCluster): Stubbed {
   };
   const groups = [...new Set(c.nodes.map((n) => n.nodeGroup))];
   return {
-    resolveCycle: count('resolveCycle', (): ResolvedCycle => ({
-      errors: [], warnings: [], provider: 'kwok', groups, nodes: c.nodes, reattached: [],
-      mismatch: { nodesWithoutInstance: [], instancesWithoutNode: [] },
+    // The selection is a cursor (#28): the first page, then nextNodes (the nodes are in name order).
+    resolveCycle: count('resolveCycle', (i: { limit?: number }): ResolvedCycle => ({
+      errors: [], warnings: [], provider: 'kwok', groups, nodes: c.nodes.slice(0, i.limit ?? 500), nodesTotal: c.nodes.length, resolvedAtMs: 1, reattached: [],
+      mismatch: { nodesWithoutInstance: [], instancesWithoutNode: [], nodesWithoutInstanceCount: 0, instancesWithoutNodeCount: 0 },
       settings: { method: 'Drain', concurrency: c.nodes.length, cyclingTimeoutMs: 3_600_000, labelsToRemove: [], ignorePodsLabels: {}, ignoreNamespaces: [] },
     })),
+    nextNodes: count('nextNodes', (i: { after?: string; limit: number }) => {
+      const from = i.after === undefined ? 0 : c.nodes.findIndex((n) => n.name > i.after!);
+      return { nodes: from < 0 ? [] : c.nodes.slice(from, from + Math.min(i.limit, 500)) };
+    }),
     // No NodeMaintenance holds a stub node: every claim goes through.
     claimNodes: count('claimNodes', (i: { nodes: string[] }) => ({ claimed: i.nodes, gone: [] as string[], held: [] })),
     // No NodeDisruptionBudget limits a stub node: every slot is granted.
     acquireDisruption: count('acquireDisruption', (i: { nodes: string[] }) => ({ granted: i.nodes, waiting: [] as Array<{ node: string; reason: string }> })),
-    releaseDisruption: count('releaseDisruption', (i: { nodes: string[] }) => ({ released: i.nodes.length })),
+    releaseDisruption: count('releaseDisruption', (i: { nodes?: string[] }) => ({ released: i.nodes?.length ?? 0 })),
     detachNodes: count('detachNodes', (i: { nodes: GroupNode[] }) => {
       c.detached.push(...i.nodes.map((n) => n.name));
       return { detached: i.nodes.map((n) => n.name), gone: [] };
@@ -92,6 +97,6 @@ export function stubActivities(c: StubCluster): Stubbed {
       c.uncordoned.push(...i.nodes.map((n) => n.name));
       return { reattached: [] };
     }),
-    healthCheckNodes: count('healthCheckNodes', () => ({ passed: true, failures: [] })) as unknown as Stubbed['healthCheckNodes'],
+    healthCheckSelection: count('healthCheckSelection', () => ({ passed: true, failures: [] as string[] })),
   };
 }

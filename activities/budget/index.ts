@@ -37,6 +37,12 @@ export interface DisruptionInput {
   nodes: string[];
 }
 
+/** What to release: the holder's entries for these nodes, or (no `nodes`) all of them. */
+export interface ReleaseInput {
+  holder: string;
+  nodes?: string[];
+}
+
 export interface AcquireResult {
   /** Nodes the holder may disrupt now (every budget that selects them has recorded it). */
   granted: string[];
@@ -305,14 +311,19 @@ export function createBudgetActivities(kube: Kube, deps: BudgetDeps = {}) {
       return invalid === undefined ? { exists: true } : { exists: true, invalid };
     },
 
-    /** Removes the holder's entries for these nodes from every budget (disrupted and waiting). Absent: done. */
-    async releaseDisruption(input: DisruptionInput): Promise<{ released: number }> {
+    /**
+     * Removes the holder's entries for these nodes from every budget (disrupted and waiting); without
+     * `nodes`, every entry the holder has (#28: a request's end releases what it holds, by holder).
+     * Absent: done.
+     */
+    async releaseDisruption(input: ReleaseInput): Promise<{ released: number }> {
+      const only = input.nodes ? new Set(input.nodes) : undefined;
       const budgets = await listBudgets();
       let released = 0;
       const t = now();
       let nodes: NodeLabels[] | undefined;
       for (const b of budgets) {
-        const mine = (e: LedgerEntry) => e.holder === input.holder && input.nodes.includes(e.node);
+        const mine = (e: LedgerEntry) => e.holder === input.holder && (!only || only.has(e.node));
         if (![...(b.status?.disrupted ?? []), ...(b.status?.waiting ?? [])].some(mine)) continue;
         nodes ??= await listNodes();
         const ns = nodes;

@@ -45,6 +45,7 @@ export async function runHealthChecks(
 
 export function createHealthActivities() {
   return {
+    /** The health checks on named nodes (a rolling maintenance's one node, RM-3.6); a request's selection pages itself (healthCheckSelection). */
     async healthCheckNodes(input: { nodes: Array<{ name: string; internalIP?: string }>; checks: HealthCheck[]; maxWaitMs: number }) {
       return runHealthChecks(input.nodes, input.checks, input.maxWaitMs);
     },

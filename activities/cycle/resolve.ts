@@ -16,6 +16,8 @@ import { failpoint } from '../../shared/failpoint.js';
 import { mergePatch } from '../../kube/patch.js';
 import { CYCLED_BY } from '../../api/cycle-node-request.js';
 import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
+import type { HealthCheck } from '../../api/cycle-node-request.js';
+import { runHealthChecks } from './health.js';
 
 /** A Node of a cloud node group, as the cycle reads it: the selected nodes and their replacements. */
 export interface GroupNode {
@@ -34,10 +36,20 @@ export interface ResolvedCycle {
   warnings: string[];
   provider: string;
   groups: string[];
-  /** Nodes to cycle, sorted by name. */
+  /**
+   * The first page of the nodes to cycle (sorted by name, at most `limit`): the selection is a
+   * cursor (#28), the rest come from nextNodes. `nodesTotal` counts them all.
+   */
   nodes: GroupNode[];
-  /** Providers IDs of Nodes (matching the selector) without an instance in the groups, and the reverse. */
-  mismatch: { nodesWithoutInstance: string[]; instancesWithoutNode: string[] };
+  nodesTotal: number;
+  /** When the selection was read: nodes created after it (replacements) are never selected. */
+  resolvedAtMs: number;
+  /**
+   * Nodes (matching the selector) without an instance in the groups, and instances without a Node:
+   * the first NAMED of each, and how many there are.
+   */
+  mismatch: { nodesWithoutInstance: string[]; instancesWithoutNode: string[]; nodesWithoutInstanceCount: number; instancesWithoutNodeCount: number };
+  /** Nodes an earlier run left detached and this resolve put back (the first NAMED). */
   reattached: string[];
   settings: {
     method: 'Drain' | 'Wait';
@@ -80,6 +92,27 @@ async function nodesOutsideGroups(nodes: V1Node[], inGroups: Map<string, string>
 
 /** How many outside nodes a message names before "and N more". */
 const OUTSIDE_NAMED = 5;
+/** How many nodes a list in the resolve's answer names (#28: an answer must not grow with the fleet). */
+export const NAMED = 20;
+/** Most nodes one page of the selection holds (resolveCycle's first, each nextNodes). */
+export const NODES_PAGE_MAX = 500;
+
+const few = (names: string[]) => (names.length <= NAMED ? names.join(', ') : `${names.slice(0, NAMED).join(', ')} and ${names.length - NAMED} more`);
+const byName = (a: GroupNode, b: GroupNode) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+
+/**
+ * Whether a node existed when the request resolved: created in a second before the resolve's
+ * (creationTimestamp has no finer grain, so a replacement launched in the resolve's own second
+ * would otherwise pass for an old node and be cycled itself).
+ */
+export const existedAt = (n: GroupNode, resolvedAtMs: number) => n.createdAtMs < Math.floor(resolvedAtMs / 1000) * 1000;
+
+/** What a request selects: its selector (and nodeNames), in its groups. */
+export interface Selection {
+  spec: CycleNodeRequestSpecInput;
+  /** Only nodes created at or before this (the resolve's time) are selected. */
+  resolvedAtMs: number;
+}
 
 function outsideMessage(selector: LabelSelector, groups: string[], outside: V1Node[]): string {
   const named = outside.slice(0, OUTSIDE_NAMED).map((n) => {
@@ -93,9 +126,11 @@ function outsideMessage(selector: LabelSelector, groups: string[], outside: V1No
 
 export function createResolveActivities(kube: Kube, providers: Record<string, NodeGroupProvider>, defaultProvider: string) {
   return {
-    async resolveCycle(input: { spec: CycleNodeRequestSpecInput; requestKey: string }): Promise<ResolvedCycle> {
+    async resolveCycle(input: { spec: CycleNodeRequestSpecInput; requestKey: string; limit?: number }): Promise<ResolvedCycle> {
+      let resolvedAtMs = Date.now();
       const empty = (errors: string[], provider = defaultProvider): ResolvedCycle => ({
-        errors, warnings: [], provider, groups: [], nodes: [], mismatch: { nodesWithoutInstance: [], instancesWithoutNode: [] }, reattached: [],
+        errors, warnings: [], provider, groups: [], nodes: [], nodesTotal: 0, resolvedAtMs,
+        mismatch: { nodesWithoutInstance: [], instancesWithoutNode: [], nodesWithoutInstanceCount: 0, instancesWithoutNodeCount: 0 }, reattached: [],
         settings: { method: 'Drain', concurrency: 1, cyclingTimeoutMs: 0, labelsToRemove: [], ignorePodsLabels: {}, ignoreNamespaces: [] },
       });
       const parsed = CycleNodeRequestSpec.safeParse(input.spec);
@@ -137,7 +172,15 @@ export function createResolveActivities(kube: Kube, providers: Record<string, No
       if (reattached.length) described = await provider.describeGroups(groups);
       const inGroups = new Map(described.flatMap((g) => g.instances.map((i) => [i.providerID, g.name] as const)));
 
-      const selectedNodes = (await kube.core.listNode({ labelSelector: selectorToString(spec.selector) })).items;
+      // The selection: these nodes, never one created after (nextNodes). A node created in the
+      // list's own second would not count as existing (existedAt): list again in the next second.
+      let selectedNodes: V1Node[] = [];
+      for (let i = 0; ; i++) {
+        resolvedAtMs = Date.now();
+        selectedNodes = (await kube.core.listNode({ labelSelector: selectorToString(spec.selector) })).items;
+        if (i >= 3 || selectedNodes.every((n) => existedAt(groupNodeOf(n), resolvedAtMs))) break;
+        await new Promise((r) => setTimeout(r, 1000 - (Date.now() % 1000) + 50));
+      }
       const selected = selectedNodes.map(groupNodeOf);
       const errors: string[] = [];
       const warnings: string[] = [];
@@ -145,23 +188,30 @@ export function createResolveActivities(kube: Kube, providers: Record<string, No
       const outside = await nodesOutsideGroups(selectedNodes, inGroups, groups, provider);
       if (outside.length) errors.push(outsideMessage(spec.selector, groups, outside));
       const byProvider = new Map(selected.map((n) => [n.providerID, n]));
+      const withoutInstance = selected.filter((n) => !inGroups.has(n.providerID)).map((n) => n.name).sort();
+      const withoutNode = [...inGroups.keys()].filter((p) => !byProvider.has(p)).sort();
       const mismatch = {
-        nodesWithoutInstance: selected.filter((n) => !inGroups.has(n.providerID)).map((n) => n.name).sort(),
-        instancesWithoutNode: [...inGroups.keys()].filter((p) => !byProvider.has(p)).sort(),
+        nodesWithoutInstance: withoutInstance.slice(0, NAMED),
+        instancesWithoutNode: withoutNode.slice(0, NAMED),
+        nodesWithoutInstanceCount: withoutInstance.length,
+        instancesWithoutNodeCount: withoutNode.length,
       };
-      let nodes = selected.filter((n) => inGroups.has(n.providerID)).map((n) => ({ ...n, nodeGroup: inGroups.get(n.providerID)! }));
+      let nodes = selected.filter((n) => inGroups.has(n.providerID) && existedAt(n, resolvedAtMs)).map((n) => ({ ...n, nodeGroup: inGroups.get(n.providerID)! }));
       if (spec.nodeNames?.length) {
         const names = new Set(nodes.map((n) => n.name));
         const missing = spec.nodeNames.filter((n) => !names.has(n));
-        if (missing.length && !spec.validationOptions?.skipMissingNamedNodes) errors.push(`named nodes not found in the selection: ${missing.join(', ')}`);
-        else if (missing.length) warnings.push(`skipping missing named nodes: ${missing.join(', ')}`);
-        nodes = nodes.filter((n) => spec.nodeNames!.includes(n.name));
+        if (missing.length && !spec.validationOptions?.skipMissingNamedNodes) errors.push(`named nodes not found in the selection: ${few(missing)}`);
+        else if (missing.length) warnings.push(`skipping missing named nodes: ${few(missing)}`);
+        const named = new Set(spec.nodeNames);
+        nodes = nodes.filter((n) => named.has(n.name));
       }
-      nodes.sort((a, b) => (a.name < b.name ? -1 : 1));
+      nodes.sort(byName);
       failpoint('worker.cycle.after-resolve');
       const s = spec.cycleSettings;
+      const limit = Math.max(1, Math.min(input.limit ?? NODES_PAGE_MAX, NODES_PAGE_MAX));
       return {
-        errors, warnings, provider: providerName, groups, nodes, mismatch, reattached,
+        errors, warnings, provider: providerName, groups, nodes: nodes.slice(0, limit), nodesTotal: nodes.length, resolvedAtMs, mismatch,
+        reattached: reattached.slice(0, NAMED),
         settings: {
           method: s.method,
           concurrency: s.concurrency ?? allAtOnce(nodes.length),
@@ -172,5 +222,48 @@ export function createResolveActivities(kube: Kube, providers: Record<string, No
         },
       };
     },
+
+    /**
+     * The next page of a request's selection (#28): its nodes after `after` in name order, at most
+     * `limit` (≤ 500), that existed at the resolve (existedAt: a replacement is never taken). Nodes
+     * that left the selection since the resolve are not listed.
+     */
+    async nextNodes(input: Selection & { after?: string; limit: number }): Promise<{ nodes: GroupNode[] }> {
+      const limit = Math.max(1, Math.min(input.limit, NODES_PAGE_MAX));
+      const nodes = (await selectionOf(input)).filter((n) => input.after === undefined || n.name > input.after);
+      return { nodes: nodes.slice(0, limit) };
+    },
+
+    /**
+     * The initial health checks over a request's selection, a page at a time (#28: the request
+     * sends what it is about, not a list of the fleet). Failures: the first NAMED and a count.
+     */
+    async healthCheckSelection(input: Selection & { checks: HealthCheck[]; maxWaitMs: number }): Promise<{ passed: boolean; failures: string[] }> {
+      const nodes = await selectionOf(input);
+      const failures: string[] = [];
+      let failed = 0;
+      for (let i = 0; i < nodes.length; i += NODES_PAGE_MAX) {
+        const r = await runHealthChecks(nodes.slice(i, i + NODES_PAGE_MAX), input.checks, input.maxWaitMs);
+        failed += r.failures.length;
+        failures.push(...r.failures.slice(0, NAMED - failures.length));
+      }
+      if (failed > failures.length) failures.push(`and ${failed - failures.length} more`);
+      return { passed: failed === 0, failures };
+    },
   };
+
+  /** The request's selection now, in name order: selected Nodes in its groups, named ones only, created by the resolve. */
+  async function selectionOf(input: Selection): Promise<GroupNode[]> {
+    const spec = input.spec;
+    const provider = providers[spec.provider ?? defaultProvider];
+    if (!provider) throw new Error(`unknown provider ${spec.provider ?? defaultProvider}`);
+    const described = await provider.describeGroups(nodeGroupsOf(spec));
+    const inGroups = new Map(described.flatMap((g) => g.instances.map((i) => [i.providerID, g.name] as const)));
+    const named = spec.nodeNames?.length ? new Set(spec.nodeNames) : undefined;
+    const listed = (await kube.core.listNode({ labelSelector: selectorToString(spec.selector) })).items.map(groupNodeOf);
+    return listed
+      .filter((n) => inGroups.has(n.providerID) && existedAt(n, input.resolvedAtMs) && (!named || named.has(n.name)))
+      .map((n) => ({ ...n, nodeGroup: inGroups.get(n.providerID)! }))
+      .sort(byName);
+  }
 }

@@ -53,8 +53,11 @@ export interface ReplacementInput {
   provider: string;
   groups: string[];
   selector: LabelSelector;
-  /** Nodes that existed before this batch was detached (old nodes, earlier replacements): never counted as new. */
-  known: string[];
+  /**
+   * Nodes never counted as new though created about when the batch began: the batch's own and the
+   * last batches' replacements (#28: bounded by the nodes in flight, not a list of the fleet).
+   */
+  exclude: string[];
   /** Wall-clock ms when the batch was detached: replacements are nodes created after it. */
   sinceMs: number;
   /** How many new Ready, healthy nodes the batch needs. */
@@ -92,11 +95,12 @@ export function createScaleActivities(kube: Kube, providers: Record<string, Node
      */
     async waitForReplacements(input: ReplacementInput): Promise<{ ready: boolean; newNodes: string[]; message: string }> {
       const p = provider(input.provider);
-      const known = new Set(input.known);
+      const known = new Set(input.exclude);
       let message = 'waiting for replacement nodes';
       let fresh: GroupNode[] = [];
       const deadline = Date.now() + input.timeoutMs;
-      // Ready nodes created since the detach, not known before: what the group's replacements look like.
+      // Ready nodes created since the detach (its second: creationTimestamp has no finer grain), not
+      // excluded: what the group's replacements look like.
       const candidates = (nodes: Iterable<V1Node>) =>
         [...nodes]
           .filter((n) => !known.has(n.metadata!.name!) && matchesSelector(input.selector, n.metadata?.labels) && !n.metadata?.deletionTimestamp)

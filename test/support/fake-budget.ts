@@ -2,7 +2,7 @@
 // ledger answers them (activities/budget/: a node already disrupted costs no slot, re-acquiring what
 // one holds is granted, a release of what is not held is done), with the refusal in the real words.
 // Its calls are logged on their own, so the drain's and the maintenance's call logs stay as they were.
-import type { AcquireResult, DisruptionInput } from '../../activities/budget/index.js';
+import type { AcquireResult, DisruptionInput, ReleaseInput } from '../../activities/budget/index.js';
 import { Context } from '@temporalio/activity';
 import { waitForDisruptionWith, type DisruptionWaitInput } from '../../activities/budget/wait.js';
 import { CallLog } from './scripted.js';
@@ -55,9 +55,9 @@ export class FakeBudget extends CallLog {
           ? { cannotFinish: tooSmallMessage({ budget: this.name, selected: nodes.length, covered: nodes.length, limit: this.limit, limitReason: `maxDisrupted ${this.limit}` }) }
           : {},
       ),
-      releaseDisruption: this.logged('releaseDisruption', async (input: DisruptionInput): Promise<{ released: number }> => {
+      releaseDisruption: this.logged('releaseDisruption', async (input: ReleaseInput): Promise<{ released: number }> => {
         let released = 0;
-        for (const n of input.nodes) if (this.disrupted.get(n) === input.holder && this.disrupted.delete(n)) released++;
+        for (const n of input.nodes ?? [...this.disrupted.keys()]) if (this.disrupted.get(n) === input.holder && this.disrupted.delete(n)) released++;
         return { released };
       }),
     };

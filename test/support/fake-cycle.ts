@@ -55,6 +55,10 @@ export class FakeCycle extends CallLog {
     return { workflowId: cycleWorkflowId(request), input: { request, spec: { nodeGroupName: this.group, selector: { matchLabels: { group: this.group } }, ...spec } } };
   }
 
+  private sorted(): GroupNode[] {
+    return [...this.nodes].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
   release(step: string): void {
     this.held.delete(step);
   }
@@ -105,13 +109,16 @@ export class FakeCycle extends CallLog {
     );
     return {
       ...drainActivities,
-      resolveCycle: step('resolveCycle', (input: { spec: CycleNodeRequestSpecInput }): ResolvedCycle => ({
+      // The selection is a cursor (#28): the first page, then nextNodes, in name order.
+      resolveCycle: step('resolveCycle', (input: { spec: CycleNodeRequestSpecInput; limit?: number }): ResolvedCycle => ({
         errors: this.errors,
         warnings: [],
         provider: this.provider,
         groups: [this.group],
-        nodes: this.nodes,
-        mismatch: { nodesWithoutInstance: [], instancesWithoutNode: [] },
+        nodes: this.sorted().slice(0, input.limit ?? 500),
+        nodesTotal: this.nodes.length,
+        resolvedAtMs: 1,
+        mismatch: { nodesWithoutInstance: [], instancesWithoutNode: [], nodesWithoutInstanceCount: 0, instancesWithoutNodeCount: 0 },
         reattached: [],
         settings: { ...settings, concurrency: input.spec.cycleSettings?.concurrency ?? settings.concurrency },
       })),
@@ -141,7 +148,8 @@ export class FakeCycle extends CallLog {
         for (const n of input.nodes) this.drains.get(n.name)!.node.cordoned = false; // uncordoned before the claim goes
         return { reattached: input.nodes.map((n) => n.name), uncordoned: input.nodes.map((n) => n.name) };
       }),
-      healthCheckNodes: step('healthCheckNodes', () => ({ passed: true, failures: [] as string[] })),
+      nextNodes: step('nextNodes', (input: { after?: string; limit: number }) => ({ nodes: this.sorted().filter((n) => input.after === undefined || n.name > input.after).slice(0, input.limit) })),
+      healthCheckSelection: step('healthCheckSelection', () => ({ passed: true, failures: [] as string[] })),
       preTerminationChecks: step('preTerminationChecks', () => ({ passed: this.preTerminationFailures.length === 0, failures: this.preTerminationFailures })),
       cordonNode: step('cordonNode', (name: string) => (this.drains.get(name)!.node.cordoned = true, { exists: true, changed: true })),
       uncordonNode: step('uncordonNode', (name: string) => (this.drains.get(name)!.node.cordoned = false, { exists: true, changed: true })),

@@ -336,3 +336,27 @@ describe('NM-7.6 nodes a NodeMaintenance holds', () => {
     expect(new Date(n0.startedAt!).getTime()).toBeGreaterThanOrEqual(letGo - 1000);
   }, 60_000);
 });
+
+describe('#28 a request holds the work in flight, not its fleet', () => {
+  test.concurrent('#28 the selection is a cursor (a first page, then nextNodes as batches need them); replacements are told apart by the batch, not a list of every node; the end releases budget slots by holder', async () => {
+    const fake = new FakeCycle('cursor', 6);
+    const result = await runRequest(fake, 'cursor', { cycleSettings: { method: 'Drain', concurrency: 2 } });
+    expect(result).toMatchObject({ phase: 'Successful', nodesCycled: 6, nodesTotal: 6, nodesByPhase: expect.objectContaining({ Successful: 6, Pending: 0 }) });
+    // The resolve returns a first page as large as a batch; the rest is read page by page, in name order, each node once.
+    const first = (fake.callsOf('resolveCycle')[0]!.output as { nodes: Array<{ name: string }> }).nodes.map((n) => n.name);
+    expect(first).toEqual(['cursor-0', 'cursor-1']);
+    const pages = fake.callsOf('nextNodes').map((c) => ({ ...(c.input as { after?: string; limit: number }), names: (c.output as { nodes: Array<{ name: string }> }).nodes.map((n) => n.name) }));
+    expect(pages.length).toBeGreaterThan(0);
+    expect(Math.max(...pages.map((p) => p.limit))).toBeLessThanOrEqual(2);
+    expect([...first, ...pages.flatMap((p) => p.names)]).toEqual(fake.nodes.map((n) => n.name));
+    expect(fake.nodesOf('detachNodes').flat()).toEqual(fake.nodes.map((n) => n.name));
+    // waitForReplacements excludes the batch and the recent replacements only: never the fleet.
+    const excluded = fake.callsOf('waitForReplacements').map((c) => (c.input as { exclude: string[] }).exclude);
+    const lastBatch = fake.nodesOf('detachNodes').at(-1)!;
+    expect(excluded.at(-1)).toEqual(expect.arrayContaining(lastBatch));
+    expect(excluded.at(-1)).not.toContain('cursor-0');
+    expect(Math.max(...excluded.map((e) => e.length))).toBeLessThanOrEqual(2 + 2 * 2); // the batch, the last batches' replacements
+    // The end gives back whatever budget slots the request still holds, by holder (no list of nodes).
+    expect(fake.callsOf('releaseDisruption').at(-1)!.input).toEqual({ holder: fake.request('cursor').workflowId });
+  });
+});

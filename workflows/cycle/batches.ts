@@ -6,7 +6,9 @@ import { CancellationScope, isCancellation, upsertSearchAttributes, workflowInfo
 import { WATCH_WINDOW_MS, watchSteps } from '../proxies.js';
 import { NodesAttr } from '../search-attributes.js';
 import { cycledMessage } from './node.js';
+import { fewNames } from '../drain/status.js';
 import type { Next, Request } from './request.js';
+import { MAX_HELD } from './carry.js';
 import { act, fitting } from './steps.js';
 import { waitForCycles } from './cycling.js';
 
@@ -15,18 +17,19 @@ const watches = watchSteps('30 minutes');
 
 export async function nextBatch(req: Request): Promise<Next> {
   req.checkFailure();
+  if (!req.c.queue.length && !req.c.cursor.done) await req.refill(Math.max(1, req.c.concurrency - req.activeCount()));
   if (!req.c.queue.length && !req.c.held?.length) {
-    if (!(await waitForCycles(req, () => req.c.active.length === 0))) return 'Initialised';
+    if (!(await waitForCycles(req, () => req.activeCount() === 0))) return 'Initialised';
     return succeed(req);
   }
-  if (req.c.active.length >= req.c.concurrency) {
-    await waitForCycles(req, () => req.c.active.length < req.c.concurrency);
+  if (req.activeCount() >= req.c.concurrency) {
+    await waitForCycles(req, () => req.activeCount() < req.c.concurrency);
     return 'Initialised';
   }
-  const nodes = await claimBatch(req, req.c.concurrency - req.c.active.length);
+  const nodes = await claimBatch(req, req.c.concurrency - req.activeCount());
   if (!nodes.length) return req.c.budgetWait ? waitForBudget(req) : waitForHeld(req);
   req.phase('Initialised', '');
-  req.c.batch = { nodes, replacements: [], toCordon: [], toStart: [] };
+  req.c.batch = { nodes, toCordon: [], toStart: [] };
   upsertSearchAttributes([{ key: NodesAttr, value: fitting(nodes) }]);
   return 'ScalingUp';
 }
@@ -40,13 +43,16 @@ export async function claimBatch(req: Request, free: number): Promise<string[]> 
   req.c.budgetWait = undefined;
   req.c.budgetRefused = undefined;
   const batch: string[] = [];
-  while (batch.length < free && req.c.queue.length) {
+  for (;;) {
+    if (batch.length >= free || (req.c.held?.length ?? 0) >= MAX_HELD) break;
+    if (req.c.queue.length < free - batch.length) await req.refill(free - batch.length);
+    if (!req.c.queue.length) break;
     let candidates = req.c.queue.splice(0, free - batch.length);
     candidates = await takeBudgetSlots(req, candidates);
     if (!candidates.length) break;
-    const r = await act.claimNodes.executeWithOptions({ summary: `claim ${candidates.join(', ')}` }, [{ requestKey: req.key, nodes: candidates }]);
+    const r = await act.claimNodes.executeWithOptions({ summary: `claim ${fewNames(candidates, 5)}` }, [{ requestKey: req.key, nodes: candidates }]);
     for (const name of r.gone) req.done(name, 'node was removed by someone else');
-    req.c.inFlight.push(...r.claimed);
+    for (const name of r.claimed) req.c.live[name]!.f = true;
     batch.push(...r.claimed);
     (req.c.held ??= []).push(...r.held);
     const notTaken = [...r.gone, ...r.held.map((h) => h.node)];
@@ -63,25 +69,27 @@ export async function claimBatch(req: Request, free: number): Promise<string[]> 
  * holds a slot from here until the node is deleted (its cycle releases it) or healed.
  */
 export async function takeBudgetSlots(req: Request, candidates: string[]): Promise<string[]> {
-  const r = await act.acquireDisruption.executeWithOptions({ summary: `disruption budget slots for ${candidates.join(', ')}` }, [{ holder: req.selfId, nodes: candidates }]);
+  const r = await act.acquireDisruption.executeWithOptions({ summary: `disruption budget slots for ${fewNames(candidates, 5)}` }, [{ holder: req.selfId, nodes: candidates }]);
   if (r.waiting.length) {
     req.c.queue.unshift(...r.waiting.map((w) => w.node));
     req.c.budgetWait = r.waiting[0]!.reason;
     req.c.budgetRefused = r.waiting;
     for (const w of r.waiting) {
-      const n = req.index.get(w.node);
-      if (n && n.phase === 'Pending' && n.message !== w.reason) req.touch(Object.assign(n, { message: w.reason }));
+      const n = req.c.live[w.node]?.s;
+      if (n && n.phase === 'Pending' && n.message !== w.reason) req.update(n, { message: w.reason });
     }
   }
   for (const name of r.granted) {
-    const n = req.index.get(name);
-    if (n && n.phase === 'Pending' && n.message?.startsWith('waiting for NodeDisruptionBudget')) req.touch(Object.assign(n, { message: undefined }));
+    const n = req.c.live[name]?.s;
+    if (n && n.phase === 'Pending' && n.message?.startsWith('waiting for NodeDisruptionBudget')) req.update(n, { message: undefined });
   }
   return r.granted;
 }
 
-export async function releaseBudgetSlots(req: Request, nodes: string[]): Promise<void> {
-  await act.releaseDisruption.executeWithOptions({ summary: `release disruption budget slots of ${nodes.length} nodes` }, [{ holder: req.selfId, nodes }]);
+/** Gives back the budget slots of these nodes; without nodes, every slot and place in line the request holds (#28: by holder, no list). */
+export async function releaseBudgetSlots(req: Request, nodes?: string[]): Promise<void> {
+  const summary = nodes ? `release disruption budget slots of ${nodes.length} nodes` : 'release every disruption budget slot the request holds';
+  await act.releaseDisruption.executeWithOptions({ summary }, [nodes ? { holder: req.selfId, nodes } : { holder: req.selfId }]);
 }
 
 /**
@@ -146,10 +154,10 @@ async function whileCycling<T>(req: Request, wait: () => Promise<T>): Promise<T 
 }
 
 export async function succeed(req: Request): Promise<Next> {
-  await releaseBudgetSlots(req, req.st.nodes.map((n) => n.nodeName)); // anything a lost report left
+  await releaseBudgetSlots(req); // anything a lost report left
   await req.locks.release();
-  req.countCycled();
-  req.phase('Successful', cycledMessage(req.st.nodes));
+  const r = req.c.returned;
+  req.phase('Successful', cycledMessage(r.nodes, { cycled: req.st.nodesCycled, nodes: r.count, pods: r.pods }));
   req.st.completedAt = new Date().toISOString();
   return 'Successful';
 }

@@ -10,6 +10,7 @@ import { cycleNodeWorkflow } from './node.js';
 import { nodeCycleWorkflowId } from './types.js';
 import type { Next, Request } from './request.js';
 import { act, CHUNK, fill, waits } from './steps.js';
+import { fewNames } from '../drain/status.js';
 
 /** How long a batch's replacements may take to be Ready and healthy. */
 const SCALE_UP_LIMIT_MS = 20 * 60_000;
@@ -18,30 +19,35 @@ export async function scaleUp(req: Request): Promise<Next> {
   const { spec } = req.input;
   const r = req.c.resolved!;
   const batch = req.c.batch.nodes;
-  req.phase('ScalingUp', `detaching ${batch.join(', ')}`);
+  req.phase('ScalingUp', `detaching ${fewNames(batch, 5)}`);
   const since = Date.now();
-  req.c.inFlight.push(...batch.filter((n) => !req.isInFlight(n))); // claimed nodes are in flight already
+  for (const n of batch) req.c.live[n]!.f = true; // claimed nodes are in flight already
   const d = await act.detachNodes.executeWithOptions({ summary: `detach ${batch.length} nodes` }, [{ provider: r.provider, requestKey: req.key, nodes: batch.map((n) => req.node(n)) }]);
   for (const name of d.gone) req.done(name, 'node was removed by someone else');
   const rep = await waits.waitForReplacements.executeWithOptions({ summary: `wait for ${d.detached.length} replacement nodes` }, [{
     provider: r.provider,
     groups: r.groups,
     selector: spec.selector,
-    known: [...req.st.nodes.map((n) => n.nodeName), ...req.c.replacements],
+    // #28: no list of the fleet: a replacement is a node created after the batch began; only the
+    // batch's own nodes and the last batches' replacements (created about then) are named.
+    exclude: [...batch, ...req.c.recent, ...req.c.releases.flatMap((x) => x.newNodes)],
     sinceMs: since,
     needed: d.detached.length,
     healthChecks: fill(spec.healthChecks ?? []),
     timeoutMs: SCALE_UP_LIMIT_MS,
   }]);
   if (!rep.ready) throw ApplicationFailure.nonRetryable(rep.message, 'ScaleUpFailed');
-  req.c.replacements.push(...rep.newNodes);
+  req.c.recent = rep.newNodes;
   await act.protectFromScaleDown.executeWithOptions({ summary: 'disable scale-down of the new nodes' }, [{ nodes: rep.newNodes, requestKey: req.key }]);
   const live = batch.filter((n) => req.isInFlight(n));
-  Object.assign(req.c.batch, { replacements: rep.newNodes, toCordon: live, toStart: [...live] });
-  // A copy: cordoning consumes toCordon, and an emptied list would make the release due at once,
-  // giving the new nodes back to cluster-autoscaler before the old were gone.
-  req.c.releases.push({ nodes: [...live], newNodes: rep.newNodes });
-  req.phase('CordoningNode', `replacements: ${rep.newNodes.join(', ')}`);
+  // The batch's names are no longer needed once its steps are lists of their own (the carry stays small).
+  Object.assign(req.c.batch, { nodes: [], toCordon: live, toStart: [...live] });
+  // The release is due once every node marked with its id is cycled: not when cordoning or the
+  // next batch starts, which would give the new nodes back to cluster-autoscaler before the old were gone.
+  const id = (req.c.releases.at(-1)?.id ?? 0) + 1;
+  for (const n of live) req.c.live[n]!.r = id;
+  req.c.releases.push({ id, newNodes: rep.newNodes });
+  req.phase('CordoningNode', `replacements: ${fewNames(rep.newNodes, 5)}`);
   return 'CordoningNode';
 }
 
@@ -81,14 +87,14 @@ export async function startCycles(req: Request): Promise<Next> {
     if (req.overBudget()) return 'WaitingTermination';
   }
   const half = Math.floor(req.c.concurrency / 2);
-  const done = await waitForCycles(req, () => req.c.active.length <= half || (!req.c.queue.length && !req.c.active.length));
+  const done = await waitForCycles(req, () => req.activeCount() <= half || (!req.c.queue.length && req.c.cursor.done && !req.activeCount()));
   req.checkFailure();
   return done ? 'Initialised' : 'WaitingTermination';
 }
 
 export async function startCycle(req: Request, n: GroupNode): Promise<void> {
   const r = req.c.resolved!;
-  req.c.active.push(n.name);
+  req.c.live[n.name]!.a = true;
   const child = await startChild(cycleNodeWorkflow, {
     workflowId: nodeCycleWorkflowId(req.selfId, n.name),
     args: [{ parentId: req.selfId, node: n, provider: r.provider, settings: r.settings, drain: req.input.spec.drain, requester: cycleRequester(req.input.request.namespace, req.input.request.name) }],
@@ -98,8 +104,8 @@ export async function startCycle(req: Request, n: GroupNode): Promise<void> {
   // This run also hears the child's result (the end report may be lost if the child is killed).
   child.result().then(
     (res) => {
-      const cur = req.index.get(n.name);
-      if (cur && res.returning && !cur.returning) req.touch(Object.assign(cur, { returning: res.returning }));
+      const cur = req.statusOf(n.name);
+      if (cur && res.returning && !cur.returning) req.update(cur, { returning: res.returning });
       req.nodeCycled(n.name, res.message);
     },
     (err: Error & { cause?: Error }) => req.nodeFailed(n.name, err.cause?.message ?? err.message),
@@ -125,6 +131,10 @@ export async function waitForCycles(req: Request, done: () => boolean, timeoutMs
   }
 }
 
+/** A release whose nodes are all cycled (a cycled node has left the live set; a failed one stays until healed). */
 export function releaseDue(req: Request) {
-  return req.c.releases.find((r) => r.nodes.every((name) => req.index.get(name)?.phase === 'Successful'));
+  if (!req.c.releases.length) return undefined;
+  const waiting = new Set<number>();
+  for (const l of req.liveNodes()) if (l.r !== undefined && l.s.phase !== 'Successful') waiting.add(l.r);
+  return req.c.releases.find((r) => !waiting.has(r.id));
 }

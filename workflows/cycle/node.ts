@@ -192,14 +192,21 @@ export function drainedMessage(s: Pick<DrainStatus, 'evicted' | 'forced' | 'skip
  * The request's Successful message: the nodes cycled and, when pods kept coming back to a node
  * until it was deleted, how many, on which nodes (a few named, the rest counted).
  */
-export function cycledMessage(nodes: readonly CycleNodeStatus[]): string {
+/**
+ * The request's end message. `nodes` may be only the first of the nodes that had a pod left on
+ * them (#28: a request keeps a few); `counts` then says how many nodes were cycled, had pods left, and how many pods.
+ */
+export function cycledMessage(nodes: readonly CycleNodeStatus[], counts?: { cycled: number; nodes: number; pods: number }): string {
   const cycled = nodes.filter((n) => n.phase === 'Successful');
-  const base = `${cycled.length} ${cycled.length === 1 ? 'node' : 'nodes'} cycled`;
+  const total = counts?.cycled ?? cycled.length;
+  const base = `${total} ${total === 1 ? 'node' : 'nodes'} cycled`;
   const left = cycled.filter((n) => n.returning?.length);
-  if (!left.length) return base;
-  const k = left.reduce((sum, n) => sum + n.returning!.length, 0);
-  const where = fewNames(left.map((n) => `${n.nodeName} (${fewNames(n.returning!.map((r) => r.pod))})`));
-  return `${base}; ${k} ${k === 1 ? 'Pod was' : 'Pods were'} left on ${left.length === 1 ? 'a node' : `${left.length} nodes`} when deleted, having come back after every eviction: ${where}`;
+  const leftNodes = counts?.nodes ?? left.length;
+  if (!leftNodes) return base;
+  const k = counts?.pods ?? left.reduce((sum, n) => sum + n.returning!.length, 0);
+  const named = left.map((n) => `${n.nodeName} (${fewNames(n.returning!.map((r) => r.pod))})`);
+  const where = fewNames([...named, ...Array<string>(Math.max(0, leftNodes - named.length)).fill('')]);
+  return `${base}; ${k} ${k === 1 ? 'Pod was' : 'Pods were'} left on ${leftNodes === 1 ? 'a node' : `${leftNodes} nodes`} when deleted, having come back after every eviction: ${where}`;
 }
 
 /** DrainingPods: the drain engine as a child; it waits and reports (never loops back), cyclingTimeout bounds it. Returns the drain's status. */

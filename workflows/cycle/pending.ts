@@ -3,9 +3,10 @@
 import { ApplicationFailure, sleep } from '@temporalio/workflow';
 import { nodeGroupsOf } from '../../api/node-groups.js';
 import { allAtOnce } from '../../api/names.js';
-import type { GroupNode, ResolvedCycle } from '../../activities/cycle/resolve.js';
+import type { ResolvedCycle } from '../../activities/cycle/resolve.js';
 import type { Next, Request } from './request.js';
 import { act, fill, waits } from './steps.js';
+import { NODES_PAGE } from './view.js';
 
 /** How long the cloud group and the cluster may disagree before the request fails. */
 const EQUILIBRIUM_LIMIT_MS = 5 * 60_000;
@@ -15,17 +16,20 @@ export async function pending(req: Request): Promise<Next> {
   const groups = nodeGroupsOf(spec);
   let deadline = Date.now() + EQUILIBRIUM_LIMIT_MS;
   for (;;) {
-    const resolved = await act.resolveCycle.executeWithOptions({ summary: `resolve node groups ${groups.join(', ')}` }, [{ spec, requestKey: req.key }]);
+    // The first page: as many nodes as the first batch may take (#28: the rest by nextNodes, as batches need them).
+    const limit = Math.min(NODES_PAGE, spec.cycleSettings?.concurrency ?? NODES_PAGE);
+    const resolved = await act.resolveCycle.executeWithOptions({ summary: `resolve node groups ${groups.join(', ')}` }, [{ spec, requestKey: req.key, limit }]);
     if (resolved.errors.length) return invalid(req, resolved.errors.join('; ')); // nothing touched, nothing to heal but the locks
-    const { nodes, ...rest } = resolved;
-    req.c.resolved = rest;
-    if (await takeLocks(req, rest)) {
+    const { provider, groups: resolvedGroups, settings, resolvedAtMs } = resolved;
+    req.c.resolved = { provider, groups: resolvedGroups, settings, resolvedAtMs };
+    if (await takeLocks(req, resolved)) {
       deadline = Date.now() + EQUILIBRIUM_LIMIT_MS;
       continue; // after a wait, pick nodes afresh
     }
-    const { nodesWithoutInstance, instancesWithoutNode } = resolved.mismatch;
-    if (!nodesWithoutInstance.length && !instancesWithoutNode.length) return selected(req, nodes, rest);
-    const disagreement = `node group and cluster disagree: nodes without an instance [${nodesWithoutInstance.join(', ')}], instances without a node [${instancesWithoutNode.join(', ')}]`;
+    const m = resolved.mismatch;
+    if (!m.nodesWithoutInstanceCount && !m.instancesWithoutNodeCount) return selected(req, resolved, limit);
+    const named = (names: string[], count: number) => `[${names.join(', ')}${count > names.length ? ` and ${count - names.length} more` : ''}]`;
+    const disagreement = `node group and cluster disagree: nodes without an instance ${named(m.nodesWithoutInstance, m.nodesWithoutInstanceCount)}, instances without a node ${named(m.instancesWithoutNode, m.instancesWithoutNodeCount)}`;
     if (Date.now() >= deadline) throw ApplicationFailure.nonRetryable(disagreement, 'NoEquilibrium');
     req.phase('Pending', `${disagreement}; waiting`);
     await sleep('5 seconds');
@@ -36,7 +40,7 @@ export async function pending(req: Request): Promise<Next> {
  * One request per node group at a time: two would fight over its capacity, and each would read the
  * other's detached instances as a disagreement. True when it had to wait.
  */
-export async function takeLocks(req: Request, r: Omit<ResolvedCycle, 'nodes'>): Promise<boolean> {
+export async function takeLocks(req: Request, r: Pick<ResolvedCycle, 'provider' | 'groups'>): Promise<boolean> {
   if (req.c.locks.length) return false;
   let waited = false;
   await req.locks.acquire(r.provider, r.groups, (group, lockId) => {
@@ -47,24 +51,20 @@ export async function takeLocks(req: Request, r: Omit<ResolvedCycle, 'nodes'>): 
   return waited;
 }
 
-export async function selected(req: Request, nodes: GroupNode[], r: Omit<ResolvedCycle, 'nodes'>): Promise<Next> {
+/** The selection: its count, its first page taken; the initial health checks over all of it (paged by the activity). */
+export async function selected(req: Request, r: ResolvedCycle, limit: number): Promise<Next> {
   const { spec } = req.input;
-  req.st.nodes = nodes.map((n) => ({ nodeName: n.name, phase: 'Pending', providerID: n.providerID, nodeGroup: n.nodeGroup }));
-  for (const n of req.st.nodes) {
-    req.index.set(n.nodeName, n);
-    req.touch(n);
-  }
-  req.st.nodesTotal = nodes.length;
-  req.c.nodes = Object.fromEntries(nodes.map((n) => [n.name, n]));
-  req.c.queue = nodes.map((n) => n.name);
+  req.st.nodesTotal = r.nodesTotal;
+  req.counts().Pending = r.nodesTotal;
+  req.take(r.nodes, limit);
   req.phase('Pending', r.warnings.join('; '));
   if (spec.healthChecks?.length && !spec.skipInitialHealthChecks) {
-    const h = await waits.healthCheckNodes.executeWithOptions({ summary: `initial health checks on ${nodes.length} nodes` }, [
-      { nodes, checks: fill(spec.healthChecks), maxWaitMs: 0 },
+    const h = await waits.healthCheckSelection.executeWithOptions({ summary: `initial health checks on ${r.nodesTotal} nodes` }, [
+      { spec, resolvedAtMs: r.resolvedAtMs, checks: fill(spec.healthChecks), maxWaitMs: 0 },
     ]);
     if (!h.passed) throw ApplicationFailure.nonRetryable(`initial health checks failed: ${h.failures.join('; ')}`, 'HealthCheckFailed');
   }
-  req.c.concurrency = spec.cycleSettings?.concurrency === undefined ? Math.min(r.settings.concurrency, allAtOnce(nodes.length)) : r.settings.concurrency;
+  req.c.concurrency = spec.cycleSettings?.concurrency === undefined ? Math.min(r.settings.concurrency, allAtOnce(r.nodesTotal)) : r.settings.concurrency;
   req.c.concurrency = req.effective(); // an edit that arrived while Pending wins
   req.st.concurrency = req.c.concurrency;
   return 'Initialised';

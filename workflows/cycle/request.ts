@@ -23,11 +23,11 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { CycleRequestPhase } from '../../api/cycle-node-request.js';
+import type { CycleRequestPhase, NodesByPhase } from '../../api/cycle-node-request.js';
+import { countByPhase } from '../../api/cycle-bounds.js';
 import { API_VERSION, CYCLE_NODE_REQUEST, allAtOnce } from '../../api/names.js';
 import { nodeGroupsOf } from '../../api/node-groups.js';
-import type { GroupNode, ResolvedCycle } from '../../activities/cycle/resolve.js';
-import type { HeldNode } from '../../activities/cycle/claim.js';
+import type { GroupNode } from '../../activities/cycle/resolve.js';
 import { cycleNodesQuery, cycleStatusQuery, drainProgressSignal, lockHolderProbeSignal, nodeProgressSignal, specChangedUpdate, type DrainReport } from '../messages.js';
 import { FORCED_OBJECT_EVENT_REASON, forcedLine, freshForced } from '../drain/status.js';
 import { immutableChanges } from './spec-change.js';
@@ -35,16 +35,19 @@ import { NodeGroupAttr, PhaseAttr } from '../search-attributes.js';
 import { HeldLocks } from './lock.js';
 import type { CycleRequestInput, CycleStatus, CycleNodeStatus } from './types.js';
 import { act } from './steps.js';
-import { boundedStatus, nodesChangedAfter } from './view.js';
+import { boundedStatus, nodesChangedAfter, NODES_PAGE } from './view.js';
 import { pending } from './pending.js';
 import { nextBatch } from './batches.js';
 import { cordonBatch, scaleUp, startCycles } from './cycling.js';
 import { heal, startHealing } from './healing.js';
+import { fresh, JOURNAL, JOURNAL_CARRIED_BYTES, KEPT_FAILED, KEPT_RETURNED, type LiveNode, type Next, type RequestCarry, type Step } from './carry.js';
 
 /** History events after which a run continues as new (Temporal's hard limit is 51,200). */
 const HISTORY_BUDGET = 8_000;
 /** Lines of per-node detail in the Web UI (a 5,000-node request would render 5,000). */
 const DETAIL_LINES = 200;
+
+export type { LiveNode, Next, RequestCarry, Step } from './carry.js';
 
 export interface CycleRequestRun extends CycleRequestInput {
   /** History events before continue-as-new (tests force a small one). */
@@ -54,52 +57,6 @@ export interface CycleRequestRun extends CycleRequestInput {
   /** The state of the run before (continue-as-new). */
   carry?: RequestCarry;
 }
-
-/** The request's whole state: everything a run needs to go on where the last one stopped. */
-export interface RequestCarry {
-  /** The next step (the displayed phase, st.phase, may differ: waiting for a free slot still shows WaitingTermination). */
-  step: Step | 'Successful' | 'Failed';
-  st: CycleStatus;
-  resolved?: Omit<ResolvedCycle, 'nodes'>;
-  /**
-   * The selected nodes not cycled yet, by name; every list below names them. Each node is carried
-   * once (the carry must stay under Temporal's 2 MB payload limit at thousands of nodes).
-   */
-  nodes: Record<string, GroupNode>;
-  /** Nodes not yet in a batch. */
-  queue: string[];
-  /** The current batch; `toCordon` and `toStart` are what is left of its CordoningNode and WaitingTermination steps. */
-  batch: { nodes: string[]; replacements: string[]; toCordon: string[]; toStart: string[] };
-  /** Detached from their group and not terminated yet: what healing must put back. */
-  inFlight: string[];
-  /** Node cycles running. */
-  active: string[];
-  /** Replacement nodes seen so far (never counted as new again). */
-  replacements: string[];
-  /** Scale-down protection to lift once all of `nodes` have been cycled. */
-  releases: Array<{ nodes: string[]; newNodes: string[] }>;
-  locks: string[];
-  requested?: number | 'all';
-  concurrency: number;
-  /** What the request failed with and its type (for the final failure after a continue-as-new). */
-  failureType?: string;
-  /** The first node cycle that failed. */
-  failure?: string;
-  /** Nodes whose cycle this request cancelled (healing speaks for them), and those still to cancel. */
-  cancelled: string[];
-  toCancel: string[];
-  toHeal: string[];
-  healMessage?: string;
-  /** Nodes set aside because a NodeMaintenance holds them (NM-7.6), tried again once only they are left. */
-  held?: HeldNode[];
-  /** Why the last batch could not take more nodes: the first budget without room. */
-  budgetWait?: string;
-  /** The nodes the last batch was refused a slot for, each with its budget's words (what the budget wait waits on). */
-  budgetRefused?: Array<{ node: string; reason: string }>;
-}
-
-export type Step = Exclude<CycleRequestPhase, 'Successful' | 'Failed'>;
-export type Next = RequestCarry['step'];
 
 /** The table of contents: one handler per phase (in the file named after its group), each returning the next phase. */
 const PHASES: Record<Step, (r: Request) => Promise<Next>> = {
@@ -125,7 +82,7 @@ export async function cycleNodeRequestWorkflow(input: CycleRequestRun): Promise<
     if (r.c.step !== 'Successful' && r.c.step !== 'Failed' && r.overBudget()) await CancellationScope.nonCancellable(() => r.continueAsNew());
   }
   if (r.c.step === 'Failed') throw error ?? ApplicationFailure.nonRetryable(r.c.healMessage ?? r.st.message, r.c.failureType ?? 'NodeCycleFailed');
-  return r.st;
+  return boundedStatus(r);
 }
 
 /** One request's state, its messages, its reporting and its continue-as-new; the phases are functions of it. */
@@ -133,7 +90,6 @@ export class Request {
   readonly c: RequestCarry;
   readonly st: CycleStatus;
   readonly locks: HeldLocks;
-  readonly index = new Map<string, CycleNodeStatus>();
   readonly key: string;
   readonly selfId = workflowInfo().workflowId;
   /** Per node, the forced actions of its drain already recorded on the object (this run). */
@@ -144,7 +100,6 @@ export class Request {
     this.key = `${request.namespace}/${request.name}/${request.uid}`;
     this.c = input.carry ?? fresh();
     this.st = this.c.st;
-    for (const n of this.st.nodes) this.index.set(n.nodeName, n);
     this.locks = new HeldLocks(this.c.locks);
     this.listen();
     const groups = nodeGroupsOf(input.spec);
@@ -154,13 +109,13 @@ export class Request {
 
   /** Messages: the status query, the node cycles' and drains' reports, the spec edits. */
   private listen(): void {
-    setHandler(cycleStatusQuery, () => boundedStatus(this.st));
-    setHandler(cycleNodesQuery, ({ changedAfter, limit }) => nodesChangedAfter(this.st, changedAfter, limit));
+    setHandler(cycleStatusQuery, () => boundedStatus(this));
+    setHandler(cycleNodesQuery, ({ changedAfter, limit }) => nodesChangedAfter(this, changedAfter, limit));
     setHandler(lockHolderProbeSignal, () => undefined); // the locks' "are you there": answered by being there
     setHandler(nodeProgressSignal, (n) => this.onNodeProgress(n));
     setHandler(drainProgressSignal, async (d) => {
-      const n = this.index.get(d.nodeName);
-      if (n) this.touch(Object.assign(n, { drainMessage: d.message, evicted: d.evicted }));
+      const n = this.c.live[d.nodeName]?.s;
+      if (n) this.update(n, { drainMessage: d.message, evicted: d.evicted });
       this.render();
       await this.recordForced(d);
     });
@@ -198,12 +153,11 @@ export class Request {
 
   /** Reports may arrive out of order, or after the child's result: keep the newest, never undo an end. */
   private onNodeProgress(n: CycleNodeStatus): void {
-    const cur = this.index.get(n.nodeName);
+    const cur = this.statusOf(n.nodeName);
     if (!cur || (n.seq !== undefined && cur.seq !== undefined && n.seq <= cur.seq) || (ended(cur.phase) && !ended(n.phase))) return;
-    this.touch(Object.assign(cur, n, { drainMessage: n.phase === 'DrainingPods' ? cur.drainMessage : undefined }));
+    this.update(cur, { ...n, drainMessage: n.phase === 'DrainingPods' ? cur.drainMessage : undefined });
     if (n.phase === 'Successful') this.nodeCycled(n.nodeName, n.message);
     else if (n.phase === 'Failed') this.nodeFailed(n.nodeName, `${n.nodeName}: ${n.message ?? 'failed'}`);
-    this.countCycled();
     this.render();
   }
 
@@ -221,35 +175,129 @@ export class Request {
     return r === undefined ? this.c.concurrency : r === 'all' ? allAtOnce(this.st.nodesTotal) : r;
   }
 
+  // ---- The selection, a cursor (#28): nodes are taken a page at a time, as batches need them.
+
+  /** Takes nodes of the selection (the resolve's first page, or nextNodes'): each is Pending and queued. */
+  take(nodes: GroupNode[], asked: number): void {
+    for (const n of nodes) {
+      if (this.c.live[n.name] || (this.c.cursor.after !== undefined && n.name <= this.c.cursor.after)) continue;
+      const s: CycleNodeStatus = { nodeName: n.name, phase: 'Pending', providerID: n.providerID, nodeGroup: n.nodeGroup };
+      this.c.live[n.name] = { s, ip: n.internalIP, at: n.createdAtMs, ready: n.ready, cordoned: n.cordoned };
+      this.touch(s);
+      this.c.queue.push(n.name);
+      this.c.cursor.after = n.name;
+      this.c.cursor.taken++;
+    }
+    if (nodes.length < asked || this.c.cursor.taken >= this.st.nodesTotal) this.exhausted();
+  }
+
+  /** The selection has no more nodes: those counted at the resolve and gone since are no longer counted. */
+  private exhausted(): void {
+    this.c.cursor.done = true;
+    const gone = this.st.nodesTotal - this.c.cursor.taken;
+    if (gone > 0) {
+      this.st.nodesTotal -= gone;
+      this.counts().Pending -= gone;
+    }
+  }
+
+  /** Fills the queue up to `want` nodes from the selection (≤ a page). */
+  async refill(want: number): Promise<void> {
+    const { cursor, resolved } = this.c;
+    const limit = Math.min(NODES_PAGE, want - this.c.queue.length);
+    if (cursor.done || limit <= 0 || !resolved) return;
+    const { nodes } = await act.nextNodes.executeWithOptions({ summary: `next ${limit} nodes after ${cursor.after ?? 'the first'}` }, [
+      { spec: this.input.spec, after: cursor.after, limit, resolvedAtMs: resolved.resolvedAtMs },
+    ]);
+    this.take(nodes, limit);
+  }
+
   // ---- Node cycles' ends, from their reports or (same run) their results; the first word counts.
 
   nodeCycled(name: string, message?: string): void {
-    if (!this.c.active.includes(name)) return;
-    this.c.active = this.c.active.filter((n) => n !== name);
+    const l = this.c.live[name];
+    if (!l?.a) return;
+    l.a = false;
     this.done(name, message);
   }
 
-  /** A node is cycled (or gone): it leaves the carry. */
+  /** A node is cycled (or gone): it leaves the request (counted; its status in the journal). */
   done(name: string, message?: string): void {
-    this.c.inFlight = this.c.inFlight.filter((n) => n !== name);
-    delete this.c.nodes[name];
+    this.mark(name, 'Successful', message);
+    this.leave(name);
     // The phase's message counts the nodes still draining: it must not stay at the batch's start value.
     if (this.st.phase === 'WaitingTermination') this.st.message = this.drainingMessage();
-    this.mark(name, 'Successful', message);
+  }
+
+  /** A node ended (cycled, or healed after a failure): out of the live set, into the journal (and the failed, the first ones). */
+  leave(name: string): void {
+    const l = this.c.live[name];
+    if (!l) return;
+    delete this.c.live[name];
+    const s = l.s;
+    if (s.phase === 'Failed' && this.c.failed.length < KEPT_FAILED && !this.c.failed.some((f) => f.nodeName === name)) this.c.failed.push(s);
+    if (s.phase === 'Successful' && s.returning?.length) this.returned(s);
+    this.journal(s);
+  }
+
+  private returned(s: CycleNodeStatus): void {
+    const r = this.c.returned;
+    r.count++;
+    r.pods += s.returning!.length;
+    if (r.nodes.length < KEPT_RETURNED) r.nodes.push({ nodeName: s.nodeName, phase: s.phase, returning: s.returning });
+  }
+
+  private journal(s: CycleNodeStatus): void {
+    const j = this.c.journal;
+    const at = j.findIndex((x) => x.nodeName === s.nodeName);
+    if (at >= 0) j.splice(at, 1);
+    j.push(s);
+    while (j.length > JOURNAL) this.c.journalFrom = j.shift()!.change ?? this.c.journalFrom;
   }
 
   drainingMessage(): string {
-    const n = this.c.batch.toStart.length + this.c.active.length;
+    const n = this.c.batch.toStart.length + this.activeCount();
     return n ? `${n} node${n === 1 ? '' : 's'} draining` : 'no node draining';
   }
 
+  /** The GroupNode of a live node. */
   node(name: string): GroupNode {
-    return this.c.nodes[name]!;
+    const l = this.c.live[name]!;
+    return { name, providerID: l.s.providerID ?? '', nodeGroup: l.s.nodeGroup ?? '', ready: l.ready, cordoned: l.cordoned, internalIP: l.ip, createdAtMs: l.at };
+  }
+
+  /** A node's status: while live, else its last in the journal. */
+  statusOf(name: string): CycleNodeStatus | undefined {
+    const live = this.c.live[name]?.s;
+    if (live) return live;
+    for (let i = this.c.journal.length - 1; i >= 0; i--) if (this.c.journal[i]!.nodeName === name) return this.c.journal[i];
+    return undefined;
+  }
+
+  liveNodes(): LiveNode[] {
+    return Object.values(this.c.live);
+  }
+
+  /** Names of the nodes whose cycles run. */
+  activeNames(): string[] {
+    return Object.keys(this.c.live).filter((n) => this.c.live[n]!.a);
+  }
+
+  activeCount(): number {
+    let n = 0;
+    for (const k in this.c.live) if (this.c.live[k]!.a) n++;
+    return n;
+  }
+
+  /** Names of the nodes in flight (claimed or detached, not terminated). */
+  inFlightNames(): string[] {
+    return Object.keys(this.c.live).filter((n) => this.c.live[n]!.f);
   }
 
   nodeFailed(name: string, failure: string): void {
-    if (!this.c.active.includes(name)) return;
-    this.c.active = this.c.active.filter((n) => n !== name);
+    const l = this.c.live[name];
+    if (!l?.a) return;
+    l.a = false;
     if (!this.c.cancelled.includes(name)) this.c.failure ??= failure;
   }
 
@@ -258,7 +306,7 @@ export class Request {
   }
 
   isInFlight(name: string): boolean {
-    return this.c.inFlight.includes(name);
+    return this.c.live[name]?.f === true;
   }
 
   // ---- Continue-as-new.
@@ -272,8 +320,23 @@ export class Request {
   async continueAsNew(): Promise<never> {
     await condition(allHandlersFinished);
     this.c.locks = this.locks.ids;
+    this.trimJournal();
     const { carry: _previous, ...rest } = this.input;
     return continueAsNew<typeof cycleNodeRequestWorkflow>({ ...rest, carry: this.c });
+  }
+
+  /** The journal a carry holds: its newest entries within JOURNAL_CARRIED_BYTES. */
+  private trimJournal(): void {
+    const j = this.c.journal;
+    let bytes = 0;
+    let keep = 0;
+    for (let i = j.length - 1; i >= 0; i--) {
+      bytes += JSON.stringify(j[i]).length + 1;
+      if (bytes > JOURNAL_CARRIED_BYTES) break;
+      keep++;
+    }
+    const dropped = j.splice(0, j.length - keep);
+    if (dropped.length) this.c.journalFrom = Math.max(this.c.journalFrom, dropped.at(-1)!.change ?? 0);
   }
 
   // ---- Reporting.
@@ -292,9 +355,26 @@ export class Request {
   }
 
   mark(name: string, phase: 'Successful' | 'Failed', message?: string): void {
-    const n = this.index.get(name);
-    if (n) this.touch(Object.assign(n, { phase, message }));
-    this.countCycled();
+    const n = this.statusOf(name);
+    if (n) this.update(n, { phase, message });
+  }
+
+  /** Counts per phase of every node of the selection (those not taken yet are Pending). */
+  counts(): NodesByPhase {
+    return (this.st.nodesByPhase ??= countByPhase([]));
+  }
+
+  /** Changes a node's status: its phase counted, and the request's next change number (what cycleNodes pages by). */
+  update(n: CycleNodeStatus, patch: Partial<CycleNodeStatus>): void {
+    const before = n.phase;
+    Object.assign(n, patch);
+    if (n.phase !== before) {
+      const c = this.counts();
+      c[before]--;
+      c[n.phase]++;
+      this.st.nodesCycled = c.Successful;
+    }
+    this.touch(n);
   }
 
   /** A node's status changed: it gets the next change number (what cycleNodes pages by). */
@@ -302,15 +382,12 @@ export class Request {
     n.change = this.st.changes = (this.st.changes ?? 0) + 1;
   }
 
-  countCycled(): void {
-    this.st.nodesCycled = this.st.nodes.filter((x) => x.phase === 'Successful').length;
-  }
-
   render(): void {
     const { request } = this.input;
     const said = (n: CycleNodeStatus) => (n.phase === 'DrainingPods' ? n.drainMessage?.split('\n').slice(0, 3).join(' ') : ended(n.phase) ? undefined : n.message);
-    const lines = this.st.nodes.slice(0, DETAIL_LINES).map((n) => `- \`${n.nodeName}\` ${n.phase}${said(n) ? `: ${said(n)}` : ''}`);
-    if (this.st.nodes.length > DETAIL_LINES) lines.push(`- … ${this.st.nodes.length - DETAIL_LINES} more`);
+    const live = this.liveNodes();
+    const lines = live.slice(0, DETAIL_LINES).map(({ s: n }) => `- \`${n.nodeName}\` ${n.phase}${said(n) ? `: ${said(n)}` : ''}`);
+    if (live.length > DETAIL_LINES) lines.push(`- … ${live.length - DETAIL_LINES} more`);
     setCurrentDetails(
       [`**${request.namespace}/${request.name}**: ${this.st.phase} — ${this.st.nodesCycled}/${this.st.nodesTotal} nodes cycled`, this.st.message, ...lines].filter(Boolean).join('\n'),
     );
@@ -318,23 +395,4 @@ export class Request {
 }
 
 const ended = (p: string) => p === 'Successful' || p === 'Failed';
-
-function fresh(): RequestCarry {
-  return {
-    step: 'Pending',
-    nodes: {},
-    st: { phase: 'Pending', message: '', nodes: [], nodesCycled: 0, nodesTotal: 0, startedAt: new Date().toISOString() },
-    queue: [],
-    batch: { nodes: [], replacements: [], toCordon: [], toStart: [] },
-    inFlight: [],
-    active: [],
-    replacements: [],
-    releases: [],
-    locks: [],
-    concurrency: 0,
-    cancelled: [],
-    toCancel: [],
-    toHeal: [],
-  };
-}
 

@@ -36,14 +36,20 @@ export interface CycleNodesPage {
   nodes: CycleNodeStatus[];
   /** The request's change number now: the pages are complete once one has asked up to it. */
   changes: number;
+  /**
+   * Set when changes after the asked number and up to this one have left the request's journal
+   * (#28: it keeps the last 1,000 ended nodes): those nodes' statuses are their node cycles' own.
+   */
+  lostUpTo?: number;
 }
 
 export interface CycleStatus {
   phase: CycleRequestPhase;
   message: string;
   /**
-   * The nodes selected for cycling, with their own phases: in the request every one; in the
-   * cycleStatus answer a bounded list (workflows/cycle/view.ts), the rest paged by cycleNodes.
+   * A bounded list of the request's nodes with their own phases (workflows/cycle/view.ts: in
+   * flight, the first failed, the last cycled, pending ones while short); every node is counted in
+   * `nodesByPhase`, and its status paged by cycleNodes and kept in its CycleNodeStatus (#28).
    */
   nodes: CycleNodeStatus[];
   /** How many node changes the request has seen (each node's `change` is one of them). */

@@ -3,11 +3,11 @@
 import type { Client } from '@temporalio/client';
 import type { CycleNodeRequestSpec } from '../../../api/cycle-node-request.js';
 import { nodeGroupsOf } from '../../../api/cycle-node-request.js';
-import { CYCLE_WORKFLOW_TYPE, type CycleRequestInput, type CycleRequestRef, type CycleStatus } from '../../../workflows/cycle/types.js';
-import { specChangedUpdate } from '../../../workflows/messages.js';
+import { CYCLE_WORKFLOW_TYPE, type CycleNodeStatus, type CycleRequestInput, type CycleRequestRef, type CycleStatus } from '../../../workflows/cycle/types.js';
+import { nodeCycleStatusQuery, specChangedUpdate } from '../../../workflows/messages.js';
 import { everyNode, type KnownNodes } from '../../cycle-nodes.js';
 import { NodeGroupAttr, ObjectAttr, PhaseAttr } from '../../../workflows/search-attributes.js';
-import { cycleObjectAttr } from '../../../workflows/ids.js';
+import { cycleObjectAttr, nodeCycleWorkflowId } from '../../../workflows/ids.js';
 import { isCycleStatus } from './status.js';
 import { describeWorkflow, followHistory, sendUpdate, startOnce, waitWorkflowClosed, workflowTaskFailure, type Described, type StartResult, type TrackedSource, type UpdateNotApplied } from '../temporal.js';
 
@@ -27,10 +27,23 @@ export interface CycleWorkflows extends TrackedSource<CycleStatus> {
  * bounded set (#28), so the bridge pages the nodes changed since its last look (cycleNodes) and
  * keeps them, one entry per node, until the workflow closes. A restarted bridge pages them all once.
  */
-async function everyKnownNode(h: ReturnType<Client['workflow']['getHandle']>, known: Map<string, KnownNodes>): Promise<CycleStatus> {
-  const r = await everyNode(h, known.get(h.workflowId));
+async function everyKnownNode(client: Client, h: ReturnType<Client['workflow']['getHandle']>, known: Map<string, KnownNodes>): Promise<CycleStatus> {
+  const r = await everyNode(h, known.get(h.workflowId), undefined, (node) => nodeCycleStatus(client, h.workflowId, node));
   if (r.known) known.set(h.workflowId, r.known);
   return r.status;
+}
+
+/** A node cycle's own status: its result once it completed, its query while it runs; undefined when it cannot say (never started, failed without a report). */
+async function nodeCycleStatus(client: Client, requestId: string, node: string): Promise<CycleNodeStatus | undefined> {
+  const h = client.workflow.getHandle(nodeCycleWorkflowId(requestId, node));
+  try {
+    const d = await h.describe();
+    if (d.status.name === 'COMPLETED') return (await h.result()) as CycleNodeStatus;
+    if (d.status.name === 'RUNNING') return await h.query(nodeCycleStatusQuery);
+    return undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export function cycleWorkflows(client: Client, taskQueue: string): CycleWorkflows {
@@ -54,7 +67,7 @@ export function cycleWorkflows(client: Client, taskQueue: string): CycleWorkflow
     },
 
     async query(workflowId, timeoutMs) {
-      return client.withDeadline(Date.now() + timeoutMs, () => everyKnownNode(client.workflow.getHandle(workflowId), known));
+      return client.withDeadline(Date.now() + timeoutMs, () => everyKnownNode(client, client.workflow.getHandle(workflowId), known));
     },
 
     describe,
@@ -63,7 +76,7 @@ export function cycleWorkflows(client: Client, taskQueue: string): CycleWorkflow
 
     waitClosed: async (workflowId, signal) => {
       try {
-        return await waitWorkflowClosed(client, workflowId, signal, (h) => everyKnownNode(h, known), isCycleStatus);
+        return await waitWorkflowClosed(client, workflowId, signal, (h) => everyKnownNode(client, h, known), isCycleStatus);
       } finally {
         if (!signal.aborted) known.delete(workflowId);
       }
