@@ -23,6 +23,7 @@ import { MaintenanceFixture } from '../support/maintenance.js';
 import { waitFor } from '../support/wait.js';
 import { setStageUpdate } from '../../workflows/messages.js';
 import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
+import { ROLLOUT_DONE_ANNOTATION } from '../../api/rollout.js';
 
 const DIR = 'test/histories';
 const ROLE: Record<string, string> = { cycleNodeWorkflow: 'node', nodeGroupLockWorkflow: 'lock', drainWorkflow: 'drain', maintenanceNodeWorkflow: 'coordinator' };
@@ -245,6 +246,34 @@ describe('recording histories for the replay test', () => {
       const files = [...(await saveTree(f.client, 'maintenance-shared.a', a.workflowId)), ...(await saveTree(f.client, 'maintenance-shared.b', b.workflowId))];
       expect(files.some((x) => x.includes('coordinator'))).toBe(true);
       expect(files.some((x) => x.includes('drain'))).toBe(true);
+    } finally {
+      await f.teardown();
+    }
+  }, 240_000);
+
+  test('maintenance-rollout: a rolling maintenance over two nodes, one at a time, each released when the done annotation names it (maintenance, coordinators, drains)', async () => {
+    const f = await new MaintenanceFixture('it-rec-ro').setup(2);
+    try {
+      const [one, two] = f.nodes as [string, string];
+      await f.pod('r1', one, 1000);
+      await f.pod('r2', two, 1000);
+      await f.waitRunning(2);
+      const name = `${f.group}-roll`;
+      const h = await f.create(name, {
+        nodeSelector: { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: [one, two] }] }] },
+        stage: 'Drain',
+        rollout: { maxUnavailable: 1, completion: { annotation: true } },
+      });
+      for (const node of [one, two]) {
+        await f.statusWhen(h, `${node} AwaitingWork`, (s) => s.nodeStatuses.some((n) => n.nodeRef.name === node && n.phase === 'AwaitingWork'), 150_000);
+        await f.c.core.patchNode({ name: node, body: { metadata: { annotations: { [ROLLOUT_DONE_ANNOTATION]: name } } } }, mergePatch);
+      }
+      await f.statusWhen(h, 'rollout Done', (s) => s.rollout?.phase === 'Done', 150_000);
+      await h.executeUpdate(setStageUpdate, { args: [{ stage: 'Complete' }] });
+      await h.result();
+      clear('maintenance-rollout');
+      const files = await saveTree(f.client, 'maintenance-rollout', h.workflowId);
+      expect(files.some((x) => x.includes('coordinator'))).toBe(true);
     } finally {
       await f.teardown();
     }
