@@ -3,9 +3,9 @@
 // progress shown in the Web UI is kept). A step then carries a heartbeat timeout whatever it does, and
 // a worker that dies (SIGKILL, OOM, node loss) costs its steps the heartbeat timeout, not their
 // startToClose (30 s for short steps, hours for the waits that heartbeat only between segments).
-// Short steps (10 s) beat every 3.3 s; the watches (5 min, workflows/proxies.ts) every 100 s and the
-// drain's cut watches (60 s) every 20 s, their own heartbeats (a watch's tick every few seconds) held
-// back to that beat, so hundreds of idle watches keep the server as quiet as no watch. Measured by the chaos runner (bench/chaos/).
+// Short steps (10 s) beat every 3.3 s; the watches (60 s, workflows/proxies.ts) every 20 s, their own
+// heartbeats (a watch's tick every few seconds) held back to that beat, so hundreds of idle watches
+// keep the server as quiet as no watch. Measured by the chaos runner (bench/chaos/).
 import type { Context } from '@temporalio/activity';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 

@@ -15,19 +15,10 @@ export const HEARTBEAT_TIMEOUT = '10 seconds';
 
 /**
  * The watches' heartbeat timeout: the worker heartbeats for an activity every third of its timeout,
- * so a watch that may run for weeks (one per held node) costs the server a heartbeat every 100 s.
- * The cost (docs/design.md, "Idle costs nothing"): a worker that dies without stopping (SIGKILL,
- * OOM, its node lost) has its watches retried only after 5 minutes; one that stops (SIGTERM) fails
- * them at once, so the next worker runs them within a second or two.
+ * so a watch that may run for weeks (one per held node) costs the server a heartbeat every 20 s, not
+ * every 2 s. A dead worker's watch is retried within a minute: nothing waits on it meanwhile.
  */
-export const WATCH_HEARTBEAT_TIMEOUT = '5 minutes';
-
-/**
- * The heartbeat timeout of a watch its workflow cuts as a matter of course (the drain's waits: every
- * new drain target and operator signal): a cut watch holds its worker slot until its next beat
- * brings the cancel, so these beat every 20 s.
- */
-export const CUT_WATCH_HEARTBEAT_TIMEOUT = '60 seconds';
+export const WATCH_HEARTBEAT_TIMEOUT = '60 seconds';
 
 /** The longest a watch waits without a change before it answers anyway and is renewed in place. */
 export const WATCH_WINDOW_MS = 20 * 60_000;
@@ -43,8 +34,9 @@ export function longSteps(startToCloseTimeout: ActivityOptions['startToCloseTime
 /**
  * Watches: long activities that touch nothing and answer on a change (a node, the selection, a budget
  * slot, a held node, Evacuations). Their cancel (a watch re-armed, a signal) is not waited for
- * (TRY_CANCEL): it reaches the activity with its next beat, whose late answer is then dropped.
+ * (TRY_CANCEL): with a heartbeat every 20 s it may take that long to reach the activity, whose
+ * late answer is then dropped.
  */
-export function watchSteps(startToCloseTimeout: ActivityOptions['startToCloseTimeout'], heartbeatTimeout: ActivityOptions['heartbeatTimeout'] = WATCH_HEARTBEAT_TIMEOUT) {
-  return proxyActivities<Activities>({ startToCloseTimeout, heartbeatTimeout, retry: RETRY, cancellationType: ActivityCancellationType.TRY_CANCEL });
+export function watchSteps(startToCloseTimeout: ActivityOptions['startToCloseTimeout']) {
+  return proxyActivities<Activities>({ startToCloseTimeout, heartbeatTimeout: WATCH_HEARTBEAT_TIMEOUT, retry: RETRY, cancellationType: ActivityCancellationType.TRY_CANCEL });
 }

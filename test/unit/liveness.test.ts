@@ -41,7 +41,7 @@ test('an activity that fails stops the beats too', async () => {
   expect(sent).toEqual([undefined]);
 });
 
-test('#26.1 the beat follows the activity\'s heartbeat timeout: a watch with 5 min beats every 100 s, a cut watch with 60 s every 20 s, a short step with 10 s every 3.3 s', async () => {
+test('#26.1 the beat follows the activity\'s heartbeat timeout: a watch with 60 s beats every 20 s, a short step with 10 s every 3.3 s', async () => {
   jest.useFakeTimers();
   const beats = async (heartbeatTimeoutMs: number | undefined, forMs: number) => {
     const sent: unknown[] = [];
@@ -51,7 +51,6 @@ test('#26.1 the beat follows the activity\'s heartbeat timeout: a watch with 5 m
     await run;
     return sent.length;
   };
-  expect(await beats(300_000, 300_500)).toBe(3);
   expect(await beats(60_000, 60_500)).toBe(3);
   expect(await beats(10_000, 10_500)).toBe(3);
   expect(await beats(undefined, 10_500)).toBe(5); // no timeout: every LIVENESS_BEAT_MS

@@ -5,14 +5,12 @@
 // issue 26 the coordinator looked at its node every 5 s and the maintenance read its selection every
 // 10 s (about 20 and 10 events a minute). The dev server cannot skip time: the window is real, and
 // any growth in it fails the test (the figure per hour is bench/idle.ts's).
-import { Worker } from '@temporalio/worker';
-import { livenessHeartbeat } from '../../worker/liveness.js';
 import { maintenanceNodeWorkflowId, maintenanceWorkflowId } from '../../workflows/ids.js';
 import { setStageUpdate } from '../../workflows/messages.js';
 import { FakeBudget } from '../support/fake-budget.js';
 import { FakeCluster, maintenanceStatusWhen, maintenanceTestIds, startMaintenance } from '../support/fake-maintenance.js';
 import { waitFor } from '../support/wait.js';
-import { useWorkflowEnv, workflowCode } from '../support/workflow-env.js';
+import { useWorkflowEnv } from '../support/workflow-env.js';
 
 const env = useWorkflowEnv();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -83,45 +81,4 @@ test.concurrent('#26.1 a coordinator refused a budget slot costs no history whil
     await h.result();
     expect(fake.budget.disrupted.size).toBe(0);
   }, { workflowIds: maintenanceTestIds(['idle26b'], nodes) });
-}, 120_000);
-
-/** The coordinator's running node watch: its attempt (the server's pending activity) and its heartbeat timeout in seconds (as scheduled). */
-async function nodeWatch(node: string): Promise<{ heartbeatTimeoutS: number; attempt: number } | undefined> {
-  const workflowId = maintenanceNodeWorkflowId(node);
-  const d = await env().client.workflowService.describeWorkflowExecution({ namespace: 'default', execution: { workflowId } });
-  const a = d.pendingActivities?.find((x) => x.activityType?.name === 'watchMaintenanceNode' && x.state === 2 /* STARTED */);
-  if (!a) return undefined;
-  const scheduled = (await env().client.workflow.getHandle(workflowId).fetchHistory()).events?.find((e) => e.activityTaskScheduledEventAttributes?.activityId === a.activityId)?.activityTaskScheduledEventAttributes;
-  return { heartbeatTimeoutS: Number(scheduled?.heartbeatTimeout?.seconds ?? 0), attempt: a.attempt ?? 0 };
-}
-
-test.concurrent('#26.1 a held node\'s watch beats the server every 100 s (a 5-minute heartbeat timeout), and a worker that stops hands it to the next worker at once', async () => {
-  const node = 'beat26-1';
-  const fake = new FakeCluster([node]);
-  // Workers of this test's own (it stops one), with the production worker's liveness beats.
-  const start = () => Worker.create({ connection: env().env.nativeConnection, taskQueue: 'beat26', ...workflowCode(), activities: fake.activities(), interceptors: { activity: [livenessHeartbeat] } });
-  const first = await start();
-  const firstRun = first.run();
-  const h = await startMaintenance(env(), 'beat26', 'beat26', { stage: 'Cordon' });
-  await maintenanceStatusWhen(h, 'the node held', (s) => s.nodeStatuses.length === 1 && s.nodeStatuses[0]!.drainMessage === 'Cordoned');
-  const w = await waitFor('the node watch', () => nodeWatch(node));
-  // The beat is a third of this (worker/liveness.ts): 100 s, not 20 s. Before: 60 s.
-  expect(w.heartbeatTimeoutS).toBe(300);
-
-  // A graceful stop (a deploy, a drained worker node) fails the watch at once: the next worker runs
-  // it again after the retry's first second, not after the heartbeat timeout.
-  first.shutdown();
-  await firstRun;
-  const second = await start();
-  const secondRun = second.run();
-  try {
-    await waitFor('the watch running again', async () => ((await nodeWatch(node))?.attempt ?? 0) >= 2, { timeoutMs: 30_000 });
-    fake.nodes.get(node)!.cordoned = false;
-    await waitFor('cordoned again by the new worker', async () => fake.nodes.get(node)!.cordoned, { timeoutMs: 30_000 });
-    await h.executeUpdate(setStageUpdate, { args: [{ stage: 'Complete' }] });
-    await h.result();
-  } finally {
-    second.shutdown();
-    await secondRun;
-  }
 }, 120_000);

@@ -6,7 +6,7 @@
 import { ActivityCancellationType, CancellationScope, condition, isCancellation, workflowInfo } from '@temporalio/workflow';
 import { ownersText } from '../../api/lifecycle-hooks.js';
 import { podKey, truncate, UNREACHABLE_TERMINATING_SKIP_MS, type DrainSnapshot } from '../../shared/drain.js';
-import { CUT_WATCH_HEARTBEAT_TIMEOUT, longSteps, watchSteps } from '../proxies.js';
+import { longSteps, watchSteps } from '../proxies.js';
 import { classifyInput, looked } from './look.js';
 import { lookAhead } from './handover.js';
 import type { DrainPhase } from './status.js';
@@ -26,10 +26,9 @@ const WAIT_TIMEOUT = '40 minutes';
 
 /**
  * The waits that touch nothing (the targets wait, the holds, the volume and budget waits): watches
- * (workflows/proxies.ts: a signal's cancel not waited for), cut by every new targets signal, so they
- * beat every 20 s and a cut one leaves its worker slot within 20 s.
+ * (workflows/proxies.ts: heartbeat every 20 s, a signal's cancel not waited for).
  */
-export const waits = watchSteps(WAIT_TIMEOUT, CUT_WATCH_HEARTBEAT_TIMEOUT);
+export const waits = watchSteps(WAIT_TIMEOUT);
 // A cancelled wave wait answers with the evictions it made before the cancel reached it; the
 // drain waits for that answer (the SDK's effective default is TRY_CANCEL, which would drop it).
 const waveWaits = longSteps(WAIT_TIMEOUT, { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED });
