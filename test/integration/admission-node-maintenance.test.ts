@@ -59,8 +59,8 @@ describe('NM-1.1 the kind as kubectl shows it', () => {
     type Table = { columnDefinitions: Array<{ name: string; priority: number }>; rows: Array<{ cells: unknown[] }> };
     const table = (await custom.getClusterCustomObject({ ...where, name }, setHeaderOptions('Accept', 'application/json;as=Table;v=v1;g=meta.k8s.io'))) as Table;
     const cols = table.columnDefinitions.map((c) => `${c.name}${c.priority ? ' (wide)' : ''}`);
-    expect(cols).toEqual(['Name', 'Stage', 'Drained', 'Nodes', 'Blocked', 'Age', 'Reason (wide)']);
-    expect(table.rows[0]!.cells.filter((_, i) => i !== 5)).toEqual([name, 'Drain', 'True', 3, 2, 'kernel upgrade']);
+    expect(cols).toEqual(['Name', 'Stage', 'Drained', 'Nodes', 'Blocked', 'Done', 'Failed', 'Age', 'Reason (wide)']);
+    expect(table.rows[0]!.cells.filter((_, i) => i < 5 || i > 7)).toEqual([name, 'Drain', 'True', 3, 2, 'kernel upgrade']);
   });
 });
 

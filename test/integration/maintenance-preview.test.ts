@@ -192,7 +192,7 @@ describe('#24.5 the Idle preview follows the cluster and says when it was comput
     expect(signals.length).toBeGreaterThanOrEqual(3);
     expect(bridge!.stats.previewSignals).toBeGreaterThanOrEqual(signals.length);
     const activities = new Set(events.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean));
-    expect([...activities].sort()).toEqual(['previewMaintenance', 'selectMaintenanceNodes']);
+    expect([...activities].sort()).toEqual(['maintenanceBudgetFit', 'previewMaintenance', 'selectMaintenanceNodes']); // #27.4: each preview pass asks whether the budgets let it finish
     expect(events.filter((e) => e.timerFiredEventAttributes)).toEqual([]);
     const events2 = (await h2.fetchHistory()).events!;
     expect(events2.filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'previewInputsChanged').length).toBeGreaterThanOrEqual(3);
