@@ -8,7 +8,7 @@
 //   - the collectors (`nodesAtEnd`, `cloudAtEnd`, `runningWorkflows`, the recorders) gather the rest of
 //     the evidence; the audit log is read by `stack/audit-log.ts`, from a mark taken before the run.
 import type { RolloutInvariantName } from './rollout-invariants.js';
-import { Watch, type V1Node, type V1Pod } from '@kubernetes/client-node';
+import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { DescribeAutoScalingGroupsCommand } from '@aws-sdk/client-auto-scaling';
 import { DescribeInstancesCommand } from '@aws-sdk/client-ec2';
 import type { Client } from '@temporalio/client';
@@ -17,6 +17,7 @@ import { HELD_BY_ANNOTATION, MAINTENANCE_STATE_LABEL } from '../api/node-mainten
 import type { Aws } from '../activities/aws.js';
 import type { Kube } from '../kube/client.js';
 import type { AuditEvent } from './audit-log.js';
+import { RelistingWatch } from './relisting-watch.js';
 
 /** A pod as the recorder saw it: where it ran and what the drain must do with it. */
 export interface PodRecord {
@@ -203,44 +204,6 @@ export function judge(ev: Evidence): Verdict<InvariantName>[] {
 // ---- collecting --------------------------------------------------------------------------------
 
 /** Watches a namespace's pods and remembers each one's node and drain treatment. */
-/**
- * List, then watch from the list's resourceVersion; when the watch ends (an apiserver outage, a
- * timeout), list and watch again 1 s later, so no change is missed, until close().
- */
-class RelistingWatch<T> {
-  private stop?: AbortController;
-
-  constructor(
-    private readonly kube: Kube,
-    private readonly path: string,
-    private readonly query: Record<string, string>,
-    private readonly list: () => Promise<{ items: T[]; metadata?: { resourceVersion?: string } }>,
-    private readonly onList: (items: T[]) => void,
-    private readonly onEvent: (type: string, o: T) => void,
-  ) {}
-
-  async start(): Promise<void> {
-    const l = await this.list();
-    this.onList(l.items);
-    this.stop = await new Watch(this.kube.config).watch(
-      this.path,
-      { ...this.query, resourceVersion: l.metadata?.resourceVersion, allowWatchBookmarks: true },
-      (type, o: T) => {
-        if (type !== 'BOOKMARK') this.onEvent(type, o);
-      },
-      () => {
-        if (this.stop && !this.stop.signal.aborted) setTimeout(() => void this.start().catch(() => undefined), 1000);
-      },
-    );
-  }
-
-  close(): void {
-    const s = this.stop;
-    this.stop = undefined;
-    s?.abort();
-  }
-}
-
 export class PodRecorder {
   readonly pods = new Map<string, PodRecord>();
   private readonly watch: RelistingWatch<V1Pod>;
@@ -250,7 +213,7 @@ export class PodRecorder {
     private readonly namespace: string,
     private readonly classify: (p: V1Pod) => { skip: boolean; wave: number },
   ) {
-    this.watch = new RelistingWatch<V1Pod>(kube, `/api/v1/namespaces/${namespace}/pods`, {}, () => kube.core.listNamespacedPod({ namespace }), (items) => items.forEach((p) => this.record(p)), (type, p) => {
+    this.watch = new RelistingWatch<V1Pod>(kube, `/api/v1/namespaces/${namespace}/pods`, undefined, () => kube.core.listNamespacedPod({ namespace }), (items) => items.forEach((p) => this.record(p)), (type, p) => {
       if (type !== 'DELETED') this.record(p);
     });
   }
@@ -284,7 +247,7 @@ export class CordonRecorder {
   private readonly watch: RelistingWatch<V1Node>;
 
   constructor(kube: Kube, labelSelector: string) {
-    this.watch = new RelistingWatch<V1Node>(kube, '/api/v1/nodes', { labelSelector }, () => kube.core.listNode({ labelSelector }), (items) => {
+    this.watch = new RelistingWatch<V1Node>(kube, '/api/v1/nodes', labelSelector, () => kube.core.listNode({ labelSelector }), (items) => {
       this.cordoned.clear();
       for (const n of items) this.see('ADDED', n);
     }, (type, n) => this.see(type, n));

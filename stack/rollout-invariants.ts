@@ -2,10 +2,11 @@
 // its Nodes (every version: cordoned, held by the maintenance, marked done), since the audit log
 // records node writes at Metadata level (who and when, not what). `judgeRollout` is pure; the chaos
 // runner (bench/chaos/rollout.ts) feeds it and `test/unit/rollout-invariants.test.ts` breaks each once.
-import { Watch, type V1Node } from '@kubernetes/client-node';
+import type { V1Node } from '@kubernetes/client-node';
 import { HELD_BY_ANNOTATION } from '../api/node-maintenance.js';
 import { ROLLOUT_DONE_ANNOTATION } from '../api/rollout.js';
 import type { Kube } from '../kube/client.js';
+import { RelistingWatch } from './relisting-watch.js';
 
 export const ROLLOUT_INVARIANTS = {
   'rollout-within-limit': 'never more nodes cordoned at once than maxUnavailable (and the budget) allow',
@@ -77,9 +78,11 @@ export function judgeRollout(ev: RolloutEvidence): RolloutVerdict[] {
 /** Every version of the Nodes under `labelSelector`, as `NodeVersion`s for maintenance `name`. */
 export class RolloutRecorder {
   readonly versions: NodeVersion[] = [];
-  private stop?: AbortController;
+  private readonly watch: RelistingWatch<V1Node>;
 
-  constructor(private readonly kube: Kube, private readonly labelSelector: string, private readonly name: string) {}
+  constructor(kube: Kube, labelSelector: string, private readonly name: string) {
+    this.watch = new RelistingWatch<V1Node>(kube, '/api/v1/nodes', labelSelector, () => kube.core.listNode({ labelSelector }), (items) => items.forEach((n) => this.see('ADDED', n)), (type, n) => this.see(type, n));
+  }
 
   private see(type: string, n: V1Node): void {
     const a = n.metadata?.annotations ?? {};
@@ -93,25 +96,11 @@ export class RolloutRecorder {
     });
   }
 
-  /** Lists, then watches from the list (a watch that ends lists and watches again, as RelistingWatch does). */
-  async start(): Promise<void> {
-    const l = await this.kube.core.listNode({ labelSelector: this.labelSelector });
-    for (const n of l.items) this.see('ADDED', n);
-    this.stop = await new Watch(this.kube.config).watch(
-      '/api/v1/nodes',
-      { labelSelector: this.labelSelector, resourceVersion: l.metadata?.resourceVersion, allowWatchBookmarks: true },
-      (type, n: V1Node) => {
-        if (type !== 'BOOKMARK') this.see(type, n);
-      },
-      () => {
-        if (this.stop && !this.stop.signal.aborted) setTimeout(() => void this.start().catch(() => undefined), 1000);
-      },
-    );
+  start(): Promise<void> {
+    return this.watch.start();
   }
 
   close(): void {
-    const s = this.stop;
-    this.stop = undefined;
-    s?.abort();
+    this.watch.close();
   }
 }

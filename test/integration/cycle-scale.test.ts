@@ -8,11 +8,9 @@ import { writeFileSync } from 'node:fs';
 import { CYCLE_REQUEST_LABEL, CYCLE_NODE_STATUS, type CycleNodeRequestStatus } from '../../api/cycle-node-request.js';
 import { LISTED_FAILED, LISTED_FINISHED, MAX_LISTED_NODES } from '../../api/cycle-bounds.js';
 import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
-import { temporalSettings } from '../../shared/temporal.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
 import type { CycleNodeStatusObject } from '../../starter/bridge/cycle/objects.js';
 import { STATUS_BUDGET_BYTES } from '../../starter/bridge/cycle/listed.js';
-import { createWorker } from '../../worker/worker.js';
 import { BridgeFixture } from '../support/bridge.js';
 import { cli } from '../support/cli.js';
 import { deleteGroupNodes, uniqueName } from '../support/cluster.js';
@@ -28,7 +26,6 @@ const group = uniqueName('it-scale');
 const taskQueue = uniqueName('it-scale-tq');
 const name = 'cycle';
 let old: string[] = [];
-let stopWorker: () => Promise<void> = async () => undefined;
 
 /** Every status written while the request ran (sampled once a second), and its size in bytes. */
 const samples: { status: CycleNodeRequestStatus; bytes: number }[] = [];
@@ -37,13 +34,7 @@ let final: CycleNodeRequestStatus;
 beforeAll(async () => {
   await f.setup();
   old = await ensureFakeNodeGroup(f.c.core, group, NODES, {}, 240_000);
-  const { worker, connection } = await createWorker({ deps: { kube: f.c }, settings: { ...temporalSettings(), taskQueue } });
-  const running = worker.run();
-  stopWorker = async () => {
-    worker.shutdown();
-    await running.catch(() => undefined);
-    await connection.close();
-  };
+  await f.realWorker(taskQueue);
   await f.bridge({ taskQueue });
   await f.createCnr(name, { nodeGroupName: group, provider: 'kwok', selector: { matchLabels: { [NODE_GROUP_LABEL]: group } }, cycleSettings: { concurrency: CONCURRENCY } });
   const done = await waitFor('the 300-node request Successful', async () => {
@@ -57,7 +48,6 @@ beforeAll(async () => {
 afterAll(async () => {
   writeFileSync(`/tmp/${f.ns}.log`, f.dumpLogs());
   await f.stopBridges();
-  await stopWorker();
   await f.teardown();
   await deleteGroupNodes(f.c, group);
 }, 120_000);

@@ -9,8 +9,6 @@ import { NODE_DISRUPTION_BUDGET } from '../../api/node-disruption-budget.js';
 import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 import type { RunningBridge } from '../../starter/bridge/main.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
-import { temporalSettings } from '../../shared/temporal.js';
-import { createWorker } from '../../worker/worker.js';
 import { BridgeFixture } from '../support/bridge.js';
 import { Maintenances } from '../support/bridge-maintenance.js';
 import { deleteGroupNodes, uniqueName } from '../support/cluster.js';
@@ -25,27 +23,18 @@ const budgetName = uniqueName('it-nm-cf');
 let group = '';
 let nodes: string[] = [];
 let bridge: RunningBridge;
-let stopWorker: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
   await f.setup();
   group = f.ns;
   nodes = await ensureFakeNodeGroup(f.c.core, group, 4);
-  const { worker, connection } = await createWorker({ deps: { kube: f.c }, settings: { ...temporalSettings(), taskQueue: f.taskQueue } });
-  const running = worker.run();
-  stopWorker = async () => {
-    worker.shutdown();
-    await running.catch(() => undefined);
-    await connection.close();
-  };
-  bridge = await f.bridge({ maintenances: true });
-  await waitFor('the bridge leads', async () => bridge.isLeader(), { timeoutMs: 40_000 });
+  await f.realWorker();
+  bridge = await f.leadingBridge({ maintenances: true });
 }, 120_000);
 afterAll(async () => {
   await nm.cleanup();
   await custom.deleteClusterCustomObject({ ...where, name: budgetName }).catch(() => undefined);
   await f.stopBridges();
-  await stopWorker?.();
   await deleteGroupNodes(f.c, group);
   await f.teardown();
 }, 120_000);

@@ -13,8 +13,6 @@ import { mergePatch } from '../../kube/patch.js';
 import type { RunningBridge } from '../../starter/bridge/main.js';
 import type { NodeMaintenanceObject } from '../../starter/bridge/maintenance/objects.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
-import { temporalSettings } from '../../shared/temporal.js';
-import { createWorker } from '../../worker/worker.js';
 import { BridgeFixture } from '../support/bridge.js';
 import { Maintenances } from '../support/bridge-maintenance.js';
 import { deleteGroupNodes, uniqueName } from '../support/cluster.js';
@@ -25,7 +23,6 @@ const nm = new Maintenances(f);
 const groups: string[] = [];
 const stops: AbortController[] = [];
 let bridge: RunningBridge;
-let stopWorker: (() => Promise<void>) | undefined;
 
 /** One version of a node as the watch saw it. */
 interface Seen {
@@ -38,21 +35,13 @@ interface Seen {
 
 beforeAll(async () => {
   await f.setup();
-  const { worker, connection } = await createWorker({ deps: { kube: f.c }, settings: { ...temporalSettings(), taskQueue: f.taskQueue } });
-  const running = worker.run();
-  stopWorker = async () => {
-    worker.shutdown();
-    await running.catch(() => undefined);
-    await connection.close();
-  };
-  bridge = await f.bridge({ maintenances: true });
-  await waitFor('the bridge leads', async () => bridge.isLeader(), { timeoutMs: 40_000 });
+  await f.realWorker();
+  bridge = await f.leadingBridge({ maintenances: true });
 }, 120_000);
 afterAll(async () => {
   for (const s of stops) s.abort();
   await nm.cleanup();
   await f.stopBridges();
-  await stopWorker?.();
   for (const g of groups) await deleteGroupNodes(f.c, g);
   await f.teardown();
 }, 180_000);

@@ -12,11 +12,9 @@ import { mergePatch, strategicMergePatch } from '../../kube/patch.js';
 import type { RunningBridge } from '../../starter/bridge/main.js';
 import type { NodeMaintenanceObject } from '../../starter/bridge/maintenance/objects.js';
 import { ensureFakeNodeGroup } from '../../stack/kwok/nodes.js';
-import { temporalSettings } from '../../shared/temporal.js';
 import { maintenanceDrainWorkflowId, maintenanceNodeWorkflowId } from '../../workflows/ids.js';
 import { maintenanceStatusQuery } from '../../workflows/messages.js';
 import type { MaintenanceStatus } from '../../workflows/maintenance/types.js';
-import { createWorker } from '../../worker/worker.js';
 import { BridgeFixture } from '../support/bridge.js';
 import { Maintenances } from '../support/bridge-maintenance.js';
 import { cli, expectOneLineError } from '../support/cli.js';
@@ -36,19 +34,11 @@ const allNodes: string[] = [];
 const budgetNames: string[] = [];
 const stops: AbortController[] = [];
 let bridge: RunningBridge;
-let stopWorker: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
   await f.setup();
-  const { worker, connection } = await createWorker({ deps: { kube: f.c }, settings: { ...temporalSettings(), taskQueue: f.taskQueue } });
-  const running = worker.run();
-  stopWorker = async () => {
-    worker.shutdown();
-    await running.catch(() => undefined);
-    await connection.close();
-  };
-  bridge = await f.bridge({ maintenances: true });
-  await waitFor('the bridge leads', async () => bridge.isLeader(), { timeoutMs: 40_000 });
+  await f.realWorker();
+  bridge = await f.leadingBridge({ maintenances: true });
 }, 120_000);
 
 afterAll(async () => {
@@ -60,7 +50,6 @@ afterAll(async () => {
     await f.client.workflow.getHandle(maintenanceDrainWorkflowId(n)).terminate('test over').catch(() => undefined);
   }
   await f.stopBridges();
-  await stopWorker?.();
   for (const g of groups) await deleteGroupNodes(f.c, g);
   await f.teardown();
 }, 180_000);

@@ -18,6 +18,7 @@ import { temporalSettings } from '../../shared/temporal.js';
 import { createWorker } from '../../worker/worker.js';
 import { createNamespace, deleteGroupNodes, testCluster, uniqueName, type TestCluster } from './cluster.js';
 import { mergePatch } from '../../kube/patch.js';
+import { waitFor } from './wait.js';
 import { API_VERSION } from '../../api/names.js';
 
 export const scriptedWorkflowsPath = () => fileURLToPath(new URL('./workflows/scripted-cycle.ts', import.meta.url));
@@ -70,6 +71,13 @@ export class BridgeFixture {
     return b;
   }
 
+  /** A bridge as `bridge()` starts it, once it holds its lease: the tests that drive workflows through it. */
+  async leadingBridge(opts: Partial<StartBridgeOptions> & { tag?: string } = {}): Promise<RunningBridge> {
+    const b = await this.bridge(opts);
+    await waitFor('the bridge leads', async () => b.isLeader(), { timeoutMs: 40_000 });
+    return b;
+  }
+
   async stopBridge(b: RunningBridge): Promise<void> {
     await b.stop();
     this.bridges.delete(b);
@@ -85,6 +93,12 @@ export class BridgeFixture {
     const settings = temporalSettings();
     const connection = await NativeConnection.connect(settings.connection);
     const worker = await Worker.create({ connection, namespace: settings.namespace, taskQueue, workflowsPath });
+    this.workers.push({ worker, connection, running: worker.run() });
+  }
+
+  /** The production worker (every workflow and activity) on `taskQueue`; stopped by `teardown`. */
+  async realWorker(taskQueue = this.taskQueue): Promise<void> {
+    const { worker, connection } = await createWorker({ deps: { kube: this.c }, settings: { ...temporalSettings(), taskQueue } });
     this.workers.push({ worker, connection, running: worker.run() });
   }
 
