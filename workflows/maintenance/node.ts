@@ -84,7 +84,8 @@ export async function maintenanceNodeWorkflow(input: NodeCoordinatorInput): Prom
       if (!c.holders.size) return; // a register that raced the release makes this run go on
       continue;
     }
-    if (!(await slotTaken(c))) {
+    const slot = await slotTaken(c);
+    if (!slot) {
       // Not cordoned, nothing written: a release is done at once, and the holders hear why.
       await acknowledgeReleases(c, releasesInEffect(c));
       await reporting(c);
@@ -101,7 +102,7 @@ export async function maintenanceNodeWorkflow(input: NodeCoordinatorInput): Prom
       await acknowledgeReleases(c, letGo); // the node no longer names them
     } else {
       takeLook(c);
-      await holding(c, true); // cordoned before any drain starts
+      if (slot !== 'held') await holding(c, true); // cordoned before any drain starts (the slot's write did it)
       await acknowledgeReleases(c, letGo);
       await advancing(c);
     }
