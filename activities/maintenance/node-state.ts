@@ -16,6 +16,7 @@ import { failpoint } from '../../shared/failpoint.js';
 import { freshNode, nodeCache, readNode } from '../node-cache.js';
 import { mergePatch, strategicMergePatch } from '../../kube/patch.js';
 import { CYCLED_BY } from '../../api/cycle-node-request.js';
+import { createBudgetActivities } from '../budget/index.js';
 
 export type NodeMaintenanceState = 'Cordoned' | 'Draining' | 'Drained';
 
@@ -26,6 +27,12 @@ export interface HoldInput {
   state?: NodeMaintenanceState;
   /** The node-level status (NM-6.3), written as JSON. */
   status?: Record<string, unknown>;
+  /**
+   * The coordinator's NodeDisruptionBudget slot (issue 15) in the same activity as the write (#27
+   * hand-over: one task fewer each way). A hold takes it first and writes nothing when refused; a
+   * release gives it back once the restoring write has landed.
+   */
+  slot?: { holder: string };
 }
 
 export interface HoldResult {
@@ -36,6 +43,8 @@ export interface HoldResult {
   keptCordoned?: boolean;
   /** "ns/name" of the CycleNodeRequest that claimed the node: the hold was refused, nothing written (NM-7.5). */
   claimedBy?: string;
+  /** A hold with `slot`: the budget refused it (its reason); the node was not read nor written. */
+  slotRefused?: string;
 }
 
 type Patch = { metadata: { resourceVersion: string; labels: Record<string, string | null>; annotations: Record<string, string | null> }; spec?: { unschedulable: boolean | null } };
@@ -93,6 +102,7 @@ function conditionsNotWritten(node: string, err: unknown): void {
 }
 
 export function createNodeStateActivities(kube: Kube) {
+  const budget = createBudgetActivities(kube);
   /** Brings the node's maintenance conditions in line with the hold just written (NM-6.4); re-read on conflict. */
   async function writeConditions(node: V1Node, input: HoldInput, released: string[]): Promise<void> {
     const wanted = maintenanceConditions(input.holders, input.state, released);
@@ -111,37 +121,61 @@ export function createNodeStateActivities(kube: Kube) {
     }
   }
 
-  return {
-    /** Idempotent: brings the node's maintenance state to `input` (hold, or release when holders is empty). */
-    async writeMaintenanceNodeState(input: HoldInput): Promise<HoldResult> {
-      for (let attempt = 0; ; attempt++) {
-        // A hold reads the cached node first (its resourceVersion is the patch's precondition; a hold
-        // a stale copy finds already written is looked at again on the coordinator's next look).
-        // A release, a claim and every read after a conflict are GETs: a release that a stale copy
-        // finds done would write nothing and never be retried, and a claim refuses the hold.
-        const cached = attempt === 0 && input.holders.length > 0;
-        const node = cached ? await readNode(kube, input.node) : await freshNode(kube, input.node);
-        if (!node) return { exists: false, reverted: false };
-        const { patch, reverted, keptCordoned, claimedBy } = nodeStatePatch(node, input);
-        if (claimedBy && cached) continue;
-        if (claimedBy) return { exists: true, reverted, claimedBy };
-        const released = input.holders.length ? [] : heldBy(node);
-        let written = node;
-        if (patch) {
-          try {
-            written = await kube.core.patchNode({ name: input.node, body: patch }, mergePatch);
-            nodeCache(kube, input.node).wrote(node, written);
-          } catch (err) {
-            if (apiStatus(err) === 404) return { exists: false, reverted: false };
-            if (apiStatus(err) !== 409 || attempt > 20) throw err; // kwok's heartbeats move the resourceVersion: read again
-            continue;
-          }
+  /** The write itself; `landed` runs once the node shows the state (beside the best-effort conditions). */
+  async function write(input: HoldInput, landed: () => Promise<unknown>): Promise<HoldResult> {
+    for (let attempt = 0; ; attempt++) {
+      // A hold reads the cached node first (its resourceVersion is the patch's precondition; a hold
+      // a stale copy finds already written is looked at again on the coordinator's next look).
+      // A release, a claim and every read after a conflict are GETs: a release that a stale copy
+      // finds done would write nothing and never be retried, and a claim refuses the hold.
+      const cached = attempt === 0 && input.holders.length > 0;
+      const node = cached ? await readNode(kube, input.node) : await freshNode(kube, input.node);
+      if (!node) return { exists: false, reverted: false };
+      const { patch, reverted, keptCordoned, claimedBy } = nodeStatePatch(node, input);
+      if (claimedBy && cached) continue;
+      if (claimedBy) return { exists: true, reverted, claimedBy };
+      const released = input.holders.length ? [] : heldBy(node);
+      let written = node;
+      if (patch) {
+        try {
+          written = await kube.core.patchNode({ name: input.node, body: patch }, mergePatch);
+          nodeCache(kube, input.node).wrote(node, written);
+        } catch (err) {
+          if (apiStatus(err) === 404) return { exists: false, reverted: false };
+          if (apiStatus(err) !== 409 || attempt > 20) throw err; // kwok's heartbeats move the resourceVersion: read again
+          continue;
         }
-        if (patch?.spec?.unschedulable === true) failpoint('worker.maintenance.after-cordon');
-        if (patch?.spec && patch.spec.unschedulable === null) failpoint('worker.maintenance.after-uncordon');
-        await writeConditions(written, input, released).catch((err: unknown) => conditionsNotWritten(input.node, err));
-        return { exists: true, reverted, keptCordoned };
       }
+      if (patch?.spec?.unschedulable === true) failpoint('worker.maintenance.after-cordon');
+      if (patch?.spec && patch.spec.unschedulable === null) failpoint('worker.maintenance.after-uncordon');
+      await Promise.all([writeConditions(written, input, released).catch((err: unknown) => conditionsNotWritten(input.node, err)), landed()]);
+      return { exists: true, reverted, keptCordoned };
+    }
+  }
+
+  return {
+    /**
+     * Idempotent: brings the node's maintenance state to `input` (hold, or release when holders is
+     * empty), with the budget slot of `input.slot` taken before a hold and given back after a release
+     * (a retry asks again for what it holds, granted, or releases what is released: both no-ops).
+     */
+    async writeMaintenanceNodeState(input: HoldInput): Promise<HoldResult> {
+      const { slot, ...hold } = input;
+      if (!slot) return write(hold, async () => undefined);
+      const ask = { holder: slot.holder, nodes: [input.node] };
+      if (!hold.holders.length) {
+        let given = false;
+        const giveBack = async () => {
+          await budget.releaseDisruption(ask);
+          given = true;
+        };
+        const r = await write(hold, giveBack);
+        if (!given) await giveBack(); // nothing to write (gone, or restored already): the slot goes back all the same
+        return r;
+      }
+      const refused = (await budget.acquireDisruption(ask)).waiting.find((w) => w.node === input.node);
+      if (refused) return { exists: true, reverted: false, slotRefused: refused.reason };
+      return write(hold, async () => undefined);
     },
   };
 }

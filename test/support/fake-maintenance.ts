@@ -42,6 +42,8 @@ export class FakeCluster extends CallLog {
   readonly previews = new Map<string, NodePreview>();
   /** The NodeDisruptionBudget the coordinators ask; default: none selects the nodes. Its calls are logged there. */
   budget = new FakeBudget();
+  /** Every node write as asked (with or without the coordinator's budget slot), in order. */
+  readonly slotWrites: Array<{ node: string; release: boolean; holder?: string }> = [];
   /** spec.reason as setStage last wrote it. */
   reason?: string;
   /** Awaited by writeMaintenanceStage after its write, before it answers (the bridge's echo of the write can come first). */
@@ -77,8 +79,25 @@ export class FakeCluster extends CallLog {
   }
 
   activities() {
+    const budget = this.budget.activities();
+    const write = this.nodeWrite();
     return {
-      ...this.budget.activities(),
+      ...budget,
+      // The slot of a write with `slot` (the coordinator's, #27 hand-over) in the same activity, as
+      // activities/maintenance/node-state.ts does: its budget calls and the write logged on their own.
+      writeMaintenanceNodeState: async ({ slot, ...i }: HoldInput): Promise<HoldResult> => {
+        this.slotWrites.push({ node: i.node, release: !i.holders.length, holder: slot?.holder });
+        if (!slot) return write(i);
+        const ask = { holder: slot.holder, nodes: [i.node] };
+        if (!i.holders.length) {
+          const r = await write(i);
+          await budget.releaseDisruption(ask);
+          return r;
+        }
+        const refused = (await budget.acquireDisruption(ask)).waiting.find((w) => w.node === i.node);
+        if (refused) return { exists: true, reverted: false, slotRefused: refused.reason };
+        return write(i);
+      },
       selectMaintenanceNodes: this.logged('selectMaintenanceNodes', async (): Promise<Selection> => this.selection()),
       // The waits: they end on a change of the fake, or at the renewal period (default: as the real ones, 20 min).
       watchMaintenanceNode: this.logged('watchMaintenanceNode', async (w: NodeWatchInput) => {
@@ -112,30 +131,34 @@ export class FakeCluster extends CallLog {
         await this.afterStageWrite(i, this.generation);
         return { generation: this.generation, exists: true };
       }),
-      writeMaintenanceNodeState: this.logged('writeMaintenanceNodeState', async (i: HoldInput): Promise<HoldResult> => {
-        await this.beforeNodeWrite(i);
-        const n = this.nodes.get(i.node);
-        if (!n) return { exists: false, reverted: false };
-        if (n.claimedBy && i.holders.length) return { exists: true, reverted: false, claimedBy: n.claimedBy };
-        let reverted = false;
-        if (i.holders.length) {
-          if (!n.heldBy.length && n.cordoned) n.wasUnschedulable = true;
-          reverted = n.heldBy.length > 0 && !n.cordoned;
-          n.cordoned = true;
-          n.heldBy = [...i.holders].sort();
-          n.state = i.state;
-        } else {
-          if (n.heldBy.length && !n.wasUnschedulable) n.cordoned = false;
-          n.heldBy = [];
-          n.state = undefined;
-          n.wasUnschedulable = undefined;
-        }
-        return { exists: true, reverted };
-      }),
       recordEvent: this.logged('recordEvent', async (e: EventInput) => {
         this.events.push(e);
       }),
     };
+  }
+
+  /** The node write as the fake cluster answers it (logged). */
+  private nodeWrite() {
+    return this.logged('writeMaintenanceNodeState', async (i: HoldInput): Promise<HoldResult> => {
+      await this.beforeNodeWrite(i);
+      const n = this.nodes.get(i.node);
+      if (!n) return { exists: false, reverted: false };
+      if (n.claimedBy && i.holders.length) return { exists: true, reverted: false, claimedBy: n.claimedBy };
+      let reverted = false;
+      if (i.holders.length) {
+        if (!n.heldBy.length && n.cordoned) n.wasUnschedulable = true;
+        reverted = n.heldBy.length > 0 && !n.cordoned;
+        n.cordoned = true;
+        n.heldBy = [...i.holders].sort();
+        n.state = i.state;
+      } else {
+        if (n.heldBy.length && !n.wasUnschedulable) n.cordoned = false;
+        n.heldBy = [];
+        n.state = undefined;
+        n.wasUnschedulable = undefined;
+      }
+      return { exists: true, reverted };
+    });
   }
 }
 

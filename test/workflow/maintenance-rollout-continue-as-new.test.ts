@@ -2,8 +2,8 @@
 // events) and its record survives: phases, phase times and the recorded bootID, so a reboot seen
 // after the renewal is judged against the bootID recorded before it.
 import type { Client } from '@temporalio/client';
-import { maintenanceStatusQuery, setStageUpdate } from '../../workflows/messages.js';
-import { maintenanceWorkflowId } from '../../workflows/ids.js';
+import { maintenanceStatusQuery, rolloutNodeDoneUpdate, setStageUpdate } from '../../workflows/messages.js';
+import { maintenanceDrainWorkflowId, maintenanceNodeWorkflowId, maintenanceWorkflowId } from '../../workflows/ids.js';
 import type { MaintenanceStatus } from '../../workflows/maintenance/types.js';
 import { maintenanceStatusWhen, maintenanceTestIds, startMaintenance } from '../support/fake-maintenance.js';
 import { FakeRolloutCluster } from '../support/fake-rollout.js';
@@ -15,6 +15,17 @@ const env = useWorkflowEnv({ dynamicConfig: { 'limit.historyCount.suggestContinu
 async function runs(client: Client, workflowId: string): Promise<number> {
   let n = 0;
   for await (const _ of client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) n++;
+  return n;
+}
+
+/** How many drains the coordinator started, over all its runs. */
+async function drainStarts(client: Client, node: string): Promise<number> {
+  const workflowId = maintenanceNodeWorkflowId(node);
+  let n = 0;
+  for await (const w of client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) {
+    const events = (await client.workflow.getHandle(workflowId, w.runId).fetchHistory()).events ?? [];
+    n += events.filter((e) => e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId === maintenanceDrainWorkflowId(node)).length;
+  }
   return n;
 }
 
@@ -50,4 +61,34 @@ test('RM-7.1 the rollout\'s record is carried across continue-as-new: phases, ph
     await h.result();
     for (const n of ['rcan-1', 'rcan-2']) expect(fake.nodes.get(n)).toMatchObject({ cordoned: false, heldBy: [] });
   }, { workflowIds: maintenanceTestIds(['rcan'], ['rcan-1', 'rcan-2', 'rcan-x']) });
+}, 240_000);
+
+test('RM-7.1 #27 a renewed node coordinator decides as the last run did: a drained node\'s targets stay final, its drain is not started again, its state does not go back to Draining', async () => {
+  const fake = new FakeRolloutCluster({ 'rcf-1': undefined });
+  const coordinator = maintenanceNodeWorkflowId('rcf-1');
+  await env().withWorker(fake.rolloutActivities(), async (tq) => {
+    const h = await startMaintenance(env(), tq, 'rcf', { stage: 'Drain', rollout: { completion: { manual: true } } });
+    await maintenanceStatusWhen(h, 'rcf-1 AwaitingWork', (x) => nodeOf(x, 'rcf-1')?.phase === 'AwaitingWork');
+    const runsBefore = await runs(env().client, coordinator);
+    // Each renewal of the maintenance registers again with the coordinator, whose history grows until it renews too.
+    let i = 0;
+    await waitFor('the coordinator renewed twice while rcf-1 awaits its work', async () => {
+      if ((await runs(env().client, coordinator)) >= runsBefore + 2) return true;
+      if (i++ % 2) fake.nodes.delete('rcf-x');
+      else fake.nodes.set('rcf-x', { labels: {}, cordoned: false, heldBy: [], bootID: 'boot-x', ready: true, annotations: {} });
+      return false;
+    }, { timeoutMs: 90_000, intervalMs: 300 });
+    fake.nodes.delete('rcf-x');
+    const s = (await h.query(maintenanceStatusQuery)) as MaintenanceStatus;
+    expect(nodeOf(s, 'rcf-1')).toMatchObject({ phase: 'AwaitingWork' });
+    // One drain started (its own renewals aside), and once Drained the node never shows Draining again.
+    expect(await drainStarts(env().client, 'rcf-1')).toBe(1);
+    const states = fake.callsOf('writeMaintenanceNodeState').map((c) => (c.input as { node: string; state?: string }).state).filter(Boolean);
+    expect(states.slice(states.indexOf('Drained'))).not.toContain('Draining');
+    await h.executeUpdate(rolloutNodeDoneUpdate, { args: [{ node: 'rcf-1' }] });
+    await maintenanceStatusWhen(h, 'rcf-1 Done', (x) => nodeOf(x, 'rcf-1')?.phase === 'Done');
+    await h.executeUpdate(setStageUpdate, { args: [{ stage: 'Complete' }] });
+    await h.result();
+    expect(fake.nodes.get('rcf-1')).toMatchObject({ cordoned: false, heldBy: [] });
+  }, { workflowIds: maintenanceTestIds(['rcf'], ['rcf-1', 'rcf-x']) });
 }, 240_000);

@@ -68,6 +68,15 @@ export interface NodeCoordinatorInput {
   /** NodeDisruptionBudget: this coordinator holds a slot; it has an entry in the ledger. */
   slot?: boolean;
   inLedger?: boolean;
+  /**
+   * What the last run decided and found, so a renewed run decides the same (RM-7.1): the targets are
+   * final (else it sends the same lanes again at a new seq, and the drain, drained, starts over), the
+   * node gone or claimed (else it reports neither until its first write), what each holder last heard.
+   */
+  final?: boolean;
+  gone?: boolean;
+  claimedBy?: string;
+  reportedTo?: Array<[string, string]>;
 }
 
 export async function maintenanceNodeWorkflow(input: NodeCoordinatorInput): Promise<void> {
@@ -84,7 +93,8 @@ export async function maintenanceNodeWorkflow(input: NodeCoordinatorInput): Prom
       if (!c.holders.size) return; // a register that raced the release makes this run go on
       continue;
     }
-    if (!(await slotTaken(c))) {
+    const slot = await slotTaken(c);
+    if (!slot) {
       // Not cordoned, nothing written: a release is done at once, and the holders hear why.
       await acknowledgeReleases(c, releasesInEffect(c));
       await reporting(c);
@@ -101,7 +111,7 @@ export async function maintenanceNodeWorkflow(input: NodeCoordinatorInput): Prom
       await acknowledgeReleases(c, letGo); // the node no longer names them
     } else {
       takeLook(c);
-      await holding(c, true); // cordoned before any drain starts
+      if (slot !== 'held') await holding(c, true); // cordoned before any drain starts (the slot's write did it)
       await acknowledgeReleases(c, letGo);
       await advancing(c);
     }
@@ -173,6 +183,11 @@ export class Coordinator {
     this.released = new Set(input.released ?? []);
     this.slot = input.slot ?? false;
     this.inLedger = input.inLedger ?? false;
+    this.final = input.final ?? false;
+    this.gone = input.gone ?? false;
+    this.claimedBy = input.claimedBy;
+    // Only for holders that still hold it: a released one hears nothing more.
+    this.reportedTo = new Map((input.reportedTo ?? []).filter(([id]) => this.holders.has(id)));
     this.listen();
   }
 
@@ -186,6 +201,7 @@ export class Coordinator {
     setHandler(releaseHolderSignal, ({ id }) => {
       this.holders.delete(id);
       this.released.add(id);
+      this.reportedTo.delete(id); // its ack is what it hears last: registered again, it hears the node again
       this.dirty = true;
     });
     // retryNow to the coordinator: a failed drain starts again; a running one retries its refusals now.
@@ -245,6 +261,10 @@ export class Coordinator {
       released: [...this.released],
       slot: this.slot,
       inLedger: this.inLedger,
+      final: this.final,
+      gone: this.gone,
+      ...(this.claimedBy ? { claimedBy: this.claimedBy } : {}),
+      reportedTo: [...this.reportedTo].filter(([id]) => this.holders.has(id)),
     };
   }
 }

@@ -5,33 +5,45 @@ import { CancellationScope, workflowInfo } from '@temporalio/workflow';
 import { steps, WATCH_WINDOW_MS, watchSteps } from '../../proxies.js';
 import type { AcquireResult } from '../../../activities/budget/index.js';
 import type { Coordinator } from '../node.js';
+import { heldAs, holdInput } from './hold.js';
 
 /** The waits: they return at the latest after 20 minutes (RENEW_MS), so half an hour bounds them. */
 const waits = watchSteps('30 minutes');
 
 /**
  * Issue 15: the node may be cordoned only with a slot in every NodeDisruptionBudget selecting it.
- * Asked before the first write; while refused, waitForDisruption asks again whenever a budget
- * changes and answers when the slot is granted or the refusal reads differently (a message that
- * wakes the loop meanwhile only refreshes the reports).
+ * The first ask and the cordon are one activity (#27 hand-over): the write takes the slot, then
+ * holds the node, and writes nothing when refused ('held': the node shows this pass's state already).
+ * While refused, waitForDisruption asks again whenever a budget changes and answers when the slot
+ * is granted or the refusal reads differently (a message that wakes the loop meanwhile only
+ * refreshes the reports); granted so, the pass's hold write follows.
  */
-export async function slotTaken(c: Coordinator): Promise<boolean> {
+export async function slotTaken(c: Coordinator): Promise<boolean | 'held'> {
   if (c.slot) return true;
   const answer = c.slotWait?.answer;
-  let r: AcquireResult;
+  if (c.slotWait && !answer) return false; // still waiting
+  let refused: string | undefined;
+  let held = false;
   if (answer) {
     c.slotWait = undefined;
-    r = answer;
-  } else if (c.slotWait) return false; // still waiting
-  else {
+    refused = answer.waiting.find((w) => w.node === c.node)?.reason;
+  } else {
     c.inLedger = true; // before the ask: a release during it must still give back what it writes
-    r = await steps.acquireDisruption.executeWithOptions({ summary: `disruption budget slot for ${c.node}` }, [{ holder: workflowInfo().workflowId, nodes: [c.node] }]);
+    const { input, key } = holdInput(c);
+    c.lookedAtMs = Date.now();
+    const r = await steps.writeMaintenanceNodeState.executeWithOptions({ summary: `disruption budget slot for ${c.node}, then hold it for ${input.holders.join(', ')}` }, [
+      { ...input, slot: { holder: workflowInfo().workflowId } },
+    ]);
+    refused = r.slotRefused;
+    if (refused === undefined) {
+      await heldAs(c, key, input.holders, r);
+      held = true;
+    }
   }
-  const refused = r.waiting.find((w) => w.node === c.node);
-  c.budgetWait = refused?.reason;
-  c.slot = !refused;
-  if (refused) waitForSlot(c, refused.reason);
-  return c.slot;
+  c.budgetWait = refused;
+  c.slot = refused === undefined;
+  if (refused !== undefined) waitForSlot(c, refused);
+  return held ? 'held' : c.slot;
 }
 
 /** The budget wait, in the background: its answer wakes the loop. */

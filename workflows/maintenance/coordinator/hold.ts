@@ -5,6 +5,7 @@ import { steps, watchSteps } from '../../proxies.js';
 import { limiting, nodeLevelMessage } from '../targets.js';
 import { NO_COUNTS } from '../types.js';
 import type { NodeWatchInput } from '../../../activities/maintenance/watch.js';
+import type { HoldResult } from '../../../activities/maintenance/node-state.js';
 import type { Coordinator } from '../node.js';
 import { maintenanceRef } from './report.js';
 
@@ -13,8 +14,8 @@ const waits = watchSteps('30 minutes');
 /** UncordonReverted at most once per node per 10 minutes. */
 const REVERT_EVENT_PERIOD_MS = 10 * 60_000;
 
-/** `look`: write even when nothing changed (the node watch returned: it reverts an uncordon by someone else). */
-export async function holding(c: Coordinator, look: boolean): Promise<void> {
+/** What the node is to show now, and its key (an unchanged one is not written again). */
+export function holdInput(c: Coordinator) {
   const all = [...c.holders.values()];
   const lim = limiting(all);
   const status = {
@@ -26,11 +27,21 @@ export async function holding(c: Coordinator, look: boolean): Promise<void> {
   };
   const holders = [...new Set(all.map((h) => h.name))];
   const input = { node: c.node, holders, state: c.state(), status };
-  const key = JSON.stringify(input);
+  return { input, key: JSON.stringify(input) };
+}
+
+/** `look`: write even when nothing changed (the node watch returned: it reverts an uncordon by someone else). */
+export async function holding(c: Coordinator, look: boolean): Promise<void> {
+  const { input, key } = holdInput(c);
   if (!look && key === c.written) return; // the node shows it already
   if (!look && countsOnly(c, input)) return; // held back: the next pass writes them
   c.lookedAtMs = Date.now(); // every write reads the node first (and re-cordons it)
-  const r = await steps.writeMaintenanceNodeState.executeWithOptions({ summary: `hold ${c.node} for ${holders.join(', ')}` }, [input]);
+  const r = await steps.writeMaintenanceNodeState.executeWithOptions({ summary: `hold ${c.node} for ${input.holders.join(', ')}` }, [input]);
+  await heldAs(c, key, input.holders, r);
+}
+
+/** What a hold write found is taken in: the node written as `key`, gone, claimed, or uncordoned by someone. */
+export async function heldAs(c: Coordinator, key: string, holders: string[], r: HoldResult): Promise<void> {
   c.written = key;
   // What the write found (the node gone, a cycle's claim) changes the reports: another pass sends them.
   if (c.gone !== !r.exists || c.claimedBy !== r.claimedBy) c.dirty = true;

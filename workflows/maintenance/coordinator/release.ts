@@ -12,28 +12,35 @@ import { stopWatch } from './hold.js';
 export async function releasing(c: Coordinator): Promise<void> {
   stopWatch(c);
   stopSlotWait(c);
-  if (c.drainStarted) {
-    await getExternalWorkflowHandle(maintenanceDrainWorkflowId(c.node))
-      .cancel()
-      .catch(() => undefined); // already ended
-    c.drainStarted = false;
-  }
+  // #27 hand-over: a drain that may still act on the node (it re-cordons an uncordoned node) is
+  // cancelled before the restoring write; one done with it (drained at final targets: it ends) is
+  // cancelled beside the write, which saves a workflow task.
+  const cancel = c.drainStarted ? cancelDrain(c) : undefined;
+  if (cancel && !drainDone(c)) await cancel;
+  c.drainStarted = false;
   c.targets = undefined;
   c.final = false;
   const letGo = releasesInEffect(c);
-  const r = await steps.writeMaintenanceNodeState.executeWithOptions({ summary: `release ${c.node}` }, [{ node: c.node, holders: [] }]);
+  // Restored (uncordoned or left as it was found), then no longer disrupted by us: the slot goes back
+  // in the same activity, after the write and before the acks, so a completed maintenance (or the
+  // rollout's next node) finds it free.
+  const slot = c.inLedger ? { slot: { holder: workflowInfo().workflowId } } : {};
+  const [r] = await Promise.all([steps.writeMaintenanceNodeState.executeWithOptions({ summary: `release ${c.node}` }, [{ node: c.node, holders: [], ...slot }]), cancel]);
   c.written = undefined;
   c.gone = !r.exists;
-  if (c.inLedger) {
-    // Restored (uncordoned or left as it was found): no longer disrupted by us. Before the acks, so
-    // a completed maintenance has given its slots back.
-    await steps.releaseDisruption.executeWithOptions({ summary: `release the budget slot of ${c.node}` }, [{ holder: workflowInfo().workflowId, nodes: [c.node] }]);
-    c.inLedger = false;
-  }
+  c.inLedger = false;
   c.slot = false;
   c.budgetWait = undefined;
   await acknowledgeReleases(c, letGo);
 }
+
+const cancelDrain = (c: Coordinator): Promise<void> =>
+  getExternalWorkflowHandle(maintenanceDrainWorkflowId(c.node))
+    .cancel()
+    .catch(() => undefined); // already ended
+
+/** The drain reported itself drained at the final targets it was last sent: it has ended, or is ending without acting again. */
+const drainDone = (c: Coordinator): boolean => c.final && !!c.drainReport?.drained && c.drainReport.targetsSeq === c.seq;
 
 /** The releases the next write of the node carries out (taken just before it). */
 export function releasesInEffect(c: Coordinator): string[] {
