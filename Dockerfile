@@ -31,6 +31,8 @@ LABEL org.opencontainers.image.title="slipway" \
       org.opencontainers.image.source="$SOURCE"
 WORKDIR /app
 ENV NODE_ENV=production
+# Two malloc arenas, not eight per core: the worker's RSS without half-empty arenas (WORKER_ENV in worker/config.ts).
+ENV MALLOC_ARENA_MAX=2
 # The revision label of slipway_build_info (shared/metrics.ts).
 ENV SLIPWAY_REVISION=$REVISION
 COPY --from=build /app/package.json ./

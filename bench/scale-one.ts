@@ -6,6 +6,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { kib, PAYLOAD_KINDS } from './payload-sizes.js';
 import { runScale } from './scale-run.js';
 import { ec2StubCluster } from './stub-activities.js';
+import { heapLimitMiB, workerTuning } from '../worker/config.js';
 
 const KIB = 1024;
 const TARGET = { payloadBytes: 256 * KIB, events: 10_000, statusBytes: 256 * KIB, rssMb: 300, flat: 0.1 };
@@ -24,6 +25,7 @@ const f = await runScale({ cluster: ec2StubCluster(nodes, 'scale'), concurrency,
 const verdict = (ok: boolean) => (ok ? 'met' : 'MISSED');
 const mib = (b: number) => `${(b / KIB / KIB).toFixed(1)} MiB`;
 console.log(`scale: ${f.nodes} nodes (EC2 names), concurrency ${concurrency ?? 'all'}, stub activities, own dev server`);
+console.log(`  process: heap limit ${heapLimitMiB().toFixed(0)} MiB (${process.execArgv.join(' ') || 'no flags'}), maxCachedWorkflows ${workerTuning().maxCachedWorkflows}, MALLOC_ARENA_MAX ${process.env.MALLOC_ARENA_MAX ?? 'unset'}`);
 console.log(`  outcome: ${f.outcome}; ${f.nodesCycled}/${f.nodes} cycled (last status seen), wall ${f.wallS.toFixed(0)} s`);
 for (const k of PAYLOAD_KINDS) {
   const r = f.payloads.largest(k);
@@ -36,6 +38,9 @@ console.log(`  largest history: ${h.events} events (${h.workflow}) — target �
 const etcd = f.largestStatusBytes > LIMIT.etcdBytes ? `; over etcd's ${mib(LIMIT.etcdBytes)} request limit` : '';
 console.log(`  largest status the bridge would write: ${kib(f.largestStatusBytes)} (${f.statusQueries} status queries) — target ≤ ${kib(TARGET.statusBytes)}: ${verdict(f.largestStatusBytes <= TARGET.statusBytes)}${etcd}`);
 console.log(`  RSS peak of the worker + client process: ${f.rssPeakMb.toFixed(0)} MB (${f.rssStartMb.toFixed(0)} MB before the request started) — target ≤ ${TARGET.rssMb}: ${verdict(f.rssPeakMb <= TARGET.rssMb)}`);
+const m = f.memoryAtPeak;
+const mb = (b: number) => `${(b / KIB / KIB).toFixed(0)} MB`;
+console.log(`    at the peak: V8 heap used ${mb(m.heapUsed)} of ${mb(m.heapTotal)}, external ${mb(m.external)} (array buffers ${mb(m.arrayBuffers)}), the rest native ${mb(m.rss - m.heapTotal - m.external)}`);
 const done = f.nodesCycled;
 const wallMs = done ? (f.wallS * 1000) / done : NaN;
 const cpuMs = done ? (f.cpuS * 1000) / done : NaN;

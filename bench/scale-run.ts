@@ -21,6 +21,7 @@ import { CYCLE_FINALIZER } from '../api/cycle-node-request.js';
 import { API_VERSION } from '../api/names.js';
 import { cycleWorkflowId } from '../workflows/ids.js';
 import type { CycleNodeRequestObject } from '../starter/bridge/cycle/objects.js';
+import { workerTuning } from '../worker/config.js';
 import { PayloadSizes, recordingBundle, type PayloadRecord } from './payload-sizes.js';
 import { stubActivities, type StubCluster } from './stub-activities.js';
 
@@ -55,6 +56,8 @@ export interface ScaleFigures {
   largestStatusBytes: number;
   statusQueries: number;
   rssPeakMb: number;
+  /** process.memoryUsage() when the RSS peaked: the V8 heap (used, total), external, array buffers; the rest is native (the SDK's core, its caches, code). */
+  memoryAtPeak: NodeJS.MemoryUsage;
   /** RSS with the dev server up and the worker created, before the request starts (the fixed part). */
   rssStartMb: number;
   wallS: number;
@@ -79,13 +82,17 @@ export async function runScale(o: ScaleRun): Promise<ScaleFigures> {
     taskQueue,
     workflowBundle: o.bundlePath ? { codePath: o.bundlePath } : await recordingBundle(),
     activities: stubActivities(o.cluster),
-    maxCachedWorkflows: 100, // as the production worker (worker/config.ts)
+    ...workerTuning(), // the production worker's sizing (worker/config.ts), its environment knobs included
     shutdownGraceTime: '5 seconds',
     ...payloads.workerOptions(),
   });
   const rssStart = process.memoryUsage.rss();
   let rssPeak = rssStart;
-  const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage.rss())), 250);
+  let atPeak = process.memoryUsage();
+  const sampler = setInterval(() => {
+    const m = process.memoryUsage();
+    if (m.rss > rssPeak) [rssPeak, atPeak] = [m.rss, m];
+  }, 250);
   const cpu0 = process.cpuUsage();
   const started = Date.now();
   const request = { namespace: 'bench', name: `scale-${nodes}`, uid: `uid-${nodes}` };
@@ -162,6 +169,7 @@ export async function runScale(o: ScaleRun): Promise<ScaleFigures> {
     largestStatusBytes,
     statusQueries,
     rssPeakMb: rssPeak / 1024 / 1024,
+    memoryAtPeak: atPeak,
     rssStartMb: rssStart / 1024 / 1024,
     wallS,
     cpuS: (cpu.user + cpu.system) / 1e6,

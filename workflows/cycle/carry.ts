@@ -8,8 +8,17 @@ import type { CycleNodeStatus, CycleStatus } from './types.js';
 
 /** Ended nodes' statuses the request keeps for cycleNodes (the bridge pages them from its last look). */
 export const JOURNAL = 1_000;
-/** Of the journal, what a continue-as-new carries (the newest first): the carry stays well under 256 KiB. */
+/** Of the journal, what a continue-as-new carries at most (the newest first). */
 export const JOURNAL_CARRIED_BYTES = 48 * 1024;
+/** Of the journal, what a carry keeps however many nodes are live (the bridge's catch-up after a carry). */
+export const JOURNAL_CARRIED_MIN_BYTES = 4 * 1024;
+/**
+ * What a continue-as-new aims to carry at most (JSON characters; under the 256 KiB target with room
+ * for the payload's metadata and non-ASCII): the live nodes' messages share what the rest leaves,
+ * then the journal fills up to JOURNAL_CARRIED_BYTES. Without the share, 1,000 nodes draining
+ * behind long drain messages (3 KiB each) carried 3.9 MiB, past Temporal's 2 MiB limit (#28).
+ */
+export const CARRY_BUDGET_CHARS = 240 * 1024;
 /** Failed nodes kept by name (the first ones): the rest are counted. */
 export const KEPT_FAILED = 50;
 /** Nodes set aside because a NodeMaintenance holds them, at most: then the request waits for one. */
@@ -110,4 +119,90 @@ export function fresh(): RequestCarry {
     toCancel: [],
     toHeal: [],
   };
+}
+
+const chars = (x: unknown) => JSON.stringify(x).length;
+/** A string cut to n characters (its first lines first), marked as cut; undefined when n leaves nothing useful. */
+export const cut = (t: string | undefined, n: number): string | undefined => (t === undefined || t.length <= n ? t : n < 16 ? undefined : `${t.slice(0, n - 2)} …`);
+
+/**
+ * What a continue-as-new carries of the state (#28: within CARRY_BUDGET_CHARS where the nodes in
+ * flight allow it): each live node's message and drain message cut to its share of the room the
+ * rest of the carry leaves (a node's cycle and drain report again when they change; the bridge has
+ * the whole message already), then the newest of the journal that fits. The state itself is not
+ * changed. restored() undoes what is not cut.
+ */
+export function carried(c: RequestCarry): RequestCarry {
+  // A live node's name is its key: carried once (restored() puts it back).
+  const entries = Object.entries(c.live).map(([k, l]): [string, LiveNode] => [k, { ...l, s: { ...l.s, nodeName: undefined as unknown as string } }]);
+  const bare = Object.fromEntries(entries.map(([k, l]) => [k, { ...l, s: { ...l.s, message: undefined, drainMessage: undefined } }]));
+  const fixed = chars({ ...c, live: bare, journal: [] });
+  // The messages share the room: the longest are cut to the longest length that fits (short ones
+  // stay whole); per node its message first (the cycle's step), then its drain's. 40 characters
+  // of each go to the keys and quotes.
+  const room = CARRY_BUDGET_CHARS - JOURNAL_CARRIED_MIN_BYTES - fixed;
+  const text = (l: LiveNode) => (l.s.message?.length ?? 0) + (l.s.drainMessage?.length ?? 0);
+  const cap = fairCap(entries.map(([, l]) => text(l)), room, 40);
+  const live: Record<string, LiveNode> = {};
+  for (const [k, l] of entries) {
+    if (text(l) <= cap) live[k] = l;
+    else {
+      const message = cut(l.s.message, cap);
+      live[k] = { ...l, s: { ...l.s, message, drainMessage: cut(l.s.drainMessage, cap - (message?.length ?? 0)) } };
+    }
+  }
+  const out = { ...c, live, journal: [] as CycleNodeStatus[] };
+  const journalRoom = Math.min(JOURNAL_CARRIED_BYTES, Math.max(JOURNAL_CARRIED_MIN_BYTES, CARRY_BUDGET_CHARS - chars(out)));
+  return { ...out, ...newestJournal(c.journal, c.journalFrom, journalRoom) };
+}
+
+/**
+ * Statuses whose messages and drain messages fit `room` characters together (fairCap: the longest
+ * cut to one length, the short whole): copies, the state itself is not changed. For answers
+ * (cycleStatus, cycleNodes) as carried() does for the carry.
+ */
+export function sharedMessages(nodes: CycleNodeStatus[], room: number): CycleNodeStatus[] {
+  const text = (n: CycleNodeStatus) => (n.message?.length ?? 0) + (n.drainMessage?.length ?? 0);
+  const cap = fairCap(nodes.map(text), room, 40);
+  return nodes.map((n) => {
+    if (text(n) <= cap) return n;
+    const message = cut(n.message, cap);
+    return { ...n, message, drainMessage: cut(n.drainMessage, cap - (message?.length ?? 0)) };
+  });
+}
+
+/** The state a carry holds, as the run works with it (each live node named again, carried() left its name out). */
+export function restored(c: RequestCarry): RequestCarry {
+  for (const [k, l] of Object.entries(c.live)) l.s.nodeName = k;
+  return c;
+}
+
+/**
+ * The largest cap such that the lengths, each cut to it (a cut one costing `overhead` more), sum
+ * to at most `room`: the longest are cut, the short kept whole. Infinity when all fit.
+ */
+export function fairCap(lengths: number[], room: number, overhead: number): number {
+  const sorted = [...lengths].sort((a, b) => a - b);
+  let used = 0;
+  for (let i = 0; i < sorted.length; i++) {
+    const rest = sorted.length - i;
+    // Every length from i on is cut to the same cap: the room left, shared.
+    const cap = Math.floor((room - used) / rest) - overhead;
+    if (sorted[i]! > cap) return Math.max(0, cap);
+    used += sorted[i]! + overhead;
+  }
+  return Infinity;
+}
+
+/** The newest journal entries within `room` characters, and the change up to which entries have left it. */
+export function newestJournal(j: CycleNodeStatus[], journalFrom: number, room: number): Pick<RequestCarry, 'journal' | 'journalFrom'> {
+  let used = 0;
+  let keep = 0;
+  for (let i = j.length - 1; i >= 0; i--) {
+    used += chars(j[i]) + 1;
+    if (used > room) break;
+    keep++;
+  }
+  const dropped = j.length - keep;
+  return { journal: j.slice(dropped), journalFrom: dropped ? Math.max(journalFrom, j[dropped - 1]!.change ?? 0) : journalFrom };
 }

@@ -40,7 +40,7 @@ import { pending } from './pending.js';
 import { nextBatch } from './batches.js';
 import { cordonBatch, scaleUp, startCycles } from './cycling.js';
 import { heal, startHealing } from './healing.js';
-import { fresh, JOURNAL, JOURNAL_CARRIED_BYTES, KEPT_FAILED, KEPT_RETURNED, type LiveNode, type Next, type RequestCarry, type Step } from './carry.js';
+import { carried, fresh, restored, JOURNAL, KEPT_FAILED, KEPT_RETURNED, type LiveNode, type Next, type RequestCarry, type Step } from './carry.js';
 
 /** History events after which a run continues as new (Temporal's hard limit is 51,200). */
 const HISTORY_BUDGET = 8_000;
@@ -98,7 +98,7 @@ export class Request {
   constructor(readonly input: CycleRequestRun) {
     const { request } = input;
     this.key = `${request.namespace}/${request.name}/${request.uid}`;
-    this.c = input.carry ?? fresh();
+    this.c = input.carry ? restored(input.carry) : fresh();
     this.st = this.c.st;
     this.locks = new HeldLocks(this.c.locks);
     this.listen();
@@ -320,23 +320,8 @@ export class Request {
   async continueAsNew(): Promise<never> {
     await condition(allHandlersFinished);
     this.c.locks = this.locks.ids;
-    this.trimJournal();
     const { carry: _previous, ...rest } = this.input;
-    return continueAsNew<typeof cycleNodeRequestWorkflow>({ ...rest, carry: this.c });
-  }
-
-  /** The journal a carry holds: its newest entries within JOURNAL_CARRIED_BYTES. */
-  private trimJournal(): void {
-    const j = this.c.journal;
-    let bytes = 0;
-    let keep = 0;
-    for (let i = j.length - 1; i >= 0; i--) {
-      bytes += JSON.stringify(j[i]).length + 1;
-      if (bytes > JOURNAL_CARRIED_BYTES) break;
-      keep++;
-    }
-    const dropped = j.splice(0, j.length - keep);
-    if (dropped.length) this.c.journalFrom = Math.max(this.c.journalFrom, dropped.at(-1)!.change ?? 0);
+    return continueAsNew<typeof cycleNodeRequestWorkflow>({ ...rest, carry: carried(this.c) });
   }
 
   // ---- Reporting.

@@ -6,9 +6,24 @@
 import { countByPhase, LISTED_FAILED, LISTED_FINISHED, LISTED_UP_TO, MAX_LISTED_NODES } from '../../api/cycle-bounds.js';
 import type { CycleNodesPage, CycleNodeStatus, CycleStatus } from './types.js';
 import type { Request } from './request.js';
+import { sharedMessages } from './carry.js';
 
-/** Most nodes one cycleNodes answer holds (about 150 KiB with EC2 names and drain messages). */
+/** Most nodes one cycleNodes answer holds (about 150 KiB with EC2 names and short drain messages). */
 export const NODES_PAGE = 500;
+/**
+ * What one answer (cycleStatus, a cycleNodes page) holds at most, in JSON characters: its messages
+ * share what the nodes leave (#28: 1,000 nodes draining behind 3 KiB drain messages answered 3.4 MiB,
+ * past Temporal's 2 MiB limit, so the bridge could not read the request at all).
+ */
+export const ANSWER_BUDGET_CHARS = 240 * 1024;
+
+const chars = (x: unknown) => JSON.stringify(x).length;
+const bare = (n: CycleNodeStatus): CycleNodeStatus => ({ ...n, message: undefined, drainMessage: undefined });
+
+/** The nodes with their messages cut to share what the answer's budget leaves them. */
+function within(nodes: CycleNodeStatus[], rest: unknown): CycleNodeStatus[] {
+  return sharedMessages(nodes, ANSWER_BUDGET_CHARS - chars(rest) - chars(nodes.map(bare)));
+}
 
 const ended = (n: CycleNodeStatus) => n.phase === 'Successful' || n.phase === 'Failed';
 const byChange = (a: CycleNodeStatus, b: CycleNodeStatus) => (a.change ?? 0) - (b.change ?? 0);
@@ -26,7 +41,8 @@ export function boundedStatus(req: Request): CycleStatus {
   take([...c.failed, ...live.filter((n) => n.phase === 'Failed').sort(byChange)].slice(0, LISTED_FAILED));
   take(c.journal.filter((n) => n.phase === 'Successful').slice(-LISTED_FINISHED));
   for (const n of live) if (n.phase === 'Pending' && keep.size < LISTED_UP_TO && !keep.has(n.nodeName)) keep.set(n.nodeName, n);
-  return { ...st, nodes: [...keep.values()].sort(byName), nodesByPhase: { ...(st.nodesByPhase ?? countByPhase([])) } };
+  const out = { ...st, nodes: [] as CycleNodeStatus[], nodesByPhase: { ...(st.nodesByPhase ?? countByPhase([])) } };
+  return { ...out, nodes: within([...keep.values()].sort(byName), out) };
 }
 
 /**
@@ -38,5 +54,5 @@ export function nodesChangedAfter(req: Request, changedAfter: number, limit = NO
   const changed = (n: CycleNodeStatus) => (n.change ?? 0) > changedAfter;
   const nodes = [...req.liveNodes().map((l) => l.s).filter(changed), ...req.c.journal.filter(changed)].sort(byChange).slice(0, Math.max(1, Math.min(limit, NODES_PAGE)));
   const lost = req.c.journalFrom > changedAfter ? { lostUpTo: req.c.journalFrom } : {};
-  return { nodes, changes: req.st.changes ?? 0, ...lost };
+  return { nodes: within(nodes, {}), changes: req.st.changes ?? 0, ...lost };
 }
