@@ -1,12 +1,13 @@
 // #28: the bridge follows each workflow with a history long-poll (tracker.ts), and Temporal's
-// frontend allows a namespace only so many long-polls at once (frontend.namespaceCount, 1,200 by
-// default, the workers' task polls included). At 2,000 Idle NodeMaintenances the bridge alone
-// passed it: its polls were refused (RESOURCE_EXHAUSTED "namespace concurrent poller limit
-// exceeded") and so were the worker's, whose queries then expired. So the bridge holds at most
+// frontend allows a namespace only so many long-polls of one API at once (frontend.namespaceCount,
+// 1,200 by default; GetWorkflowExecutionHistory with waitNewEvent is one such API, so the bridge
+// shares it with every other waiter on a workflow's result). At 2,000 Idle NodeMaintenances the
+// bridge passed it: its polls were refused (RESOURCE_EXHAUSTED "namespace concurrent poller limit
+// exceeded") and retried with backoff, and it never caught up. So it holds at most
 // SLIPWAY_BRIDGE_HISTORY_POLLS (500) long-polls at once. A workflow whose last poll brought events
-// is served first, so busy workflows keep following at once; quiet ones (an Idle maintenance's
-// poll is answered empty after ~20 s) take turns, and a change to one of them shows when its turn
-// comes (its poll then answers at once), within about (quiet workflows / slots) × 20 s.
+// is served first, so busy workflows keep following at once; quiet ones (an Idle maintenance's poll
+// is answered empty after ~20 s) take turns, and a change to one of them shows when its turn comes
+// (its poll then answers at once), within about (quiet workflows / slots) × 20 s.
 
 export const DEFAULT_HISTORY_POLLS = 500;
 

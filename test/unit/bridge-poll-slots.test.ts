@@ -1,5 +1,5 @@
 // #28: the bridge's history long-polls are limited (starter/bridge/poll-slots.ts): at 2,000 Idle
-// NodeMaintenances one long-poll each passed Temporal's per-namespace limit and starved the worker.
+// NodeMaintenances one long-poll each passed Temporal's per-namespace limit and the bridge never caught up.
 import { historyPollsFromEnv, PollSlots } from '../../starter/bridge/poll-slots.js';
 
 /** A long-poll the test answers: `answer()` ends it. */
@@ -45,7 +45,7 @@ describe('#28 the bridge holds a bounded number of history long-polls', () => {
     expect([slots.inUse, slots.waiting]).toEqual([0, 0]);
   });
 
-  test('#28 SLIPWAY_BRIDGE_HISTORY_POLLS sets the limit (500 by default, under Temporal\'s 1,200 a namespace)', () => {
+  test('#28 SLIPWAY_BRIDGE_HISTORY_POLLS sets the limit (500 by default, under Temporal\'s 1,200 a namespace and API)', () => {
     expect(historyPollsFromEnv({})).toBe(500);
     expect(historyPollsFromEnv({ SLIPWAY_BRIDGE_HISTORY_POLLS: '50' })).toBe(50);
     expect(historyPollsFromEnv({ SLIPWAY_BRIDGE_HISTORY_POLLS: 'lots' })).toBe(500);
