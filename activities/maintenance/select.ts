@@ -22,6 +22,21 @@ export interface Selection {
    * as its Waiting line names them ("NodeMaintenance a, b" from held-by, "CycleNodeRequest ns/name" from the claim).
    */
   elsewhere?: Record<string, string>;
+  /** The most nodes one maintenance may hold (#28, the worker's SLIPWAY_MAINTENANCE_MAX_NODES); absent in old histories: no limit. */
+  maxNodes?: number;
+}
+
+/**
+ * One NodeMaintenance holds at most this many nodes (#28): its workflow carries a report per held
+ * node (about 700 bytes with a blocked pod; a rollout adds about 500 a finished node) and its status lists them, so 200 keep both under
+ * 256 KiB (docs/design.md, "budgets and maintenances at fleet size").
+ */
+export const DEFAULT_MAINTENANCE_MAX_NODES = 200;
+
+/** The limit in effect on this worker: SLIPWAY_MAINTENANCE_MAX_NODES (a positive integer), else the default. */
+export function maintenanceMaxNodes(): number {
+  const v = Number(process.env.SLIPWAY_MAINTENANCE_MAX_NODES);
+  return Number.isInteger(v) && v > 0 ? v : DEFAULT_MAINTENANCE_MAX_NODES;
 }
 
 export interface SelectionAsk {
@@ -64,7 +79,7 @@ export function createSelectActivities(kube: Kube) {
         nodes.push(...page.items);
         _continue = page.metadata?._continue || undefined;
       } while (_continue);
-      return selectionOf(input.nodeSelector, nodes, input);
+      return { ...selectionOf(input.nodeSelector, nodes, input), maxNodes: maintenanceMaxNodes() };
     },
   };
 }

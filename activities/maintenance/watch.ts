@@ -16,7 +16,7 @@ import { CYCLED_BY } from '../../api/cycle-node-request.js';
 import { cacheRegistry, ObjectCache, type CacheListener } from '../../kube/object-cache.js';
 import { nodeByName, oneNode } from '../node-cache.js';
 import { watchUntil } from '../../kube/watch.js';
-import { selectionOf, type Selection } from './select.js';
+import { maintenanceMaxNodes, selectionOf, type Selection } from './select.js';
 
 /** The longest a watch waits without a change before it returns anyway (the workflow re-arms it). */
 export const RENEW_MS = 20 * 60_000;
@@ -124,7 +124,7 @@ export function createMaintenanceWatchActivities(kube: Kube) {
         signal: signal(),
       });
       const selection = last ?? { nodes: input.nodes, totalNodes: input.totalNodes, controlPlaneNodes: 0, controlPlaneSelected: 0 };
-      return { changed: !sameSelection(selection, input), selection };
+      return { changed: !sameSelection(selection, input), selection: { ...selection, maxNodes: maintenanceMaxNodes() } };
     },
   };
 }

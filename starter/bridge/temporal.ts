@@ -3,10 +3,12 @@
 // workflow task failing in it or its children. The helpers are kind-neutral; each kind binds them to
 // its workflow (cycle/temporal.ts, maintenance/temporal.ts).
 import type { SearchAttributePair, UpdateDefinition } from '@temporalio/common';
+import type { temporal } from '@temporalio/proto';
 import { isGrpcServiceError, WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import type { ClosedWorkflow } from './workflow-status.js';
 import { readBatch, type BatchEventLike, type HistoryBatch } from './history-batch.js';
 import { FAILING_ATTEMPT, taskFailureIn, type HistoryEventLike, type TaskFailure } from './task-failure.js';
+import { historyPollsFromEnv, PollSlots } from './poll-slots.js';
 
 const FINAL_QUERY_TIMEOUT_MS = 2000;
 const UPDATE_TIMEOUT_MS = 10_000;
@@ -116,21 +118,26 @@ export async function waitWorkflowClosed<S>(
   return { statusName, result, failure, closeTime: d?.closeTime, finalState };
 }
 
+/** The bridge's history long-polls, all kinds together (poll-slots.ts: Temporal limits them per namespace). */
+export const historyPolls = new PollSlots(historyPollsFromEnv());
+
 /**
  * Long-polls a workflow's history (Temporal answers when events are added, or empty after its
  * long-poll interval), batch by batch from the start of the current run, following continue-as-new.
  * Ends once the workflow closes. What a batch means is read in history-batch.ts.
  */
-export async function* followHistory(client: Client, workflowId: string, signal: AbortSignal): AsyncGenerator<HistoryBatch> {
+export async function* followHistory(client: Client, workflowId: string, signal: AbortSignal, slots: PollSlots = historyPolls): AsyncGenerator<HistoryBatch> {
   const svc = client.workflowService;
   const namespace = client.options.namespace;
   const d = await abortableBy(client, signal, () => svc.describeWorkflowExecution({ namespace, execution: { workflowId } }));
   let runId = d.workflowExecutionInfo?.execution?.runId ?? undefined;
   let nextPageToken: Uint8Array | undefined;
+  let busy = true; // the first read has the history so far
   for (;;) {
-    const r = await abortableBy(client, signal, () =>
-      svc.getWorkflowExecutionHistory({ namespace, execution: { workflowId, runId }, nextPageToken, waitNewEvent: true, skipArchival: true }),
+    const r: temporal.api.workflowservice.v1.IGetWorkflowExecutionHistoryResponse = await slots.run(busy, signal, () =>
+      abortableBy(client, signal, () => svc.getWorkflowExecutionHistory({ namespace, execution: { workflowId, runId }, nextPageToken, waitNewEvent: true, skipArchival: true })),
     );
+    busy = (r.history?.events?.length ?? 0) > 0;
     const b = readBatch((r.history?.events ?? []) as BatchEventLike[]);
     if (b.ran || b.task || b.childStarted || b.closed || b.continuedAs !== undefined) yield b;
     if (b.closed) return;

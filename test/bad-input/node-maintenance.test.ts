@@ -81,6 +81,32 @@ describe('accepted, then reported; or refused when steered', () => {
     await nm.delete(name);
   });
 
+  test('#28 a maintenance selecting more nodes than one may hold (SLIPWAY_MAINTENANCE_MAX_NODES lowered on the worker), at stage Drain: TooManyNodes, a Warning Event naming the count and the limit, nothing cordoned, no finalizer', async () => {
+    const limit = g.nodes.length - 1;
+    const before = process.env.SLIPWAY_MAINTENANCE_MAX_NODES;
+    process.env.SLIPWAY_MAINTENANCE_MAX_NODES = String(limit); // the in-process worker's selection activities read it on each call
+    try {
+      const m = await g.mark();
+      const name = uniqueName('bi-nm-many');
+      await nm.create(name, { nodeSelector: guardNodes(), stage: 'Drain' });
+      const o = await waitFor(`${name} TooManyNodes`, async () => {
+        const x = await nm.get(name);
+        return condition(x, 'Ready')?.reason === 'TooManyNodes' ? x : undefined;
+      }, { timeoutMs: 30_000 });
+      const said = `selects ${g.nodes.length} nodes, more than the ${limit} one NodeMaintenance may hold (SLIPWAY_MAINTENANCE_MAX_NODES on the worker): refused, nothing cordoned and no budget slot taken; split it`;
+      expect(condition(o, 'Ready')).toMatchObject({ status: 'False', message: expect.stringContaining(said) });
+      expect(o.status!.message).toContain(said);
+      await warned(name, 'TooManyNodes', said);
+      await sleep(2000); // time enough for a cordon that should not come
+      expect((await nm.get(name))!.metadata.finalizers ?? []).toEqual([]);
+      await g.untouched(m);
+      await nm.delete(name);
+    } finally {
+      if (before === undefined) delete process.env.SLIPWAY_MAINTENANCE_MAX_NODES;
+      else process.env.SLIPWAY_MAINTENANCE_MAX_NODES = before;
+    }
+  });
+
   test('NM-4.7 a maintenance stored before admission checked it (an upgrade), aimed at the guard at stage Drain: InvalidSpec, no workflow, no finalizer', async () => {
     const m = await g.mark();
     const name = uniqueName('bi-nm-stored');

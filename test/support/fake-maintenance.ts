@@ -32,6 +32,8 @@ export class FakeCluster extends CallLog {
   readonly nodes = new Map<string, FakeNode>();
   /** Nodes in the cluster that the test's selector does not take (for "selects every node"). */
   others = 1;
+  /** The limit selectMaintenanceNodes reports (the worker's SLIPWAY_MAINTENANCE_MAX_NODES); default: none. */
+  maxNodes?: number;
   finalizer = false;
   stage = 'Idle';
   generation = 1;
@@ -67,7 +69,7 @@ export class FakeCluster extends CallLog {
   /** The selection as selectMaintenanceNodes answers it now (every fake node; `others` besides). */
   selection(): Selection {
     const nodes = [...this.nodes.keys()].sort();
-    return { nodes, totalNodes: nodes.length + this.others, controlPlaneNodes: 0, controlPlaneSelected: 0 };
+    return { nodes, totalNodes: nodes.length + this.others, controlPlaneNodes: 0, controlPlaneSelected: 0, ...(this.maxNodes !== undefined && { maxNodes: this.maxNodes }) };
   }
 
   /** What the node watch reacts to (activities/maintenance/watch.ts nodeChange): gone or back, uncordoned, held-by removed. */

@@ -10,6 +10,8 @@ import { STATUS_BUDGET_BYTES } from '../../starter/bridge/cycle/listed.js';
 import { drainMessage, emptyStatus } from '../../workflows/drain/status.js';
 import { maintenanceStatus, NODE_STATUS_CAP, type Facts } from '../../workflows/maintenance/status.js';
 import type { MaintenanceCarry, NodeReport } from '../../workflows/maintenance/types.js';
+import { DEFAULT_MAINTENANCE_MAX_NODES } from '../../activities/maintenance/select.js';
+import { compactRecord, type RolloutRecord } from '../../workflows/maintenance/rollout/record.js';
 import { podCapFor } from '../../activities/maintenance/preview-plan.js';
 import { PREVIEW_NODE_CAP } from '../../activities/maintenance/preview.js';
 import type { MaintenancePreview, NodePreview, PreviewInputs } from '../../shared/maintenance-preview.js';
@@ -110,6 +112,21 @@ describe('#28 a NodeMaintenance at fleet size (2,000 nodes in Drain, each blocke
     // than about 2 MiB / perNode blocked nodes cannot continue as new.
     expect(size).toBeLessThan(2 * 1024 * KiB);
     expect(size).toBeGreaterThan(512 * KiB);
+  });
+
+  test('#28 at the limit one maintenance may hold (DEFAULT_MAINTENANCE_MAX_NODES, every node blocked by a PDB), the carry, a rollout\'s record, the status answer and the status written are each ≤ 256 KiB', () => {
+    const held = new Map([...nodes].slice(0, DEFAULT_MAINTENANCE_MAX_NODES));
+    const status = maintenanceStatus({ ...facts, nodes: held, selectedTotal: held.size });
+    const written = bytes(maintenanceObjectStatus({ prev: undefined, workflow: { workflowId: `nm/kernel-upgrade-2026-11/${UID}` }, state: status, observedGeneration: 1, now: new Date(AT) }));
+    // A rollout's record keeps a record per node (carried compact once finished): the heaviest, every node Done with its six phase times.
+    const times = (['Waiting', 'Cordoned', 'Draining', 'AwaitingWork', 'Verifying', 'Done'] as const).map((phase) => ({ phase, time: AT }));
+    const rollout: RolloutRecord = { paused: false, nodes: Object.fromEntries([...held.keys()].map((n) => [n, { phase: 'Done' as const, partition: 'eu-west-1a', times, bootID: UID, message: 'rebooted (bootID changed)' }])) };
+    const carry: Pick<MaintenanceCarry, 'nodes' | 'rollout'> = { nodes: [...held], rollout: compactRecord(rollout) };
+    const sizes = { carry: bytes({ nodes: carry.nodes }), carryWithRollout: bytes(carry), answer: bytes(status), written };
+    console.log(`#28 figures: at ${DEFAULT_MAINTENANCE_MAX_NODES} blocked nodes: carry ${sizes.carry} bytes (${sizes.carryWithRollout} with a finished rollout's record), status answer ${sizes.answer}, written ${sizes.written}`);
+    for (const b of Object.values(sizes)) expect(b).toBeLessThanOrEqual(256 * KiB);
+    // Twice the limit would not fit: the limit is what keeps the carry under the budget.
+    expect(bytes({ nodes: [...nodes].slice(0, 2 * DEFAULT_MAINTENANCE_MAX_NODES) })).toBeGreaterThan(256 * KiB);
   });
 
   test('#28 the Idle preview is bounded (100 nodes, 2,000 pods); what it read names every selected node', () => {

@@ -4,12 +4,12 @@
 // NodeMaintenance holds, wait here.
 import { CancellationScope, isCancellation, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { WATCH_WINDOW_MS, watchSteps } from '../proxies.js';
-import { NodesAttr } from '../search-attributes.js';
+import { NodesAttr, fitting } from '../search-attributes.js';
 import { cycledMessage } from './node.js';
 import { fewNames } from '../drain/status.js';
 import type { Next, Request } from './request.js';
 import { MAX_HELD } from './carry.js';
-import { act, fitting } from './steps.js';
+import { act } from './steps.js';
 import { waitForCycles } from './cycling.js';
 
 /** The budget and held-node waits: watches that answer on a change (issue 26), renewed in place. */

@@ -46,6 +46,7 @@ import { complete } from './stages/complete.js';
 import { RollingRun } from './rollout/effects.js';
 import { compactRecord, type RolloutRecord } from './rollout/record.js';
 import { listenRollout } from './rollout/updates.js';
+import type { TooMany } from './limit.js';
 
 export type Next = Stage | 'End';
 
@@ -112,6 +113,8 @@ export class Maintenance implements Facts {
   /** A setStage whose write of spec.stage is under way (its echo from the bridge is the same request). */
   private setting?: { stage: string; requestedBy?: string };
   selectsAll?: { total: number; acknowledged: boolean };
+  /** #28: the selection is over the limit one maintenance may hold (limit.ts): refused, or nodes left out. */
+  tooMany?: TooMany;
   drainedAt?: string;
   /** Without spec.rollout: why the budgets never let it finish (cannot-finish.ts). */
   cannotFinish?: string;

@@ -13,6 +13,7 @@ import type { NodeMaintenanceRolloutInput } from '../../api/rollout.js';
 import type { RolloutRecord } from './rollout/record.js';
 import { rolloutDrained, withRollout } from './rollout/status.js';
 import { cannotFinishCondition } from './cannot-finish.js';
+import { tooManyMessage, type TooMany } from './limit.js';
 
 /** Status shows at most this many nodes; the rest are counted (NM §1). */
 export const NODE_STATUS_CAP = 1000;
@@ -44,6 +45,8 @@ export interface Facts {
   rollout?: RolloutRecord;
   /** Without spec.rollout: why the budgets never let it finish (cannot-finish.ts). */
   cannotFinish?: string;
+  /** #28: the selection is over the limit (limit.ts). */
+  tooMany?: TooMany;
 }
 
 const ZERO = NO_COUNTS;
@@ -115,7 +118,7 @@ export function maintenanceStatus(f: Facts): MaintenanceStatus {
     stageStatuses: f.stageStatuses,
     drainPlan: f.plan,
     planIndex: f.index,
-    selectedNodes: f.stage === 'Idle' ? f.planned.length : f.nodes.size,
+    selectedNodes: f.stage === 'Idle' ? f.planned.length : refusal(f) && refusal(f)!.leftOut === undefined ? refusal(f)!.selected : f.nodes.size,
     nodeStatuses,
     nodeStatusesOmitted: Math.max(0, names.length - NODE_STATUS_CAP),
     drainStatus: { reachedDrainTargets: reachedDrainTargets(progressNodes(f)), drainMessage: f.stage === 'Drain' || drained ? drainMessage : f.stage === 'Idle' ? 'Planned' : 'NotDraining', ...counts },
@@ -151,7 +154,11 @@ function conditions(f: Facts, drained: boolean, drainMessage: string, blocked: r
   else if (f.stage === 'Complete' && drainedBefore) out.push({ type: 'Drained', status: 'False', reason: 'Canceled', message: 'Complete began before the nodes were drained' });
   else out.push({ type: 'Drained', status: 'False', reason: 'NotDraining', message: `stage ${f.stage}` });
   const failed = [...f.nodes].filter(([, r]) => r?.drainFailed && f.stage === 'Drain');
-  if (failed.length) {
+  const tooMany = refusal(f);
+  if (tooMany) {
+    out.push({ type: 'Ready', status: 'False', reason: 'TooManyNodes', message: tooManyMessage(tooMany, f.stage) });
+    out.push({ type: 'SelectsAllNodes', status: 'False', reason: 'SomeNodes', message: '' });
+  } else if (failed.length) {
     out.push({ type: 'Ready', status: 'False', reason: 'DrainFailed', message: failed.map(([n, r]) => `node ${n}: ${r!.drainFailed}`).join('; ') });
     out.push({ type: 'SelectsAllNodes', status: f.selectsAll ? 'True' : 'False', reason: f.selectsAll ? 'Acknowledged' : 'SomeNodes', message: '' });
   } else if (f.selectsAll && !f.selectsAll.acknowledged && !f.completed) {
@@ -184,7 +191,12 @@ function cordonLine(f: Facts, n: number): string {
   return `Cordon: ${n - waiting} node${n - waiting === 1 ? '' : 's'} cordoned${budgetWaitSuffix(live.map((r) => ({ budgetWait: r?.budgetWait })))}`;
 }
 
+/** The limit's refusal or left-out nodes while they matter (not once Complete releases what it holds). */
+const refusal = (f: Facts): TooMany | undefined => (f.stage === 'Complete' || f.completed ? undefined : f.tooMany);
+
 function oneLine(f: Facts, drained: boolean, drainMessage: string, blocked: readonly MaintenanceNodeStatus[]): string {
+  const tooMany = refusal(f);
+  if (tooMany && tooMany.leftOut === undefined) return `${f.stage}: ${tooManyMessage(tooMany, f.stage)}`;
   if (f.selectsAll && !f.selectsAll.acknowledged) return `selects all ${f.selectsAll.total} nodes: waiting for the annotation ${ALLOW_ALL_NODES_ANNOTATION}: "true"`;
   const n = f.stage === 'Idle' ? f.planned.length : f.nodes.size;
   switch (f.stage) {

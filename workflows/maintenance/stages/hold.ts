@@ -11,6 +11,7 @@ import type { Maintenance, Next } from '../maintenance.js';
 import { rolloutAsk, select, syncMembership, tellAll, tellDrains } from './members.js';
 import { roll } from '../rollout/engine.js';
 import { checkCannotFinish } from '../cannot-finish.js';
+import { overLimit, tooManyMessage } from '../limit.js';
 
 /** The selection watch returns at the latest after 20 minutes (RENEW_MS). */
 const waits = watchSteps('30 minutes');
@@ -80,16 +81,18 @@ export function stopWatching(m: Maintenance): void {
   m.watching = undefined;
 }
 
-/** NM-4.8: a selector that takes every node waits for the allow-all annotation (or Complete). */
+/** NM-4.8: a selector that takes every node waits for the allow-all annotation (or Complete); #28: one over the limit, for a smaller selection. */
 async function admitSelection(m: Maintenance): Promise<boolean> {
   for (;;) {
     const sel = m.freshSelection ?? (await select(m));
     m.freshSelection = sel;
     m.selection = sel;
-    const all = sel.nodes.length > 0 && sel.nodes.length === sel.totalNodes;
+    // #28: over the limit, refused before anything is touched (no finalizer, no node, no slot) until it shrinks.
+    m.tooMany = overLimit(sel);
+    const all = !m.tooMany && sel.nodes.length > 0 && sel.nodes.length === sel.totalNodes;
     m.selectsAll = all ? { total: sel.totalNodes, acknowledged: m.allowAllNodes } : undefined;
     await warnAboutSelection(m, sel);
-    if (!all || m.allowAllNodes) return true;
+    if (!m.tooMany && (!all || m.allowAllNodes)) return true;
     m.publish();
     m.dirty = false;
     watchSelection(m); // a node joining or leaving changes "every node"; the annotation comes as a message
@@ -107,6 +110,7 @@ async function warnAboutSelection(m: Maintenance, sel: Selection): Promise<void>
     steps.recordEvent.executeWithOptions({ summary: `event ${reason}` }, [
       { involved: maintenanceEventRef(m), type: 'Warning', reason, message, dedupKey: `${m.id}/${reason}/${m.stage}` },
     ]);
+  if (m.tooMany) await warn('TooManyNodes', `stage ${m.stage}: ${tooManyMessage(m.tooMany, m.stage)}`);
   if (!sel.nodes.length) await warn('NoNodesSelected', `stage ${m.stage}: the nodeSelector matches no node`);
   if (sel.controlPlaneNodes > 0 && sel.controlPlaneSelected === sel.controlPlaneNodes) {
     await warn('SelectsAllControlPlaneNodes', `stage ${m.stage}: selects all ${sel.controlPlaneNodes} control-plane nodes`);

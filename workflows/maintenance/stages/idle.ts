@@ -4,6 +4,7 @@ import { longSteps } from '../../proxies.js';
 import type { Maintenance, Next } from '../maintenance.js';
 import { select } from './members.js';
 import { checkCannotFinish } from '../cannot-finish.js';
+import { overLimit } from '../limit.js';
 
 /** The preview reads every selected node's pods: heartbeating, so a long selection is not cut at 30 s. */
 const previewSteps = longSteps('10 minutes');
@@ -12,8 +13,12 @@ export async function idle(m: Maintenance): Promise<Next> {
   for (;;) {
     const sel = await select(m);
     m.planned = sel.nodes;
-    await checkCannotFinish(m, sel.nodes);
-    await refreshPreview(m);
+    m.tooMany = overLimit(sel); // shown in status: Cordon or Drain would be refused
+    if (m.tooMany) skipPreview(m); // #28: no preview (nor what it read, a name a node) of what will be refused
+    else {
+      await checkCannotFinish(m, sel.nodes);
+      await refreshPreview(m);
+    }
     m.publish();
     m.dirty = false;
     // Until the bridge's feed says what the preview read has changed, a spec edit, a stage,
@@ -29,6 +34,15 @@ export async function idle(m: Maintenance): Promise<Next> {
 
 function woken(m: Maintenance): boolean {
   return m.desired !== 'Idle' || m.deleting || m.dirty || m.refreshAsked;
+}
+
+function skipPreview(m: Maintenance): void {
+  m.refreshAsked = false;
+  m.inputsChanged = false;
+  m.preview = undefined;
+  m.previewInputs = undefined;
+  m.cannotFinish = undefined;
+  m.previewsDone++; // a `plan` waiting for a preview answers now
 }
 
 /**

@@ -4,10 +4,11 @@ import { WorkflowIdReusePolicy, ParentClosePolicy, getExternalWorkflowHandle, st
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Selection } from '../../../activities/maintenance/select.js';
 import type { NodeSelector } from '../../../api/node-maintenance.js';
-import { maintenanceDrainWorkflowId, maintenanceNodeWorkflowId } from '../../ids.js';
+import { maintenanceDrainWorkflowId, maintenanceEventRef, maintenanceNodeWorkflowId } from '../../ids.js';
+import { tooManyMessage } from '../limit.js';
 import { holderAdvancedSignal, registerHolderSignal, releaseHolderSignal } from '../../messages.js';
 import { steps } from '../../proxies.js';
-import { NodesAttr } from '../../search-attributes.js';
+import { NodesAttr, fitting } from '../../search-attributes.js';
 import { maintenanceNodeWorkflow } from '../node.js';
 import type { HolderInfo } from '../types.js';
 import type { Maintenance } from '../maintenance.js';
@@ -16,7 +17,7 @@ import { holds, indexOf } from '../rollout/engine.js';
 export async function select(m: Maintenance): Promise<Selection> {
   const sel = await steps.selectMaintenanceNodes.executeWithOptions({ summary: 'select nodes' }, [{ nodeSelector: m.spec.nodeSelector as NodeSelector, ...rolloutAsk(m) }]);
   m.selectedTotal = sel.nodes.length;
-  upsertSearchAttributes([{ key: NodesAttr, value: sel.nodes.slice(0, 100) }]);
+  upsertSearchAttributes([{ key: NodesAttr, value: fitting(sel.nodes) }]);
   return sel;
 }
 
@@ -31,9 +32,14 @@ export async function syncMembership(m: Maintenance): Promise<void> {
   if (!fresh && m.selection) return;
   const sel = fresh ?? (await select(m));
   m.selection = sel;
-  if (fresh) upsertSearchAttributes([{ key: NodesAttr, value: sel.nodes.slice(0, 100) }]);
+  if (fresh) upsertSearchAttributes([{ key: NodesAttr, value: fitting(sel.nodes) }]);
   const now = new Set(sel.nodes);
-  const joining = sel.nodes.filter((n) => !m.nodes.has(n));
+  const selected = sel.nodes.filter((n) => !m.nodes.has(n));
+  // #28: a selection that grew past the limit after admission: the nodes held stay, no more join.
+  const staying = [...m.nodes].filter(([n, r]) => now.has(n) || r?.gone || r?.claimedBy).length;
+  const joining = selected.slice(0, Math.max(0, (sel.maxNodes ?? Infinity) - staying));
+  const leftOut = selected.length - joining.length;
+  await noteLeftOut(m, sel, leftOut);
   for (const n of joining) m.nodes.set(n, undefined);
   await tellAll(m, joining);
   for (const [n, r] of m.nodes) {
@@ -46,6 +52,16 @@ export async function syncMembership(m: Maintenance): Promise<void> {
     m.releasing.add(n);
     await release(m, n);
   }
+}
+
+/** Selected nodes left out by the limit: in status (the Ready condition) and, when their number changes, a Warning Event. */
+async function noteLeftOut(m: Maintenance, sel: Selection, leftOut: number): Promise<void> {
+  const before = m.tooMany?.leftOut;
+  m.tooMany = leftOut > 0 ? { selected: sel.nodes.length, limit: sel.maxNodes ?? 0, leftOut } : undefined;
+  if (!m.tooMany || before === leftOut) return;
+  await steps.recordEvent.executeWithOptions({ summary: 'event TooManyNodes' }, [
+    { involved: maintenanceEventRef(m), type: 'Warning', reason: 'TooManyNodes', message: `stage ${m.stage}: ${tooManyMessage(m.tooMany, m.stage)}`, dedupKey: `${m.id}/TooManyNodes/${m.stage}/${leftOut}` },
+  ]);
 }
 
 /** M as node's coordinator sees it: a rolling node at its own plan position (RM-2.3). */
