@@ -1,5 +1,6 @@
 // The NodeMaintenance kind for one leadership term: its controller, its running workflows' trackers,
-// the Idle previews' feed of changes (preview-feed.ts) and its reconciler.
+// the Idle previews' feed of changes (preview-feed.ts), the held nodes' feed (held-nodes.ts) and its
+// reconciler.
 import { createEventActivities } from '../../../activities/events.js';
 import type { MaintenanceStatus } from '../../../workflows/maintenance/types.js';
 import type { BridgeOptions } from '../bridge.js';
@@ -7,6 +8,7 @@ import { kindController, trackerTimings, WORKFLOW_KIND_RESYNC_MS } from '../kit.
 import { mirrorLag } from '../metrics.js';
 import { WorkflowTrackers } from '../tracker.js';
 import { MaintenanceObjects, type NodeMaintenanceObject } from './objects.js';
+import { HeldNodeFeed } from './held-nodes.js';
 import { PreviewFeed } from './preview-feed.js';
 import { MaintenanceReconciler } from './reconciler.js';
 import { isMaintenanceStatus } from './status.js';
@@ -27,6 +29,7 @@ export function maintenanceTerm(o: BridgeOptions) {
     counts: o.stats,
   });
   const previewFeed = new PreviewFeed({ kube: o.kube, tell: (id) => workflows.previewInputsChanged(id), isLeader: o.isLeader, stats: o.stats, log: o.log });
+  const heldNodes = new HeldNodeFeed({ kube: o.kube, tell: (node) => workflows.nodeChanged(node), isLeader: o.isLeader, stats: o.stats, log: o.log });
   const reconciler = new MaintenanceReconciler({
     maintenances,
     objects,
@@ -38,5 +41,5 @@ export function maintenanceTerm(o: BridgeOptions) {
     stats: o.stats,
     log: o.log,
   });
-  return { controller, trackers, reconciler, maintenances, previewFeed };
+  return { controller, trackers, reconciler, maintenances, previewFeed, heldNodes };
 }

@@ -7,10 +7,10 @@ import { steps } from '../../proxies.js';
 import { NO_COUNTS, type NodeReport } from '../types.js';
 import type { Coordinator } from '../node.js';
 import { stopSlotWait } from './budget.js';
-import { stopWatch } from './hold.js';
+import { stopLook } from './hold.js';
 
 export async function releasing(c: Coordinator): Promise<void> {
-  stopWatch(c);
+  stopLook(c);
   stopSlotWait(c);
   if (c.drainStarted) {
     await getExternalWorkflowHandle(maintenanceDrainWorkflowId(c.node))
