@@ -4,8 +4,9 @@
 // a cycle's claim come or gone (NM-7.7), the node deleted or created again. The coordinators then
 // wait on no activity at all (no heartbeat per held node). Level-triggered: whenever the watch
 // (re)lists (a new leadership term, a restarted bridge, a version gone), every node that looks held
-// or claimed is told once, so a change while no bridge watched is not lost. Nothing is cached but
-// each node's claim (to see it change).
+// or claimed, and every node whose coordinator runs (one gone meanwhile: in no list), is told once,
+// so a change while no bridge watched is not lost. Nothing is cached but each node's claim (to see
+// it change).
 import type { V1Node } from '@kubernetes/client-node';
 import { CYCLED_BY } from '../../../api/cycle-node-request.js';
 import { HELD_BY_ANNOTATION, MAINTENANCE_STATE_LABEL } from '../../../api/node-maintenance.js';
@@ -41,6 +42,8 @@ export interface HeldNodeFeedOptions {
   /** Counts the signals sent (nodeSignals). */
   stats: { nodeSignals: number };
   log: Log;
+  /** The nodes whose coordinator runs (Temporal's visibility), told on every list besides the held ones. */
+  coordinators?: () => Promise<string[]>;
   /** Only the nodes with these labels (tests: their own node group; default all). */
   labelSelector?: string;
 }
@@ -87,6 +90,10 @@ export class HeldNodeFeed {
           if (claim !== undefined) this.claims.set(name, claim);
           if (toldOnList(n)) this.mark(name);
         }
+        this.o.coordinators?.().then(
+          (nodes) => nodes.forEach((n) => this.mark(n)),
+          (err: unknown) => this.o.log(`held nodes: listing the running coordinators: ${err instanceof Error ? err.message : String(err)} (their backstop covers them)`, { level: 'warn' }),
+        );
         return false;
       },
       onEvent: (type, n) => {

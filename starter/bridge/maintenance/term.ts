@@ -14,6 +14,9 @@ import { MaintenanceReconciler } from './reconciler.js';
 import { isMaintenanceStatus } from './status.js';
 import { maintenanceWorkflows } from './temporal.js';
 
+/** On each list of the held nodes' feed, at most this many running coordinators are told besides the held nodes. */
+const COORDINATORS_TOLD_MAX = 10_000;
+
 export function maintenanceTerm(o: BridgeOptions) {
   const objects = new MaintenanceObjects(o.kube.config);
   const controller = kindController('NodeMaintenance', o.kube.config, { ...o, resyncIntervalMs: o.resyncIntervalMs ?? WORKFLOW_KIND_RESYNC_MS });
@@ -29,7 +32,14 @@ export function maintenanceTerm(o: BridgeOptions) {
     counts: o.stats,
   });
   const previewFeed = new PreviewFeed({ kube: o.kube, tell: (id) => workflows.previewInputsChanged(id), isLeader: o.isLeader, stats: o.stats, log: o.log });
-  const heldNodes = new HeldNodeFeed({ kube: o.kube, tell: (node) => workflows.nodeChanged(node), isLeader: o.isLeader, stats: o.stats, log: o.log });
+  const heldNodes = new HeldNodeFeed({
+    kube: o.kube,
+    tell: (node) => workflows.nodeChanged(node),
+    coordinators: () => workflows.runningCoordinators(COORDINATORS_TOLD_MAX),
+    isLeader: o.isLeader,
+    stats: o.stats,
+    log: o.log,
+  });
   const reconciler = new MaintenanceReconciler({
     maintenances,
     objects,
