@@ -1,7 +1,8 @@
 // Fixtures for NodeMaintenance tests on the local stack: a kwok node group, a namespace, pods
 // pinned to given nodes with given priorities (PriorityClasses made per test), NodeMaintenance
 // objects, their workflows started as the bridge would (one per object), the bridge's held-nodes
-// feed for the group's nodes (it tells their coordinators of an uncordon, a claim, a deletion), an
+// feed telling the coordinators of the fixture's nodes (`nodes`, which a test may add to) of an
+// uncordon, a claim, a deletion, an
 // in-process worker on a private task queue, and readers of the audit log.
 import { CustomObjectsApi, SchedulingV1Api, type V1Pod, type V1PodSpec } from '@kubernetes/client-node';
 import type { Client, WorkflowHandle } from '@temporalio/client';
@@ -21,7 +22,6 @@ import { mergePatch } from '../../kube/patch.js';
 import { waitFor } from './wait.js';
 import { API_VERSION } from '../../api/names.js';
 import { HeldNodeFeed } from '../../starter/bridge/maintenance/held-nodes.js';
-import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 import { nodeChangedSignal } from '../../workflows/messages.js';
 
 export class MaintenanceFixture {
@@ -64,11 +64,11 @@ export class MaintenanceFixture {
     const client = this.client;
     this.heldNodes = new HeldNodeFeed({
       kube: this.c,
-      tell: (node) => client.workflow.getHandle(maintenanceNodeWorkflowId(node)).signal(nodeChangedSignal).then(() => true, () => false),
+      // Only this fixture's nodes: other tests' coordinators on the shared stack are theirs to tell.
+      tell: async (node) => this.nodes.includes(node) && client.workflow.getHandle(maintenanceNodeWorkflowId(node)).signal(nodeChangedSignal).then(() => true, () => false),
       isLeader: () => true,
       stats: this.feedStats,
       log: () => undefined,
-      labelSelector: `${NODE_GROUP_LABEL}=${this.group}`,
     });
     this.heldNodes.start();
     if (!inProcess) return this;

@@ -44,8 +44,6 @@ export interface HeldNodeFeedOptions {
   log: Log;
   /** The nodes whose coordinator runs (Temporal's visibility), told on every list besides the held ones. */
   coordinators?: () => Promise<string[]>;
-  /** Only the nodes with these labels (tests: their own node group; default all). */
-  labelSelector?: string;
 }
 
 /** How many signals are in flight at once (a relist of a big pool tells every held node). */
@@ -68,13 +66,12 @@ export class HeldNodeFeed {
     this.done = listWatch<V1Node>({
       kc: kube.config,
       path: '/api/v1/nodes', // literal: the RBAC test reads watched paths from the code
-      labelSelector: this.o.labelSelector,
       list: async () => {
         const items: V1Node[] = [];
         let _continue: string | undefined;
         let resourceVersion = '';
         do {
-          const page = await kube.core.listNode({ limit: 500, _continue, labelSelector: this.o.labelSelector });
+          const page = await kube.core.listNode({ limit: 500, _continue });
           items.push(...page.items);
           resourceVersion = page.metadata?.resourceVersion ?? '';
           _continue = page.metadata?._continue || undefined;
