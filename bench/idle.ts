@@ -7,6 +7,10 @@
 //      per held node per hour (its coordinator, its drain and its share of the maintenance), the
 //      blocked drain's events per hour, and the CPU of this process (worker) and of Temporal beside
 //      the baseline. Targets: ≤ 30 events per held node per hour; Temporal within 10% of idle.
+//      The bridge's held-nodes feed (starter/bridge/maintenance/held-nodes.ts) runs in this process (not
+//      the whole bridge: its trackers' status queries are the maintenance-bridge bench's): it tells a
+//      held node's coordinator when the node changes (#26.1). Printed too: the activities running
+//      through the window, by type (each heartbeats: a write on the server).
 //   3. Promptness after the idle window (spec: "promptly" is 5 s): an uncordon of a held node → cordoned
 //      again (NM-2.5); a node labelled into the selection → cordoned, labelled out → released (NM-2.6).
 import { CustomObjectsApi, PolicyV1Api } from '@kubernetes/client-node';
@@ -21,6 +25,8 @@ import { createReadyNamespace } from '../starter/namespace.js';
 import { connectClient } from '../starter/client.js';
 import { temporalSettings } from '../shared/temporal.js';
 import { createWorker } from '../worker/worker.js';
+import { HeldNodeFeed } from '../starter/bridge/maintenance/held-nodes.js';
+import { nodeChangedSignal } from '../workflows/messages.js';
 import { maintenanceDrainWorkflowId, maintenanceNodeWorkflowId, maintenanceWorkflowId } from '../workflows/ids.js';
 import { drainWorkflow, nodeMaintenanceWorkflow } from '../workflows/index.js';
 import { maintenanceStatusQuery, setStageUpdate } from '../workflows/messages.js';
@@ -55,8 +61,17 @@ await policy.createNamespacedPodDisruptionBudget({ namespace: ns, body: { metada
 
 const settings = { ...temporalSettings(), taskQueue: group };
 const { worker } = await createWorker({ deps: { kube }, settings, prebuiltBundle: true });
-const running = worker.run();
+const workerRun = worker.run();
 const client = await connectClient(settings);
+const feedStats = { nodeSignals: 0 };
+const feed = new HeldNodeFeed({
+  kube,
+  tell: (node) => client.workflow.getHandle(maintenanceNodeWorkflowId(node)).signal(nodeChangedSignal).then(() => true, () => false),
+  isLeader: () => true,
+  stats: feedStats,
+  log: (msg) => console.log(`held nodes: ${msg}`),
+});
+feed.start();
 
 /** Cores used by this process (the worker) and Temporal over `s` seconds from now. */
 async function cpuOver(s: number): Promise<{ worker: number; temporal: number }> {
@@ -100,10 +115,26 @@ async function events(ids: string[]): Promise<number> {
   return n;
 }
 
+/** The activities running now in these workflows, by type (with their heartbeat timeouts). */
+async function running(ids: string[]): Promise<string> {
+  const byType = new Map<string, number>();
+  for (const id of ids) {
+    const d = await client.workflow.getHandle(id).describe().catch(() => undefined);
+    for (const a of d?.raw.pendingActivities ?? []) {
+      const k = `${a.activityType?.name} (heartbeat timeout ${a.activityOptions?.heartbeatTimeout?.seconds ?? '?'} s)`;
+      byType.set(k, (byType.get(k) ?? 0) + 1);
+    }
+  }
+  return [...byType].map(([k, n]) => `${n}× ${k}`).join(', ') || 'none';
+}
+
 // ---- 2. Nothing changes.
+const pending = await running([...heldIds, drainId]);
+const signalsBefore = feedStats.nodeSignals;
 const before = { held: await events(heldIds), drain: await events([drainId]) };
 const idle = await cpuOver(IDLE_S);
 const after = { held: await events(heldIds), drain: await events([drainId]) };
+const idleSignals = feedStats.nodeSignals - signalsBefore;
 const perHour = (n: number) => (n / IDLE_S) * 3600;
 const heldPerNode = perHour(after.held - before.held) / HELD;
 const drainPerHour = perHour(after.drain - before.drain);
@@ -128,6 +159,7 @@ console.log(`history events per held node per hour (coordinator + its drain + it
 const drainState = await drain.describe().then((d) => d.status.name, (err: unknown) => String(err));
 console.log(`PDB-blocked drain: ${drainPerHour.toFixed(0)} history events per hour (${after.drain - before.drain} over ${IDLE_S} s; ${after.drain} in its history, ${drainState})`);
 console.log(`CPU (cores), idle baseline over ${BASELINE_S} s → held over ${IDLE_S} s: Temporal ${baseline.temporal.toFixed(3)} → ${idle.temporal.toFixed(3)} (${pct(idle.temporal, baseline.temporal)}; target within 10%), worker process ${baseline.worker.toFixed(3)} → ${idle.worker.toFixed(3)} (${pct(idle.worker, baseline.worker)})`);
+console.log(`activities running through the idle window: ${pending}; nodeChanged signals from the held-nodes feed in it: ${idleSignals}`);
 console.log(`promptness after the idle window: uncordon → cordoned again ${recordon.toFixed(2)} s (NM-2.5); labelled in → cordoned ${joined.toFixed(2)} s, labelled out → released ${left.toFixed(2)} s (NM-2.6); "promptly" is 5 s`);
 console.log('| figure | value | target |\n|---|---|---|');
 console.log(`| events per held node per hour | ${heldPerNode.toFixed(1)} | ≤ 30 |`);
@@ -143,6 +175,7 @@ await objects.patchClusterCustomObject({ group: GROUP, version: VERSION, plural:
 await objects.deleteClusterCustomObject({ group: GROUP, version: VERSION, plural: NODE_MAINTENANCE.plural, name }).catch(() => undefined);
 await kube.core.deleteNamespace({ name: ns }).catch(() => undefined);
 for (const n of nodes) await kube.core.deleteNode({ name: n }).catch(() => undefined);
+await feed.close();
 worker.shutdown();
-await running;
+await workerRun;
 await client.connection.close();

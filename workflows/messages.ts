@@ -156,6 +156,12 @@ export const setRolloutPausedUpdate = defineUpdate<{ phase: RolloutPhase }, [{ p
 export const registerHolderSignal = defineSignal<[HolderInfo]>('register');
 /** A maintenance lets go of the node (Complete, or the node left its selection). */
 export const releaseHolderSignal = defineSignal<[{ id: string }]>('release');
+/**
+ * From the bridge's Node watch (starter/bridge/maintenance/held-nodes.ts) to a node's coordinator:
+ * the node changed in a way its holders care about (uncordoned, held-by gone, a cycle's claim, gone
+ * or back), or the watch (re)started; look at the node now (NM-2.5, NM-7.7).
+ */
+export const nodeChangedSignal = defineSignal('nodeChanged');
 /** The node coordinator's report to one holder. */
 export const nodeReportSignal = defineSignal<[NodeReport]>('nodeReport');
 /** The node coordinator's state: holders, targets, the drain's last report. */

@@ -94,6 +94,7 @@ export class Bridge {
       const m = this.maintenance;
       m.controller.start(m.reconciler);
       m.trackers.start();
+      m.heldNodes.start(); // its first list tells every held node's coordinator once (a new term may follow a gap)
       let sweeping = false;
       this.sweep = setInterval(() => {
         if (sweeping || !m.controller.isSynced() || !this.o.isLeader()) return;
@@ -115,6 +116,6 @@ export class Bridge {
     if (this.sweep) clearInterval(this.sweep);
     this.cycle.trackers.stop();
     this.maintenance?.trackers.stop();
-    await Promise.all([this.cycle.controller.stop(), this.maintenance?.controller.stop(), this.maintenance?.previewFeed.close(), this.nodeGroups?.controller.stop(), this.budgets?.controller.stop()]);
+    await Promise.all([this.cycle.controller.stop(), this.maintenance?.controller.stop(), this.maintenance?.previewFeed.close(), this.maintenance?.heldNodes.close(), this.nodeGroups?.controller.stop(), this.budgets?.controller.stop()]);
   }
 }

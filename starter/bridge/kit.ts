@@ -31,10 +31,13 @@ export interface BridgeStats extends TrackerCounts {
   events: number;
   /** previewInputsChanged signals the preview feed sent. */
   previewSignals: number;
+  /** nodeChanged signals the held nodes' feed sent (maintenance/held-nodes.ts). */
+  nodeSignals: number;
 }
 
 export const emptyStats = (): BridgeStats => ({
   previewSignals: 0,
+  nodeSignals: 0,
   workflowsStarted: 0,
   statusWrites: 0,
   finalizersAdded: 0,

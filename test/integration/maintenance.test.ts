@@ -216,3 +216,33 @@ describe('a node whose drain fails (podEvictionTimeout policy Fail)', () => {
     await h.result();
   }, 200_000);
 });
+
+describe('#26.1 idle costs nothing: the held-nodes feed instead of a watch per held node', () => {
+  const f = new MaintenanceFixture('it-nm-261');
+  beforeAll(() => f.setup(1), 60_000);
+  afterAll(() => f.teardown(), 60_000);
+
+  test('#26.1 a held node\'s coordinator runs no activity while nothing changes; an uncordon is reverted on the feed\'s nodeChanged signal (NM-2.5)', async () => {
+    const [x] = f.nodes as [string];
+    const m = await f.create(`${f.group}-m`, { nodeSelector: selectNodes(x), stage: 'Cordon' });
+    const node = () => f.c.core.readNode({ name: x });
+    await waitFor('x held', async () => {
+      const n = await node();
+      return n.spec?.unschedulable === true && n.metadata?.annotations?.[HELD_BY_ANNOTATION] === `${f.group}-m`;
+    });
+    const coordinator = f.client.workflow.getHandle(maintenanceNodeWorkflowId(x));
+    await waitFor('its reports sent', async () => !((await coordinator.describe()).raw.pendingActivities ?? []).some((a) => a.activityType?.name !== 'watchMaintenanceNode'));
+    // Before #26.1 a heartbeating watchMaintenanceNode ran for as long as the node was held.
+    expect(((await coordinator.describe()).raw.pendingActivities ?? []).map((a) => a.activityType?.name)).toEqual([]);
+
+    await f.c.core.patchNode({ name: x, body: { spec: { unschedulable: null } } }, mergePatch);
+    await waitFor('x cordoned again', async () => (await node()).spec?.unschedulable === true, { timeoutMs: 15_000 });
+    const signals = ((await coordinator.fetchHistory()).events ?? []).flatMap((e) => e.workflowExecutionSignaledEventAttributes?.signalName ?? []);
+    expect(signals).toContain('nodeChanged');
+    expect(f.feedStats.nodeSignals).toBeGreaterThanOrEqual(1);
+
+    await m.executeUpdate(setStageUpdate, { args: [{ stage: 'Complete' }] });
+    await m.result();
+    expect((await node()).spec?.unschedulable).toBeFalsy();
+  }, 120_000);
+});

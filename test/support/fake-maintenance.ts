@@ -7,10 +7,11 @@ import type { PreviewInput, PreviewResult } from '../../activities/maintenance/p
 import { nodePreview } from '../../activities/maintenance/preview-plan.js';
 import type { NodePreview } from '../../shared/maintenance-preview.js';
 import type { EventInput } from '../../activities/events.js';
-import type { WorkflowHandle } from '@temporalio/client';
+import { Context } from '@temporalio/activity';
+import type { Client, WorkflowHandle } from '@temporalio/client';
 import { nodeMaintenanceWorkflow } from '../../workflows/index.js';
 import { maintenanceNodeWorkflowId, maintenanceWorkflowId } from '../../workflows/ids.js';
-import { maintenanceStatusQuery } from '../../workflows/messages.js';
+import { maintenanceStatusQuery, nodeChangedSignal } from '../../workflows/messages.js';
 import type { MaintenanceInput, MaintenanceStatus } from '../../workflows/maintenance/types.js';
 import type { NodeWatchInput, SelectionWatchInput } from '../../activities/maintenance/watch.js';
 import { CallLog, until } from './scripted.js';
@@ -53,6 +54,10 @@ export class FakeCluster extends CallLog {
   /** Awaited by every node write before it applies (a test holds a write in flight with it). */
   beforeNodeWrite: (i: HoldInput) => Promise<void> = async () => undefined;
 
+  /** nodeChanged signals the bridge's stand-in sent, by node. */
+  readonly nodeSignals: string[] = [];
+  private bridge?: NodeJS.Timeout;
+
   constructor(nodes: string[]) {
     super();
     for (const n of nodes) this.nodes.set(n, { labels: {}, cordoned: false, heldBy: [] });
@@ -78,6 +83,46 @@ export class FakeCluster extends CallLog {
     if (!n !== !w.exists) return true;
     if (n && n.claimedBy !== w.claimedBy) return true; // a cycle's claim came or went (NM-7.7)
     return !!n && w.held && (!n.cordoned || !n.heldBy.length);
+  }
+
+  /**
+   * The bridge's held-nodes feed (starter/bridge/maintenance/held-nodes.ts), played on the fake: from
+   * the first node write on (with that activity's client), every 50 ms, a node whose look changed in
+   * a way a holder cares about (gone or back, claim, uncordoned or held-by gone while held) gets
+   * nodeChanged; at its start, every held or claimed node once (its first list).
+   */
+  private startBridge(client: Client): void {
+    if (this.bridge) return;
+    const seen = new Map<string, string>();
+    const look = (n: FakeNode | undefined) => {
+      const marked = !!n && (n.heldBy.length > 0 || n.state !== undefined);
+      return JSON.stringify([!!n, n?.claimedBy ?? null, marked && (!n!.cordoned || !n!.heldBy.length)]);
+    };
+    const tell = (node: string) => {
+      this.nodeSignals.push(node);
+      // No coordinator runs (WorkflowNotFoundError), or the test's worker is gone: nothing to tell.
+      client.workflow.getHandle(maintenanceNodeWorkflowId(node)).signal(nodeChangedSignal).catch(() => undefined);
+    };
+    for (const [name, n] of this.nodes) {
+      seen.set(name, look(n));
+      if (n.heldBy.length || n.claimedBy) tell(name);
+    }
+    this.bridge = setInterval(() => {
+      for (const name of new Set([...seen.keys(), ...this.nodes.keys()])) {
+        const now = look(this.nodes.get(name));
+        const before = seen.get(name) ?? look(undefined);
+        if (before === now) continue;
+        seen.set(name, now);
+        const [a, b] = [JSON.parse(before), JSON.parse(now)] as [boolean, string | null, boolean][];
+        // Its own re-cordon (uncordoned → cordoned) tells nothing; the rest does.
+        if (a![0] !== b![0] || a![1] !== b![1] || b![2]) tell(name);
+      }
+    }, 50);
+    this.bridge.unref();
+  }
+
+  stopBridge(): void {
+    clearInterval(this.bridge);
   }
 
   activities() {
@@ -142,6 +187,7 @@ export class FakeCluster extends CallLog {
   /** The node write as the fake cluster answers it (logged). */
   private nodeWrite() {
     return this.logged('writeMaintenanceNodeState', async (i: HoldInput): Promise<HoldResult> => {
+      this.startBridge(Context.current().client);
       await this.beforeNodeWrite(i);
       const n = this.nodes.get(i.node);
       if (!n) return { exists: false, reverted: false };

@@ -1,7 +1,9 @@
 // Fixtures for NodeMaintenance tests on the local stack: a kwok node group, a namespace, pods
 // pinned to given nodes with given priorities (PriorityClasses made per test), NodeMaintenance
-// objects, their workflows started as the bridge would (one per object), an in-process worker on a
-// private task queue, and readers of the audit log.
+// objects, their workflows started as the bridge would (one per object), the bridge's held-nodes
+// feed telling the coordinators of the fixture's nodes (`nodes`, which a test may add to) of an
+// uncordon, a claim, a deletion, an
+// in-process worker on a private task queue, and readers of the audit log.
 import { CustomObjectsApi, SchedulingV1Api, type V1Pod, type V1PodSpec } from '@kubernetes/client-node';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
@@ -19,6 +21,8 @@ import { createNamespace, deleteGroupNodes, readAudit, testCluster, uniqueName, 
 import { mergePatch } from '../../kube/patch.js';
 import { waitFor } from './wait.js';
 import { API_VERSION } from '../../api/names.js';
+import { HeldNodeFeed } from '../../starter/bridge/maintenance/held-nodes.js';
+import { nodeChangedSignal } from '../../workflows/messages.js';
 
 export class MaintenanceFixture {
   readonly c: TestCluster = testCluster();
@@ -31,6 +35,9 @@ export class MaintenanceFixture {
   worker?: Worker;
   nodes: string[] = [];
   private running?: Promise<void>;
+  private heldNodes?: HeldNodeFeed;
+  /** nodeChanged signals the held-nodes feed sent. */
+  readonly feedStats = { nodeSignals: 0 };
   private readonly classes = new Set<string>();
   private readonly maintenances = new Map<string, string>();
 
@@ -54,6 +61,16 @@ export class MaintenanceFixture {
     await ensureFakeNodeGroup(this.c.core, this.bystanders, 1);
     await createNamespace(this.c, this.ns);
     this.client = await connectClient();
+    const client = this.client;
+    this.heldNodes = new HeldNodeFeed({
+      kube: this.c,
+      // Only this fixture's nodes: other tests' coordinators on the shared stack are theirs to tell.
+      tell: async (node) => this.nodes.includes(node) && client.workflow.getHandle(maintenanceNodeWorkflowId(node)).signal(nodeChangedSignal).then(() => true, () => false),
+      isLeader: () => true,
+      stats: this.feedStats,
+      log: () => undefined,
+    });
+    this.heldNodes.start();
     if (!inProcess) return this;
     const { worker } = await createWorker({ deps: { kube: this.c }, settings: { ...temporalSettings(), taskQueue: this.group } });
     this.worker = worker;
@@ -71,6 +88,7 @@ export class MaintenanceFixture {
       await this.client.workflow.getHandle(maintenanceNodeWorkflowId(n)).terminate('test over').catch(() => undefined);
       await this.client.workflow.getHandle(maintenanceDrainWorkflowId(n)).terminate('test over').catch(() => undefined);
     }
+    await this.heldNodes?.close();
     this.worker?.shutdown();
     await this.running?.catch(() => undefined);
     await this.client?.connection.close();

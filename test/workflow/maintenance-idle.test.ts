@@ -82,3 +82,26 @@ test.concurrent('#26.1 a coordinator refused a budget slot costs no history whil
     expect(fake.budget.disrupted.size).toBe(0);
   }, { workflowIds: maintenanceTestIds(['idle26b'], nodes) });
 }, 120_000);
+
+test.concurrent('#26.1 no activity runs for a held node while nothing changes; the bridge\'s nodeChanged makes its coordinator re-cordon an uncordon (NM-2.5)', async () => {
+  const nodes = ['idle26c-1'];
+  const fake = new FakeCluster(nodes);
+  await env().withWorker(fake.activities(), async (tq) => {
+    const h = await startMaintenance(env(), tq, 'idle26c', { stage: 'Cordon' });
+    await maintenanceStatusWhen(h, 'held', (s) => s.nodeStatuses.length === 1 && s.nodeStatuses[0]!.drainMessage === 'Cordoned');
+    const coordinator = env().client.workflow.getHandle(maintenanceNodeWorkflowId('idle26c-1'));
+    await growthWhileQuiet([coordinator.workflowId], 3000);
+    // Before #26.1 a heartbeating watchMaintenanceNode ran here for as long as the node was held.
+    expect((await coordinator.describe()).raw.pendingActivities ?? []).toEqual([]);
+
+    fake.nodes.get('idle26c-1')!.cordoned = false;
+    await waitFor('cordoned again', async () => fake.nodes.get('idle26c-1')!.cordoned);
+    const signals = ((await coordinator.fetchHistory()).events ?? []).flatMap((e) => (e.workflowExecutionSignaledEventAttributes?.signalName ? [e.workflowExecutionSignaledEventAttributes.signalName] : []));
+    expect(signals).toContain('nodeChanged');
+    expect((await coordinator.describe()).raw.pendingActivities ?? []).toEqual([]);
+
+    await h.executeUpdate(setStageUpdate, { args: [{ stage: 'Complete' }] });
+    await h.result();
+    fake.stopBridge();
+  }, { workflowIds: maintenanceTestIds(['idle26c'], nodes) });
+}, 120_000);

@@ -15,9 +15,10 @@
 // This file keeps the state, the messages, carry() and the loop; each step is a function of that
 // state in coordinator/ (budget, hold, retarget, report, release).
 //
-// Issue 26: idle costs nothing. Besides messages, the loop wakes only for what a long watch activity
-// returns (the node uncordoned, a claim, the node gone; the budget wait above), each renewed at most
-// every 20 minutes, so a held node's history grows with what changes, not with time.
+// Issue 26: idle costs nothing. Besides messages, the loop wakes only for the bridge's nodeChanged
+// (the node uncordoned, a claim, the node gone), what the budget wait above returns, and a look's
+// backstop timer every half hour: a held node's history grows with what changes, not with time, and
+// no activity runs for it while nothing changes (no heartbeats for the server to write).
 import {
   CancellationScope,
   condition,
@@ -30,6 +31,7 @@ import {
 import { maintenanceDrainWorkflowId } from '../ids.js';
 import {
   drainProgressSignal,
+  nodeChangedSignal,
   nodeMaintenanceStateQuery,
   registerHolderSignal,
   releaseHolderSignal,
@@ -41,7 +43,7 @@ import type { NodeTargetsState } from './targets.js';
 import type { HolderInfo } from './types.js';
 import type { AcquireResult } from '../../activities/budget/index.js';
 import { slotTaken } from './coordinator/budget.js';
-import { holding, takeLook, watchNode } from './coordinator/hold.js';
+import { armLook, holding, takeLook } from './coordinator/hold.js';
 import { advancing } from './coordinator/retarget.js';
 import { reporting } from './coordinator/report.js';
 import { acknowledgeReleases, releasesInEffect, releasing } from './coordinator/release.js';
@@ -115,7 +117,7 @@ export async function maintenanceNodeWorkflow(input: NodeCoordinatorInput): Prom
       await acknowledgeReleases(c, letGo);
       await advancing(c);
     }
-    watchNode(c);
+    armLook(c);
     if (workflowInfo().continueAsNewSuggested) await continueAsNew<typeof maintenanceNodeWorkflow>(c.carry());
   }
 }
@@ -149,10 +151,11 @@ export class Coordinator {
   reportedTo = new Map<string, string>();
   /** When the node was last written (count-only changes are held back for COUNTS_PERIOD_MS after it). */
   lookedAtMs = -Infinity;
-  /** The node watch returned: the next write is made even if nothing changed (it re-cordons, NM-2.5). */
+  /** nodeChanged or the backstop: the next write is made even if nothing changed (it re-cordons, NM-2.5). */
   lookDue = false;
-  /** The running node watch (what it expects), or the budget wait (the refusal it was asked with). */
-  nodeWatch?: { key: string; scope: CancellationScope };
+  /** The look's backstop timer (coordinator/hold.ts armLook). */
+  backstop?: CancellationScope;
+  /** The budget wait (the refusal it was asked with). */
   slotWait?: { previous?: string; scope: CancellationScope; answer?: AcquireResult };
   /** Set by send() when a count-only report was held back: the pass that sends it. */
   countsDueMs?: number;
@@ -212,6 +215,11 @@ export class Coordinator {
       } else if (this.drainStarted) {
         void getExternalWorkflowHandle(maintenanceDrainWorkflowId(this.node)).signal(retryNowSignal).catch(() => undefined);
       }
+    });
+    // The bridge saw the node change in a way a holder cares about (or its Node watch began): look.
+    setHandler(nodeChangedSignal, () => {
+      this.lookDue = true;
+      this.dirty = true;
     });
     setHandler(drainProgressSignal, (r) => {
       this.drainReport = r;

@@ -3,15 +3,17 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { SignalDefinition } from '@temporalio/common';
 import type { NodeMaintenanceSpecInput } from '../../../api/node-maintenance.js';
-import { maintenanceDeletingSignal, maintenanceSpecChangedUpdate, maintenanceStatusQuery, previewInputsChangedSignal } from '../../../workflows/messages.js';
+import { maintenanceDeletingSignal, maintenanceSpecChangedUpdate, maintenanceStatusQuery, nodeChangedSignal, previewInputsChangedSignal } from '../../../workflows/messages.js';
 import type { MaintenanceInput, MaintenanceStatus, Stage } from '../../../workflows/maintenance/types.js';
-import { maintenanceWorkflowId } from '../../../workflows/ids.js';
+import { maintenanceNodeWorkflowId, maintenanceWorkflowId, parseWorkflowId } from '../../../workflows/ids.js';
 import { ObjectAttr, PhaseAttr } from '../../../workflows/search-attributes.js';
 import { isMaintenanceStatus } from './status.js';
 import { describeWorkflow, followHistory, sendUpdate, startOnce, waitWorkflowClosed, workflowTaskFailure, type Described, type StartResult, type TrackedSource, type UpdateNotApplied } from '../temporal.js';
 
 /** The maintenance workflow's type name (registered by the worker). */
 export const MAINTENANCE_WORKFLOW_TYPE = 'nodeMaintenanceWorkflow';
+/** The node coordinator's (nm-node/<node>). */
+export const MAINTENANCE_NODE_WORKFLOW_TYPE = 'maintenanceNodeWorkflow';
 
 import { maintenanceObjectAttr } from '../../../workflows/ids.js';
 
@@ -31,6 +33,10 @@ export interface MaintenanceWorkflows extends TrackedSource<MaintenanceStatus> {
   deleting(workflowId: string): Promise<boolean>;
   /** Signals `previewInputsChanged` (the preview feed); false when no workflow runs under this ID. */
   previewInputsChanged(workflowId: string): Promise<boolean>;
+  /** Signals `nodeChanged` to the node's coordinator (the held nodes' feed); false when none runs. */
+  nodeChanged(node: string): Promise<boolean>;
+  /** The nodes whose coordinator runs on this bridge's task queue (at most `max`). */
+  runningCoordinators(max: number): Promise<string[]>;
   /** The maintenance workflows running on this bridge's task queue (at most `max`). */
   listRunning(max: number): Promise<RunningMaintenance[]>;
 }
@@ -84,6 +90,19 @@ export function maintenanceWorkflows(client: Client, taskQueue: string): Mainten
     deleting: (workflowId) => signalIfRunning(client, workflowId, maintenanceDeletingSignal),
 
     previewInputsChanged: (workflowId) => signalIfRunning(client, workflowId, previewInputsChangedSignal),
+
+    nodeChanged: (node) => signalIfRunning(client, maintenanceNodeWorkflowId(node), nodeChangedSignal),
+
+    async runningCoordinators(max) {
+      const out: string[] = [];
+      const query = `WorkflowType = '${MAINTENANCE_NODE_WORKFLOW_TYPE}' AND ExecutionStatus = 'Running' AND TaskQueue = '${taskQueue}'`;
+      for await (const w of client.workflow.list({ query, pageSize: 500 })) {
+        const p = parseWorkflowId(w.workflowId);
+        if (p?.kind === 'maintenanceNode') out.push(p.node);
+        if (out.length >= max) break;
+      }
+      return out;
+    },
   };
 }
 

@@ -1,5 +1,6 @@
 // The NodeMaintenance kind for one leadership term: its controller, its running workflows' trackers,
-// the Idle previews' feed of changes (preview-feed.ts) and its reconciler.
+// the Idle previews' feed of changes (preview-feed.ts), the held nodes' feed (held-nodes.ts) and its
+// reconciler.
 import { createEventActivities } from '../../../activities/events.js';
 import type { MaintenanceStatus } from '../../../workflows/maintenance/types.js';
 import type { BridgeOptions } from '../bridge.js';
@@ -7,10 +8,14 @@ import { kindController, trackerTimings, WORKFLOW_KIND_RESYNC_MS } from '../kit.
 import { mirrorLag } from '../metrics.js';
 import { WorkflowTrackers } from '../tracker.js';
 import { MaintenanceObjects, type NodeMaintenanceObject } from './objects.js';
+import { HeldNodeFeed } from './held-nodes.js';
 import { PreviewFeed } from './preview-feed.js';
 import { MaintenanceReconciler } from './reconciler.js';
 import { isMaintenanceStatus } from './status.js';
 import { maintenanceWorkflows } from './temporal.js';
+
+/** On each list of the held nodes' feed, at most this many running coordinators are told besides the held nodes. */
+const COORDINATORS_TOLD_MAX = 10_000;
 
 export function maintenanceTerm(o: BridgeOptions) {
   const objects = new MaintenanceObjects(o.kube.config);
@@ -27,6 +32,14 @@ export function maintenanceTerm(o: BridgeOptions) {
     counts: o.stats,
   });
   const previewFeed = new PreviewFeed({ kube: o.kube, tell: (id) => workflows.previewInputsChanged(id), isLeader: o.isLeader, stats: o.stats, log: o.log });
+  const heldNodes = new HeldNodeFeed({
+    kube: o.kube,
+    tell: (node) => workflows.nodeChanged(node),
+    coordinators: () => workflows.runningCoordinators(COORDINATORS_TOLD_MAX),
+    isLeader: o.isLeader,
+    stats: o.stats,
+    log: o.log,
+  });
   const reconciler = new MaintenanceReconciler({
     maintenances,
     objects,
@@ -38,5 +51,5 @@ export function maintenanceTerm(o: BridgeOptions) {
     stats: o.stats,
     log: o.log,
   });
-  return { controller, trackers, reconciler, maintenances, previewFeed };
+  return { controller, trackers, reconciler, maintenances, previewFeed, heldNodes };
 }

@@ -1,16 +1,20 @@
 // Holding: the Node shows who holds it, cordoned; an uncordon by anyone is reverted (NM-2.5), and a
-// cycle's claim (NM-7.7) or the node's deletion is noticed, by a watch of the node rather than a poll.
-import { CancellationScope } from '@temporalio/workflow';
-import { steps, watchSteps } from '../../proxies.js';
+// cycle's claim (NM-7.7) or the node's deletion is noticed, told by the bridge's Node watch (the
+// signal nodeChanged) rather than found by a poll or a heartbeating watch per node (#26.1).
+import { CancellationScope, sleep } from '@temporalio/workflow';
+import { steps } from '../../proxies.js';
 import { limiting, nodeLevelMessage } from '../targets.js';
 import { NO_COUNTS } from '../types.js';
-import type { NodeWatchInput } from '../../../activities/maintenance/watch.js';
 import type { HoldResult } from '../../../activities/maintenance/node-state.js';
 import type { Coordinator } from '../node.js';
 import { maintenanceRef } from './report.js';
 
-/** The node watch returns at the latest after 20 minutes (RENEW_MS), so half an hour bounds it. */
-const waits = watchSteps('30 minutes');
+/**
+ * Without a signal, a held node is looked at (read, re-cordoned if need be) every half hour: the
+ * backstop for a change no bridge told (none leading at the time). About 11 history events a look,
+ * so about 22 an hour per held node while nothing changes.
+ */
+export const LOOK_BACKSTOP_MS = 30 * 60_000;
 /** UncordonReverted at most once per node per 10 minutes. */
 const REVERT_EVENT_PERIOD_MS = 10 * 60_000;
 
@@ -83,33 +87,29 @@ export function takeLook(c: Coordinator): boolean {
 }
 
 /**
- * NM-2.5 and NM-7.7 without a poll: a watch of the node, expecting it as the last write left it,
- * returns when that no longer holds (uncordoned, held-by gone, a claim came or went, the node went
- * or came back) or at its renewal; then the next pass looks. Re-armed only when what it expects changes.
+ * NM-2.5 and NM-7.7 without a poll or a heartbeat: the bridge's Node watch signals nodeChanged when a
+ * held node is uncordoned or loses held-by, a cycle's claim comes or goes, or the node goes or comes
+ * back, and once for every held node whenever its watch (re)starts (so a bridge or worker crash
+ * loses nothing); the signal makes the next pass look. The backstop timer covers the rest: armed
+ * once the node is written (or gone, or claimed), renewed only when it fires.
  */
-export function watchNode(c: Coordinator): void {
-  const want: NodeWatchInput | undefined = c.written === undefined && !c.gone && !c.claimedBy ? undefined : { node: c.node, exists: !c.gone, held: !c.gone && !c.claimedBy, ...(c.claimedBy ? { claimedBy: c.claimedBy } : {}) };
-  const key = JSON.stringify(want ?? null);
-  if (c.nodeWatch?.key === key) return;
-  stopWatch(c);
-  if (!want) return;
+export function armLook(c: Coordinator): void {
+  if (c.written === undefined && !c.gone && !c.claimedBy) return stopLook(c);
+  if (c.backstop) return;
   const scope = new CancellationScope();
-  const w = { key, scope };
-  c.nodeWatch = w;
-  scope
-    .run(() => waits.watchMaintenanceNode.executeWithOptions({ summary: `watch ${c.node}` }, [want]))
-    .then(
-      () => {
-        if (c.nodeWatch !== w) return;
-        c.nodeWatch = undefined;
-        c.lookDue = true;
-        c.dirty = true;
-      },
-      () => undefined, // cancelled: a newer watch replaced it
-    );
+  c.backstop = scope;
+  scope.run(() => sleep(LOOK_BACKSTOP_MS)).then(
+    () => {
+      if (c.backstop !== scope) return;
+      c.backstop = undefined;
+      c.lookDue = true;
+      c.dirty = true;
+    },
+    () => undefined, // cancelled: released
+  );
 }
 
-export function stopWatch(c: Coordinator): void {
-  c.nodeWatch?.scope.cancel();
-  c.nodeWatch = undefined;
+export function stopLook(c: Coordinator): void {
+  c.backstop?.cancel();
+  c.backstop = undefined;
 }

@@ -7,10 +7,10 @@ import { steps } from '../../proxies.js';
 import { NO_COUNTS, type NodeReport } from '../types.js';
 import type { Coordinator } from '../node.js';
 import { stopSlotWait } from './budget.js';
-import { stopWatch } from './hold.js';
+import { stopLook } from './hold.js';
 
 export async function releasing(c: Coordinator): Promise<void> {
-  stopWatch(c);
+  stopLook(c);
   stopSlotWait(c);
   // #27 hand-over: a drain that may still act on the node (it re-cordons an uncordoned node) is
   // cancelled before the restoring write; one done with it (drained at final targets: it ends) is
