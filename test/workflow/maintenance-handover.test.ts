@@ -51,7 +51,7 @@ describe('#26.5 the hand-over between plan entries', () => {
     }, { workflowIds: ids });
   }, 90_000);
 
-  test.concurrent('#26.5 two intersecting maintenances (A: nodes 1-2, B: nodes 2-3): every hand-over, the shared node\'s too, in at most 5 serial steps; each node drains entry by entry', async () => {
+  test.concurrent('#26.5 two intersecting maintenances (A: nodes 1-2, B: nodes 2-3): every hand-over, the shared node\'s too, in at most 7 serial steps (5 plus one look at the pods when the shared node\'s look-ahead was taken before the other maintenance\'s advance); each node drains entry by entry', async () => {
     const nodes = ['nhs-1', 'nhs-2', 'nhs-3'];
     const fake = new FakeCluster(nodes);
     const drains = nodes.map(drainWithEntries);
@@ -77,7 +77,9 @@ describe('#26.5 the hand-over between plan entries', () => {
           // Two hand-overs on each node; the shared node's new targets come from the second advance to reach its drain.
           expect(chains.filter((c) => c.drain === maintenanceDrainWorkflowId('nhs-2'))).toHaveLength(2);
           expect(chains).toHaveLength(6);
-          expect(chains.filter((c) => c.steps > 5).map((c) => `${c.steps} steps: ${c.path.join(' ← ')}`)).toEqual([]);
+          // Which maintenance's advance reaches the shared node last is a race: when its drain's look
+          // ahead predates it, the drain looks at the pods again (classifyPods: a task and an activity).
+          expect(chains.filter((c) => c.steps > 7).map((c) => `${c.steps} steps: ${c.path.join(' ← ')}`)).toEqual([]);
           for (const h of hs) await h.executeUpdate(setStageUpdate, { args: [{ stage: 'Complete' }] });
           for (const h of hs) await h.result();
         }, { workflowIds: [maintenanceDrainWorkflowId('nhs-3')] }),

@@ -123,11 +123,17 @@ describe('#26.1 an Idle maintenance costs no history while nothing changes', () 
       const input: MaintenanceInput = { name: 'quiet', uid: 'uid-quiet', createdAt: '2026-11-23T10:00:00Z', spec: { nodeSelector: SELECTOR }, generation: 1 };
       const h = await env().client.workflow.start(nodeMaintenanceWorkflow, { taskQueue: tq, workflowId: maintenanceWorkflowId(input), args: [input], workflowExecutionTimeout: '2 minutes' });
       const events = async () => (await h.fetchHistory()).events!;
-      /** The history once the workflow waits again after `previews` previews (its last task completed). */
+      /**
+       * The history once the workflow waits again after `previews` previews: every activity it
+       * scheduled has ended (a pass runs the budget check beside the preview, and either may end
+       * last) and its last task completed.
+       */
       const waiting = (previews: number) => waitFor(`waiting after preview #${previews}`, async () => {
         const ev = await events();
-        const done = ev.map((e) => !!e.activityTaskCompletedEventAttributes).lastIndexOf(true);
-        return fake.callsOf('previewMaintenance').length >= previews && ev.slice(done).some((e) => e.workflowTaskCompletedEventAttributes) ? ev : undefined;
+        const scheduled = ev.filter((e) => e.activityTaskScheduledEventAttributes).length;
+        const ended = ev.filter((e) => e.activityTaskCompletedEventAttributes || e.activityTaskFailedEventAttributes || e.activityTaskTimedOutEventAttributes || e.activityTaskCanceledEventAttributes).length;
+        const idle = scheduled === ended && !!ev.at(-1)?.workflowTaskCompletedEventAttributes;
+        return fake.callsOf('previewMaintenance').length >= previews && idle ? ev : undefined;
       }, { timeoutMs: 30_000, intervalMs: 50 });
 
       // Waiting after the first preview: nothing in the history will fire later (a timer would add
