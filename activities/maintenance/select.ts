@@ -4,6 +4,7 @@ import type { NodeSelector } from '../../api/node-maintenance.js';
 import type { V1Node } from '@kubernetes/client-node';
 import { CYCLED_BY } from '../../api/cycle-node-request.js';
 import type { Kube } from '../../kube/client.js';
+import { listAllPages } from '../../kube/listwatch.js';
 import { claimantName } from '../cycle/markers.js';
 import { heldBy } from './node-conditions.js';
 
@@ -72,13 +73,7 @@ export function selectionOf(nodeSelector: NodeSelector, all: V1Node[], ask: Sele
 export function createSelectActivities(kube: Kube) {
   return {
     async selectMaintenanceNodes(input: { nodeSelector: NodeSelector } & SelectionAsk): Promise<Selection> {
-      const nodes: V1Node[] = [];
-      let _continue: string | undefined;
-      do {
-        const page = await kube.core.listNode({ limit: 500, _continue });
-        nodes.push(...page.items);
-        _continue = page.metadata?._continue || undefined;
-      } while (_continue);
+      const { items: nodes } = await listAllPages((page) => kube.core.listNode(page));
       return { ...selectionOf(input.nodeSelector, nodes, input), maxNodes: maintenanceMaxNodes() };
     },
   };

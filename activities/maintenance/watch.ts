@@ -16,6 +16,7 @@ import { CYCLED_BY } from '../../api/cycle-node-request.js';
 import { cacheRegistry, ObjectCache, type CacheListener } from '../../kube/object-cache.js';
 import { nodeByName, oneNode } from '../node-cache.js';
 import { watchUntil } from '../../kube/watch.js';
+import { listAllPages } from '../../kube/listwatch.js';
 import { maintenanceMaxNodes, selectionOf, type Selection } from './select.js';
 
 /** The longest a watch waits without a change before it returns anyway (the workflow re-arms it). */
@@ -53,18 +54,7 @@ const allNodes = cacheRegistry<Kube, V1Node>(
     new ObjectCache<V1Node>({
       kc: kube.config,
       path: '/api/v1/nodes', // literal: the RBAC test reads watched paths from the code
-      list: async () => {
-        const items: V1Node[] = [];
-        let _continue: string | undefined;
-        let resourceVersion = '';
-        do {
-          const page = await kube.core.listNode({ limit: 500, _continue });
-          items.push(...page.items);
-          resourceVersion = page.metadata?.resourceVersion ?? '';
-          _continue = page.metadata?._continue || undefined;
-        } while (_continue);
-        return { items, resourceVersion };
-      },
+      list: () => listAllPages((page) => kube.core.listNode(page)),
       key: (n) => n.metadata?.name,
       idleMs: 120_000,
       segmentMs: 5 * 60_000,

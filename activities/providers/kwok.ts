@@ -10,6 +10,7 @@ import { GROUP_TEMPLATE_HASH_ANNOTATION, TEMPLATE_HASH_LABEL } from '../../api/n
 import { ensureNode, fakeNode } from './kwok-node.js';
 import { UnknownNodeGroupError, type GroupInstance, type NodeGroupDescription, type NodeGroupProvider } from './types.js';
 import { mergePatch } from '../../kube/patch.js';
+import { listAllPages } from '../../kube/listwatch.js';
 import { NODE_GROUP_LABEL } from '../../api/node-groups.js';
 
 const ZONE_LABEL = 'topology.kubernetes.io/zone';
@@ -49,14 +50,7 @@ function lifecycleOf(n: V1Node): GroupInstance['lifecycle'] {
 
 export function createKwokProvider(kube: Kube): NodeGroupProvider {
   async function listAllNodes(): Promise<V1Node[]> {
-    const nodes: V1Node[] = [];
-    let _continue: string | undefined;
-    do {
-      const page = await kube.core.listNode({ limit: 500, _continue });
-      nodes.push(...page.items);
-      _continue = page.metadata?._continue;
-    } while (_continue);
-    return nodes;
+    return (await listAllPages((page) => kube.core.listNode(page))).items;
   }
 
   async function readNode(name: string): Promise<V1Node | undefined> {

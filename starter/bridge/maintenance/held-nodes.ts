@@ -11,7 +11,7 @@ import type { V1Node } from '@kubernetes/client-node';
 import { CYCLED_BY } from '../../../api/cycle-node-request.js';
 import { HELD_BY_ANNOTATION, MAINTENANCE_STATE_LABEL } from '../../../api/node-maintenance.js';
 import type { Kube } from '../../../kube/client.js';
-import { listWatch, type WatchEventType } from '../../../kube/listwatch.js';
+import { listAllPages, listWatch, type WatchEventType } from '../../../kube/listwatch.js';
 import type { Log } from '../../../shared/log.js';
 
 /** The node carries a maintenance's marks (its coordinator runs, or ran until just now). */
@@ -66,18 +66,7 @@ export class HeldNodeFeed {
     this.done = listWatch<V1Node>({
       kc: kube.config,
       path: '/api/v1/nodes', // literal: the RBAC test reads watched paths from the code
-      list: async () => {
-        const items: V1Node[] = [];
-        let _continue: string | undefined;
-        let resourceVersion = '';
-        do {
-          const page = await kube.core.listNode({ limit: 500, _continue });
-          items.push(...page.items);
-          resourceVersion = page.metadata?.resourceVersion ?? '';
-          _continue = page.metadata?._continue || undefined;
-        } while (_continue);
-        return { items, resourceVersion };
-      },
+      list: () => listAllPages((page) => kube.core.listNode(page)),
       onList: (items) => {
         this.claims.clear();
         for (const n of items) {
